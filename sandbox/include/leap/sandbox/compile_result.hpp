@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// The outcome of one compile. A failed compile is a result like any other, never an exception.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leap::sandbox {
+
+enum class CompileStatus {
+  ok,       // PTX and/or CUBIN produced
+  error,    // the compiler rejected the source; the log says why
+  timeout,  // the time limit stopped the compile
+  refused,  // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
+};
+
+std::string_view to_string(CompileStatus status) noexcept;
+
+struct LoweredName {
+  std::string expression;  // as given in CompileOptions::name_expressions
+  std::string lowered;     // the mangled symbol to look up in the module
+};
+
+struct CompileResult {
+  CompileStatus status = CompileStatus::error;
+  std::string log;    // size-capped, host paths replaced by placeholders such as <cuda>
+  std::string ptx;    // empty unless asked for and produced
+  std::string cubin;  // raw ELF bytes; empty unless asked for and produced
+  std::vector<LoweredName> lowered_names;
+  double seconds = 0.0;    // wall time of this call (a cache hit reports the lookup time)
+  bool cache_hit = false;  // the cache answered; nothing was compiled
+  bool ok() const noexcept { return status == CompileStatus::ok; }
+};
+
+}  // namespace leap::sandbox

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compile service: NVRTC in-process or in a watchdogged child, behind the include jail and a cache.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "leap/sandbox/compile_cache.hpp"
+#include "leap/sandbox/compile_options.hpp"
+#include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/include_jail.hpp"
+
+namespace leap::sandbox {
+
+enum class Isolation {
+  // Each compile runs in a forked child that is SIGKILLed at the time limit: the limit holds whatever
+  // the source does, and a crash or runaway allocation in NVRTC costs only the child. A few ms a compile.
+  process,
+  // NVRTC runs on the calling thread; the limit is enforced by NVRTC's flow callback, which NVRTC
+  // (13.0) calls only between phases, so a front-end bomb runs to the end of parsing before it stops.
+  // For trusted sources and benchmarks.
+  in_process,
+};
+
+struct CompilerConfig {
+  IncludePolicy includes = IncludePolicy::cuda_defaults();
+  Isolation isolation = Isolation::process;
+  unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
+  std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
+  std::string cuda_include_dir;  // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
+};
+
+struct BatchProgress {
+  std::size_t done = 0;   // results finished so far, this one included
+  std::size_t total = 0;
+  std::size_t index = 0;  // which job just finished
+  const CompileResult* result = nullptr;
+};
+using ProgressCallback = std::function<void(const BatchProgress&)>;  // called on one thread at a time
+
+struct NvrtcVersion {
+  int major = 0;
+  int minor = 0;
+};
+
+class Compiler {
+ public:
+  explicit Compiler(CompilerConfig config = {});  // throws std::runtime_error if the toolkit is unusable
+  ~Compiler();
+  Compiler(const Compiler&) = delete;
+  Compiler& operator=(const Compiler&) = delete;
+
+  // Throws std::invalid_argument for bad options (naming option and value); everything the source
+  // does is reported in the result.
+  CompileResult compile(const CompileJob& job);
+  // Results in job order; `workers` compiles at a time. Options of every job are validated first.
+  std::vector<CompileResult> compile_batch(std::span<const CompileJob> jobs, const ProgressCallback& progress = {});
+
+  const CompilerConfig& config() const noexcept;
+  CompileCache* cache() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+NvrtcVersion nvrtc_version();
+std::vector<int> supported_archs();  // e.g. {75, 80, ..., 121}
+unsigned cupti_api_version();         // cuptiGetVersion; 0 when CUPTI cannot say
+std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
+
+}  // namespace leap::sandbox

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything in leap::sandbox.
+#pragma once
+
+#include "leap/sandbox/compile_cache.hpp"
+#include "leap/sandbox/compile_options.hpp"
+#include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/compiler.hpp"
+#include "leap/sandbox/driver_probe.hpp"
+#include "leap/sandbox/include_jail.hpp"
+#include "leap/sandbox/sha256.hpp"

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leap/sandbox/compiler.hpp"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nvrtc.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "detail.hpp"
+
+#ifndef LEAP_SANDBOX_CUDA_INCLUDE_DIR
+#define LEAP_SANDBOX_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace leap::sandbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct FlowPayload {
+  Clock::time_point deadline;
+};
+
+// Called by NVRTC between phases; once it says cancel it keeps saying so, as NVRTC requires.
+int flow_callback(void* payload, void*) {
+  return Clock::now() >= static_cast<FlowPayload*>(payload)->deadline ? 1 : 0;
+}
+
+std::string nvrtc_error_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
+
+// One NVRTC compile on the calling thread. The log is raw (unscrubbed, uncapped).
+CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string>& include_dirs) {
+  const auto t0 = Clock::now();
+  CompileResult out;
+  std::vector<const char*> header_src, header_names;
+  for (const Header& h : job.headers) {
+    header_src.push_back(h.content.c_str());
+    header_names.push_back(h.name.c_str());
+  }
+  nvrtcProgram prog = nullptr;
+  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(), static_cast<int>(header_src.size()),
+                                      header_src.data(), header_names.data());
+  if (rc != NVRTC_SUCCESS) {
+    out.log = "nvrtcCreateProgram failed: " + nvrtc_error_text(rc);
+    return out;
+  }
+  struct Guard {
+    nvrtcProgram* p;
+    ~Guard() { nvrtcDestroyProgram(p); }
+  } guard{&prog};
+
+  FlowPayload payload{t0 + job.options.timeout};
+  nvrtcSetFlowCallback(prog, &flow_callback, &payload);
+  for (const std::string& e : job.options.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
+
+  std::vector<std::string> flags = detail::nvrtc_flags(job.options);
+  for (const std::string& d : include_dirs) flags.push_back("--include-path=" + d);
+  std::vector<const char*> argv;
+  for (const std::string& f : flags) argv.push_back(f.c_str());
+  rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+
+  std::size_t n = 0;
+  if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
+    out.log.resize(n);
+    nvrtcGetProgramLog(prog, out.log.data());
+    out.log.resize(n - 1);
+  }
+  if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && Clock::now() >= payload.deadline)) {
+    out.status = CompileStatus::timeout;
+  } else if (rc != NVRTC_SUCCESS) {
+    out.status = CompileStatus::error;
+    if (rc != NVRTC_ERROR_COMPILATION) out.log += (out.log.empty() ? "" : "\n") + std::string("nvrtc: ") + nvrtc_error_text(rc);
+  } else {
+    out.status = CompileStatus::ok;
+    if (job.options.want_ptx && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+      out.ptx.resize(n);
+      nvrtcGetPTX(prog, out.ptx.data());
+      if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+    }
+    if (job.options.want_cubin && detail::arch_is_sm(job.options.arch) && nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+      out.cubin.resize(n);
+      nvrtcGetCUBIN(prog, out.cubin.data());
+    }
+    for (const std::string& e : job.options.name_expressions) {
+      const char* lowered = nullptr;
+      if (nvrtcGetLoweredName(prog, e.c_str(), &lowered) == NVRTC_SUCCESS && lowered != nullptr) {
+        out.lowered_names.push_back({e, lowered});
+      }
+    }
+  }
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The compile in a forked child, killed at the deadline. The child touches only NVRTC, the pipe and
+// _exit, so it never runs the parent's atexit handlers or flushes its stdio buffers.
+CompileResult isolated_compile(const CompileJob& job, const std::vector<std::string>& include_dirs) {
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + job.options.timeout;
+  CompileResult out;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("leap::sandbox: pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("leap::sandbox: fork failed");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const CompileResult r = nvrtc_compile(job, include_dirs);
+    _exit(write_all(fds[1], detail::encode_result(r)) ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::string data;
+  bool timed_out = false;
+  char buf[1 << 16];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    out.status = CompileStatus::timeout;
+  } else if (std::optional<CompileResult> r = detail::decode_result(data); r && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    out = std::move(*r);
+  } else {
+    out.status = CompileStatus::error;
+    out.log = WIFSIGNALED(wstatus) ? "the compiler process died (signal " + std::to_string(WTERMSIG(wstatus)) + ")"
+                                   : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wstatus)) + ")";
+  }
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+std::string canonical(const std::string& p) {
+  std::error_code ec;
+  std::filesystem::path c = std::filesystem::weakly_canonical(p, ec);
+  return ec ? p : c.string();
+}
+
+// "name(12): error: ..." - the file names a diagnostic points at.
+std::vector<std::string> diagnostic_files(std::string_view log) {
+  std::vector<std::string> files;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(pos, end - pos);
+    pos = end + 1;
+    const std::size_t colon = line.find("): ");
+    if (colon == std::string_view::npos || line.starts_with(" ")) continue;
+    const std::size_t open = line.rfind('(', colon);
+    if (open == std::string_view::npos || open == 0) continue;
+    const std::string_view num = line.substr(open + 1, colon - open - 1);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    files.emplace_back(line.substr(0, open));
+  }
+  return files;
+}
+
+}  // namespace
+
+NvrtcVersion nvrtc_version() {
+  NvrtcVersion v;
+  nvrtcVersion(&v.major, &v.minor);
+  return v;
+}
+
+std::vector<int> supported_archs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
+unsigned cupti_api_version() {
+  std::uint32_t v = 0;
+  return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0u;
+}
+
+std::string default_cuda_include_dir() {
+  // Prefer the headers next to the libnvrtc actually loaded (<root>/lib/libnvrtc.so -> <root>/include),
+  // so an installed leap keeps working when the toolkit lives elsewhere than at build time.
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&nvrtcCompileProgram), &info) != 0 && info.dli_fname != nullptr) {
+    std::error_code ec;
+    const std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);
+    if (!ec) {
+      const std::filesystem::path inc = lib.parent_path().parent_path() / "include";
+      if (std::filesystem::exists(inc / "cuda_fp16.h", ec)) return inc.string();
+    }
+  }
+  return LEAP_SANDBOX_CUDA_INCLUDE_DIR;
+}
+
+struct Compiler::Impl {
+  CompilerConfig config;
+  std::vector<std::string> include_dirs;
+  std::vector<PathScrub> scrubs;
+  std::vector<std::string> jail_roots;  // diagnostics may point below these
+  std::string version_tag;
+
+  // Tripwire and path scrubbing; applied once, before a result is cached.
+  CompileResult sanitize(const CompileJob& job, CompileResult r) const {
+    // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
+    // withhold the log and the output rather than risk echoing a host file.
+    for (const std::string& f : diagnostic_files(r.log)) {
+      const bool known = f == job.file_name ||
+          std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
+          std::any_of(jail_roots.begin(), jail_roots.end(), [&](const std::string& root) { return f.starts_with(root + "/"); });
+      if (!known) {
+        CompileResult refused;
+        refused.status = CompileStatus::refused;
+        refused.log = "refused by the include jail: the compiler reported a diagnostic in a file outside the jail; "
+                      "log and output withheld";
+        refused.seconds = r.seconds;
+        return refused;
+      }
+    }
+    r.log = scrub_paths(r.log, scrubs);
+    return r;
+  }
+
+  static CompileResult cap_log(const CompileJob& job, CompileResult r) {
+    const std::size_t cap = job.options.max_log_bytes;
+    if (r.log.size() > cap) {
+      const std::size_t total = r.log.size();
+      r.log.resize(cap - 64);
+      r.log += "\n[log truncated: " + std::to_string(cap - 64) + " of " + std::to_string(total) + " bytes shown]\n";
+    }
+    return r;
+  }
+
+  CompileResult compile(const CompileJob& job) {
+    const auto t0 = Clock::now();
+    const JailVerdict verdict = check_job(job, config.includes);
+    if (!verdict.allowed) {
+      CompileResult r;
+      r.status = CompileStatus::refused;
+      r.log = scrub_paths(verdict.message, scrubs);
+      r.seconds = seconds_since(t0);
+      return r;
+    }
+    CacheKey key;
+    if (config.cache) {
+      key = make_cache_key(job, version_tag);
+      if (std::optional<CompileResult> hit = config.cache->find(key)) {
+        CompileResult r = cap_log(job, std::move(*hit));
+        r.seconds = seconds_since(t0);
+        return r;
+      }
+    }
+    CompileResult r = config.isolation == Isolation::process ? isolated_compile(job, include_dirs)
+                                                             : nvrtc_compile(job, include_dirs);
+    if (r.status == CompileStatus::timeout) {
+      r.log = "compile stopped at the time limit of " + std::to_string(job.options.timeout.count()) + " ms" +
+              (r.log.empty() ? "" : "\n" + r.log);
+    }
+    r = sanitize(job, std::move(r));
+    if (config.cache) config.cache->store(key, r);
+    r = cap_log(job, std::move(r));
+    r.seconds = seconds_since(t0);
+    return r;
+  }
+};
+
+Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.config = std::move(config);
+  const std::string inc = m.config.cuda_include_dir.empty() ? default_cuda_include_dir() : m.config.cuda_include_dir;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(inc) / "cuda_fp16.h", ec)) {
+    throw std::runtime_error("leap::sandbox: no CUDA headers at " + inc +
+                             " (set CompilerConfig::cuda_include_dir to the toolkit's include directory)");
+  }
+  m.include_dirs.push_back(inc);
+  if (std::filesystem::exists(std::filesystem::path(inc) / "cccl", ec)) m.include_dirs.push_back(inc + "/cccl");
+  const std::string inc_real = canonical(inc);
+  const std::string root = std::filesystem::path(inc).parent_path().string();
+  const std::string root_real = std::filesystem::path(inc_real).parent_path().string();
+  m.jail_roots = {inc, inc_real};
+  m.scrubs = {{inc, "<cuda>/include"}, {inc_real, "<cuda>/include"}, {root, "<cuda>"}, {root_real, "<cuda>"},
+              {"/usr/local/cuda", "<cuda>"}};
+  if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1) m.scrubs.push_back({home, "~"});
+  const std::string tmp = std::filesystem::temp_directory_path(ec).string();
+  if (!ec) m.scrubs.push_back({tmp, "<tmp>"});
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (!ec && cwd.size() > 1) m.scrubs.push_back({cwd, "<cwd>"});
+  const NvrtcVersion v = nvrtc_version();
+  m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+  if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+Compiler::~Compiler() = default;
+
+CompileResult Compiler::compile(const CompileJob& job) {
+  validate(job.options);
+  return impl_->compile(job);
+}
+
+std::vector<CompileResult> Compiler::compile_batch(std::span<const CompileJob> jobs, const ProgressCallback& progress) {
+  for (const CompileJob& j : jobs) validate(j.options);
+  std::vector<CompileResult> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::mutex progress_mutex;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      try {
+        results[i] = impl_->compile(jobs[i]);
+      } catch (...) {
+        std::lock_guard lock(progress_mutex);
+        if (!failure) failure = std::current_exception();
+        continue;
+      }
+      std::lock_guard lock(progress_mutex);
+      ++done;
+      if (progress) progress(BatchProgress{done, jobs.size(), i, &results[i]});
+    }
+  };
+  const std::size_t n = std::min<std::size_t>(impl_->config.workers, jobs.size());
+  if (n <= 1) {
+    worker();
+  } else {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 0; t < n; ++t) pool.emplace_back(worker);
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+const CompilerConfig& Compiler::config() const noexcept { return impl_->config; }
+CompileCache* Compiler::cache() const noexcept { return impl_->config.cache.get(); }
+
+}  // namespace leap::sandbox

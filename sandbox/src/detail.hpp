@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internals shared by the sandbox's sources; not installed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leap/sandbox/compile_options.hpp"
+#include "leap/sandbox/compile_result.hpp"
+
+namespace leap::sandbox::detail {
+
+// NVRTC flags for the options, in a fixed order; no host paths (the include dirs are added later),
+// so the list doubles as the options' canonical form in the cache key.
+std::vector<std::string> nvrtc_flags(const CompileOptions& options);
+bool arch_is_sm(std::string_view arch) noexcept;
+
+// A self-delimiting binary form of a result (status, log, ptx, cubin, lowered names, seconds).
+std::string encode_result(const CompileResult& result);
+std::optional<CompileResult> decode_result(std::string_view bytes);
+
+// Little-endian fixed-width helpers.
+void put_u64(std::string& out, unsigned long long v);
+bool get_u64(std::string_view& in, unsigned long long& v);
+void put_bytes(std::string& out, std::string_view bytes);  // length-prefixed
+bool get_bytes(std::string_view& in, std::string& bytes);
+
+}  // namespace leap::sandbox::detail

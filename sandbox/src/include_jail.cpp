@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+// The include jail's scanner. It errs towards refusing: anything it cannot classify with certainty
+// (an include that is not a literal, an unknown directive or pragma) is refused rather than guessed at.
+#include "leap/sandbox/include_jail.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstddef>
+#include <string>
+
+namespace leap::sandbox {
+namespace {
+
+bool is_ident_start(char c) noexcept {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+bool is_ident_char(char c) noexcept { return is_ident_start(c) || std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_hspace(char c) noexcept { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
+bool is_newline(char c) noexcept { return c == '\n' || c == '\r'; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Directives that cannot reach a file. Everything else is refused.
+constexpr std::array<std::string_view, 14> k_plain_directives = {
+    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif",
+    "error", "warning", "pragma", "line"};
+
+// First token of a pragma that is known not to touch files.
+constexpr std::array<std::string_view, 22> k_pragmas = {
+    "unroll",         "nounroll",          "once",               "pack",
+    "push_macro",     "pop_macro",         "nv_diag_suppress",   "nv_diag_warning",
+    "nv_diag_error",  "nv_diag_default",   "nv_diag_once",       "nv_diagnostic",
+    "diag_suppress",  "diag_warning",      "diag_error",         "diag_default",
+    "nv_exec_check_disable", "hd_warning_disable", "nv_abi", "STDC", "GCC", "clang"};
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& set, std::string_view word) {
+  return std::find(set.begin(), set.end(), word) != set.end();
+}
+
+// Phase 1-2 of translation, conservatively: remove backslash-newline splices (also with trailing
+// blanks, as GCC accepts) and remember each remaining character's original line.
+struct Spliced {
+  std::string text;
+  std::vector<int> line;  // line[i] = 1-based line of text[i] in the original
+};
+
+Spliced splice(std::string_view in) {
+  Spliced out;
+  out.text.reserve(in.size());
+  out.line.reserve(in.size() + 1);
+  int line = 1;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '\\') {
+      std::size_t j = i + 1;
+      while (j < in.size() && is_hspace(in[j])) ++j;
+      if (j < in.size() && is_newline(in[j])) {
+        if (in[j] == '\r' && j + 1 < in.size() && in[j + 1] == '\n') ++j;
+        ++line;
+        i = j;
+        continue;
+      }
+    }
+    out.text.push_back(c);
+    out.line.push_back(line);
+    if (c == '\n' || (c == '\r' && !(i + 1 < in.size() && in[i + 1] == '\n'))) ++line;
+  }
+  out.line.push_back(line);
+  return out;
+}
+
+class Scanner {
+ public:
+  Scanner(std::string_view file, std::span<const Header> shipped, const IncludePolicy& policy,
+          const std::string& text, const std::vector<int>& lines)
+      : file_(file), shipped_(shipped), policy_(policy), s_(text), line_(lines) {}
+
+  JailVerdict run() {
+    bool line_start = true;
+    while (ok() && i_ < s_.size()) {
+      const char c = s_[i_];
+      if (is_newline(c)) {
+        line_start = true;
+        ++i_;
+      } else if (is_hspace(c)) {
+        ++i_;
+      } else if (c == '/' && peek(1) == '/') {
+        while (i_ < s_.size() && !is_newline(s_[i_])) ++i_;
+      } else if (c == '/' && peek(1) == '*') {
+        skip_block_comment();
+      } else if (line_start && (c == '#' || (c == '%' && peek(1) == ':' && !(peek(2) == '%' && peek(3) == ':')))) {
+        i_ += (c == '#') ? 1 : 2;
+        directive();
+        line_start = false;
+      } else if (c == '"' || c == '\'') {
+        quoted(c);
+        line_start = false;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+                 (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))) != 0)) {
+        pp_number();
+        line_start = false;
+      } else if (is_ident_start(c)) {
+        identifier_or_literal();
+        line_start = false;
+      } else {
+        ++i_;
+        line_start = false;
+      }
+    }
+    return std::move(verdict_);
+  }
+
+ private:
+  bool ok() const noexcept { return verdict_.allowed; }
+  char peek(std::size_t k) const noexcept { return i_ + k < s_.size() ? s_[i_ + k] : '\0'; }
+  int line_at(std::size_t pos) const noexcept { return line_[std::min(pos, line_.size() - 1)]; }
+
+  void refuse(std::size_t pos, const std::string& what) {
+    if (!verdict_.allowed) return;
+    verdict_.allowed = false;
+    verdict_.message = std::string(file_) + "(" + std::to_string(line_at(pos)) + "): refused by the include jail: " + what;
+  }
+
+  void skip_block_comment() {
+    const std::size_t start = i_;
+    const std::size_t end = s_.find("*/", i_ + 2);
+    if (end == std::string::npos) {
+      refuse(start, "unterminated comment");
+      i_ = s_.size();
+      return;
+    }
+    i_ = end + 2;
+  }
+
+  // Skips blanks and comments on the current logical line.
+  void skip_line_space() {
+    while (i_ < s_.size()) {
+      if (is_hspace(s_[i_])) {
+        ++i_;
+      } else if (s_[i_] == '/' && peek(1) == '*') {
+        skip_block_comment();
+        if (!ok()) return;
+      } else {
+        return;
+      }
+    }
+  }
+
+  bool rest_of_line_empty() {
+    skip_line_space();
+    if (!ok()) return false;
+    if (i_ < s_.size() && s_[i_] == '/' && peek(1) == '/') {
+      while (i_ < s_.size() && !is_newline(s_[i_])) ++i_;
+    }
+    return i_ >= s_.size() || is_newline(s_[i_]);
+  }
+
+  std::string word() {
+    const std::size_t start = i_;
+    while (i_ < s_.size() && is_ident_char(s_[i_])) ++i_;
+    return std::string(s_.substr(start, i_ - start));
+  }
+
+  // A string or character literal; ends at the closing quote or, unterminated, at the end of the line.
+  std::string quoted(char q) {
+    std::string body;
+    ++i_;
+    while (i_ < s_.size() && !is_newline(s_[i_])) {
+      const char c = s_[i_];
+      if (c == '\\' && i_ + 1 < s_.size() && !is_newline(s_[i_ + 1])) {
+        body.push_back(c);
+        body.push_back(s_[i_ + 1]);
+        i_ += 2;
+        continue;
+      }
+      ++i_;
+      if (c == q) return body;
+      body.push_back(c);
+    }
+    return body;
+  }
+
+  void raw_string() {  // at the opening quote of R"delim( ... )delim"
+    const std::size_t start = i_;
+    const std::size_t open = s_.find('(', i_ + 1);
+    if (open == std::string::npos || open - i_ - 1 > 16) {
+      refuse(start, "malformed raw string literal");
+      return;
+    }
+    std::string close(1, ')');  // built by append: GCC 12 warns falsely (-Wrestrict) on operator+ here
+    close.append(s_.substr(i_ + 1, open - i_ - 1));
+    close.push_back('"');
+    const std::size_t end = s_.find(close, open + 1);
+    if (end == std::string::npos) {
+      refuse(start, "unterminated raw string literal");
+      i_ = s_.size();
+      return;
+    }
+    i_ = end + close.size();
+  }
+
+  void pp_number() {
+    ++i_;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if ((c == '+' || c == '-') && i_ > 0 && std::string_view("eEpP").find(s_[i_ - 1]) != std::string_view::npos) {
+        ++i_;
+      } else if (c == '\'' && is_ident_char(peek(1))) {
+        i_ += 2;  // digit separator
+      } else if (is_ident_char(c) || c == '.') {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  void identifier_or_literal() {
+    const std::size_t start = i_;
+    const std::string w = word();
+    const char next = i_ < s_.size() ? s_[i_] : '\0';
+    static constexpr std::array<std::string_view, 5> prefixes = {"u8", "u", "U", "L", ""};
+    if (next == '"' || next == '\'') {
+      for (std::string_view p : prefixes) {
+        if (w == p && !w.empty()) {
+          quoted(next);
+          return;
+        }
+        if (next == '"' && w.size() == p.size() + 1 && w.back() == 'R' && w.compare(0, p.size(), p) == 0) {
+          raw_string();
+          return;
+        }
+      }
+    }
+    check_identifier(start, w);
+  }
+
+  void check_identifier(std::size_t pos, const std::string& w) {
+    const std::string low = lower(w);
+    if (low.find("has_include") != std::string::npos || low.find("has_embed") != std::string::npos) {
+      refuse(pos, "'" + w + "' (probing for files is not allowed)");
+      return;
+    }
+    if (w == "_Pragma" || w == "__pragma") {
+      pragma_operator(pos, w);
+      return;
+    }
+    if (low.find("pragma") != std::string::npos) {
+      refuse(pos, "'" + w + "' (only literal _Pragma(\"...\") and #pragma lines are allowed)");
+    }
+  }
+
+  void pragma_operator(std::size_t pos, const std::string& w) {
+    while (i_ < s_.size() && (is_hspace(s_[i_]) || is_newline(s_[i_]))) ++i_;
+    if (i_ >= s_.size() || s_[i_] != '(') {
+      refuse(pos, w + " without a parenthesised string literal");
+      return;
+    }
+    ++i_;
+    while (i_ < s_.size() && (is_hspace(s_[i_]) || is_newline(s_[i_]))) ++i_;
+    std::size_t lit = i_;
+    if (i_ < s_.size() && (s_[i_] == 'L' || s_[i_] == 'u' || s_[i_] == 'U')) ++i_;  // encoding prefix
+    if (i_ >= s_.size() || s_[i_] != '"') {
+      refuse(lit, w + " whose argument is not a string literal");
+      return;
+    }
+    const std::string body = quoted('"');
+    check_pragma_text(pos, body);
+  }
+
+  void check_pragma_text(std::size_t pos, std::string_view text) {
+    std::size_t k = 0;
+    while (k < text.size() && (is_hspace(text[k]) || text[k] == ' ')) ++k;
+    std::size_t e = k;
+    while (e < text.size() && is_ident_char(text[e])) ++e;
+    const std::string_view first = text.substr(k, e - k);
+    if (!contains(k_pragmas, first)) {
+      refuse(pos, "#pragma '" + std::string(first) + "' is not on the allow-list");
+      return;
+    }
+    if (first == "GCC" || first == "clang") {
+      std::size_t k2 = e;
+      while (k2 < text.size() && is_hspace(text[k2])) ++k2;
+      std::size_t e2 = k2;
+      while (e2 < text.size() && is_ident_char(text[e2])) ++e2;
+      const std::string_view second = text.substr(k2, e2 - k2);
+      if (second != "diagnostic" && second != "unroll" && second != "ivdep") {
+        refuse(pos, "#pragma '" + std::string(first) + " " + std::string(second) + "' is not on the allow-list");
+      }
+    }
+  }
+
+  void directive() {
+    const std::size_t pos = i_ > 0 ? i_ - 1 : 0;
+    skip_line_space();
+    if (!ok()) return;
+    if (i_ >= s_.size() || is_newline(s_[i_])) return;  // the null directive
+    if (std::isdigit(static_cast<unsigned char>(s_[i_])) != 0) {  // GNU line marker: # 12 "file"
+      line_directive(pos);
+      return;
+    }
+    if (!is_ident_start(s_[i_])) {
+      refuse(pos, "malformed preprocessing directive");
+      return;
+    }
+    const std::string name = word();
+    if (name == "include") {
+      include_directive(pos);
+    } else if (name == "pragma") {
+      const std::size_t start = i_;
+      while (i_ < s_.size() && !is_newline(s_[i_])) ++i_;
+      check_pragma_text(pos, std::string_view(s_).substr(start, i_ - start));
+      // Any _Pragma or has_include inside the line is still seen: rescan it as ordinary text.
+      i_ = start;
+    } else if (name == "line") {
+      line_directive(pos);
+    } else if (!contains(k_plain_directives, name)) {
+      refuse(pos, "#" + name + " is not allowed");
+    }
+    // The rest of a plain directive (#define bodies, #if expressions) is scanned as ordinary tokens.
+  }
+
+  void line_directive(std::size_t pos) {
+    while (i_ < s_.size() && !is_newline(s_[i_])) {
+      if (s_[i_] == '"' || s_[i_] == '<' || is_ident_start(s_[i_])) {
+        refuse(pos, "#line with a file name or macro is not allowed");
+        return;
+      }
+      ++i_;
+    }
+  }
+
+  void include_directive(std::size_t pos) {
+    skip_line_space();
+    if (!ok()) return;
+    if (i_ >= s_.size() || (s_[i_] != '"' && s_[i_] != '<')) {
+      std::size_t e = i_;
+      while (e < s_.size() && !is_newline(s_[e])) ++e;
+      refuse(pos, "#include " + std::string(s_.substr(i_, std::min<std::size_t>(e - i_, 80))) +
+                      " (the operand is not a literal \"name\" or <name>; macro-built includes are refused)");
+      return;
+    }
+    const char close = s_[i_] == '"' ? '"' : '>';
+    const std::size_t start = ++i_;
+    while (i_ < s_.size() && s_[i_] != close && !is_newline(s_[i_])) ++i_;
+    if (i_ >= s_.size() || s_[i_] != close) {
+      refuse(pos, "unterminated #include name");
+      return;
+    }
+    const std::string name(s_.substr(start, i_ - start));
+    ++i_;
+    const std::string shown = (close == '"' ? "\"" + name + "\"" : "<" + name + ">");
+    if (!rest_of_line_empty()) {
+      if (ok()) refuse(pos, "#include " + shown + " followed by extra tokens");
+      return;
+    }
+    const bool is_shipped = std::any_of(shipped_.begin(), shipped_.end(), [&](const Header& h) { return h.name == name; });
+    if (!is_shipped && !policy_.allows(name)) {
+      refuse(pos, "#include " + shown + " is not a shipped header nor on the allow-list");
+      return;
+    }
+    verdict_.includes.push_back(name);
+  }
+
+  std::string_view file_;
+  std::span<const Header> shipped_;
+  const IncludePolicy& policy_;
+  std::string_view s_;
+  const std::vector<int>& line_;
+  std::size_t i_ = 0;
+  JailVerdict verdict_;
+};
+
+}  // namespace
+
+bool is_clean_relative_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 255 || name.front() == '/') return false;
+  std::size_t seg_start = 0;
+  for (std::size_t i = 0; i <= name.size(); ++i) {
+    if (i == name.size() || name[i] == '/') {
+      const std::string_view seg = name.substr(seg_start, i - seg_start);
+      if (seg.empty() || seg == "." || seg == "..") return false;
+      seg_start = i + 1;
+      continue;
+    }
+    const char c = name[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-')) return false;
+  }
+  return true;
+}
+
+IncludePolicy IncludePolicy::cuda_defaults() {
+  IncludePolicy p;
+  p.headers = {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cuda_fp6.h", "cuda_fp4.h", "mma.h",
+               "cooperative_groups.h", "cuda_pipeline.h", "cuda_awbarrier.h", "cuda/std/cstdint"};
+  p.prefixes = {"cuda/", "cooperative_groups/"};
+  return p;
+}
+
+bool IncludePolicy::allows(std::string_view name) const {
+  if (!is_clean_relative_name(name)) return false;
+  if (std::find(headers.begin(), headers.end(), name) != headers.end()) return true;
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+    return !p.empty() && name.size() > p.size() && name.compare(0, p.size(), p) == 0;
+  });
+}
+
+JailVerdict scan_source(std::string_view text, std::string_view file_name, std::span<const Header> shipped,
+                        const IncludePolicy& policy) {
+  JailVerdict v;
+  auto refuse_raw = [&](std::size_t pos, const std::string& what) {
+    int line = 1;
+    for (std::size_t k = 0; k < pos && k < text.size(); ++k) line += text[k] == '\n' ? 1 : 0;
+    v.allowed = false;
+    v.message = std::string(file_name) + "(" + std::to_string(line) + "): refused by the include jail: " + what;
+    return v;
+  };
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) return refuse_raw(nul, "NUL byte in source");
+  for (std::string_view tri : {std::string_view("?\?="), std::string_view("?\?/")}) {
+    if (const std::size_t t = text.find(tri); t != std::string_view::npos) {
+      return refuse_raw(t, "trigraph '" + std::string(tri) + "'");
+    }
+  }
+  const Spliced sp = splice(text);
+  return Scanner(file_name, shipped, policy, sp.text, sp.line).run();
+}
+
+JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy) {
+  JailVerdict all = scan_source(job.source, job.file_name, job.headers, policy);
+  if (!all.allowed) return all;
+  for (const Header& h : job.headers) {
+    JailVerdict v = scan_source(h.content, h.name, job.headers, policy);
+    if (!v.allowed) return v;
+    all.includes.insert(all.includes.end(), v.includes.begin(), v.includes.end());
+  }
+  return all;
+}
+
+std::string scrub_paths(std::string_view text, std::span<const PathScrub> scrubs) {
+  std::vector<const PathScrub*> order;
+  for (const PathScrub& s : scrubs) {
+    if (s.prefix.size() > 1) order.push_back(&s);
+  }
+  std::sort(order.begin(), order.end(), [](const PathScrub* a, const PathScrub* b) { return a->prefix.size() > b->prefix.size(); });
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    bool replaced = false;
+    for (const PathScrub* s : order) {
+      if (text.compare(i, s->prefix.size(), s->prefix) == 0) {
+        out += s->placeholder;
+        i += s->prefix.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out.push_back(text[i++]);
+  }
+  return out;
+}
+
+}  // namespace leap::sandbox
