@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// The built leap-sandbox program, run as a user would: exit codes, JSON lines, help, progress.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using nlohmann::json;
+
+// GCC 12 reports a false -Wrestrict on "literal" + std::string (GCC bug 105651).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run_cli(const std::string& args, const leap_test::TempDir& dir) {
+  const std::string err_file = (dir.path / "stderr.txt").string();
+  const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' " + args + " 2>'" + err_file + "'";
+  Run r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = leap_test::read_file(err_file);
+  return r;
+}
+
+std::vector<json> json_lines(const std::string& out) {
+  std::vector<json> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(json::parse(line));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --help documents every option, --version names the versions", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const Run h = run_cli("--help", dir);
+  CHECK(h.exit_code == 0);
+  for (const char* opt : {"info", "compile", "--json", "--arch", "--timeout-ms", "--cache-dir", "--no-cache", "-j N",
+                          "--version", "Exit status"}) {
+    CHECK(h.out.find(opt) != std::string::npos);
+  }
+  const Run v = run_cli("--version", dir);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("NVRTC") != std::string::npos);
+  CHECK(v.out.find("CUPTI") != std::string::npos);
+}
+
+TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const Run r = run_cli("info --json", dir);
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j.at("nvrtc_version").get<std::string>().find('.') != std::string::npos);
+  CHECK(j.at("cupti_api_version").get<unsigned>() > 0);
+  CHECK_FALSE(j.at("supported_archs").empty());
+  const std::string status = j.at("gpu").at("status");
+  CHECK((status == "available" || status == "no driver" || status == "stub driver" || status == "no device"));
+  if (status != "available") CHECK_FALSE(j.at("gpu").at("reason").get<std::string>().empty());
+  const Run text = run_cli("info", dir);
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("GPU: ") != std::string::npos);
+}
+
+TEST_CASE("cli: compile exit codes and JSON lines", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const std::string good = dir.write("good.cu", leap_test::plain_kernel()).string();
+  const std::string bad = dir.write("bad.cu", "__global__ void k() {\n  nope;\n}\n").string();
+  const std::string evil = dir.write("evil.cu", "#include \"/etc/passwd\"\n").string();
+
+  const Run ok = run_cli("compile --json --no-cache '" + good + "'", dir);
+  CHECK(ok.exit_code == 0);
+  auto lines = json_lines(ok.out);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].at("file") == good);
+  CHECK(lines[0].at("status") == "ok");
+  CHECK(lines[0].at("cache_hit") == false);
+  CHECK(lines[0].at("seconds").get<double>() > 0.0);
+  CHECK(lines[0].at("log").is_string());
+  CHECK(lines[0].at("cubin_bytes").get<std::size_t>() > 0);
+
+  const Run mixed = run_cli("compile --json --no-cache -j 2 '" + good + "' '" + bad + "' '" + evil + "'", dir);
+  CHECK(mixed.exit_code == 1);
+  lines = json_lines(mixed.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].at("status") == "ok");
+  CHECK(lines[1].at("status") == "error");
+  CHECK(lines[1].at("log").get<std::string>().find("(2): error") != std::string::npos);
+  CHECK(lines[2].at("status") == "refused");
+  CHECK(lines[2].at("log").get<std::string>().find("root:") == std::string::npos);
+
+  CHECK(run_cli("compile --no-cache '" + (dir.path / "missing.cu").string() + "'", dir).exit_code == 2);
+  CHECK(run_cli("compile --frobnicate '" + good + "'", dir).exit_code == 2);
+  CHECK(run_cli("compile --arch sm_1 '" + good + "'", dir).exit_code == 2);
+  CHECK(run_cli("compile --timeout-ms abc '" + good + "'", dir).exit_code == 2);
+  CHECK(run_cli("compile --no-cache --cache-dir x '" + good + "'", dir).exit_code == 2);
+  CHECK(run_cli("compile", dir).exit_code == 2);
+  CHECK(run_cli("frobnicate", dir).exit_code == 2);
+  CHECK(run_cli("", dir).exit_code == 2);
+
+  const Run text = run_cli("compile --no-cache '" + bad + "'", dir);
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("error") != std::string::npos);
+}
+
+TEST_CASE("cli: the disk cache answers a second process; many files show progress", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  std::string files;
+  for (int i = 0; i < 6; ++i) {
+    files += " '" + dir.write("k" + std::to_string(i) + ".cu", std::string(leap_test::plain_kernel()) + "// " +
+                              std::to_string(i) + "\n").string() + "'";
+  }
+  const std::string cache = (dir.path / "cache").string();
+  const Run first = run_cli("compile --json --cache-dir '" + cache + "'" + files, dir);
+  REQUIRE(first.exit_code == 0);
+  for (const json& j : json_lines(first.out)) CHECK(j.at("cache_hit") == false);
+  CHECK(first.err.find("6/6") != std::string::npos);
+  const Run second = run_cli("compile --json --quiet --cache-dir '" + cache + "'" + files, dir);
+  REQUIRE(second.exit_code == 0);
+  const auto lines = json_lines(second.out);
+  REQUIRE(lines.size() == 6);
+  for (const json& j : lines) CHECK(j.at("cache_hit") == true);
+  CHECK(second.err.empty());
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the sandbox tests.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace leap_test {
+
+// A fresh directory under the system temp dir, removed with its contents at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() /
+           ("leap-sandbox-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path write(const std::string& name, const std::string& content) const {
+    const std::filesystem::path p = path / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline const char* plain_kernel() {
+  return "extern \"C\" __global__ void scale(float* x, float a, int n) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n) x[i] *= a;\n"
+         "}\n";
+}
+
+}  // namespace leap_test
+
+#include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/driver_probe.hpp>
+
+namespace leap_test {
+// Built member by member: GCC 12 -Wextra warns on designated initialisers that omit members.
+inline leap::sandbox::CompilerConfig config(leap::sandbox::Isolation iso, unsigned workers = 0,
+                                            std::shared_ptr<leap::sandbox::CompileCache> cache = {}) {
+  leap::sandbox::CompilerConfig c;
+  c.isolation = iso;
+  c.workers = workers;
+  c.cache = std::move(cache);
+  return c;
+}
+inline leap::sandbox::CacheOptions cache_options(std::size_t memory_bytes, std::filesystem::path dir = {}) {
+  leap::sandbox::CacheOptions o;
+  o.memory_bytes = memory_bytes;
+  if (!dir.empty()) o.directory = std::move(dir);
+  return o;
+}
+inline leap::sandbox::ProbeOptions probe_library(std::string lib) {
+  leap::sandbox::ProbeOptions o;
+  o.library = std::move(lib);
+  return o;
+}
+}  // namespace leap_test
