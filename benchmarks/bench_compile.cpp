@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compile latency and throughput of leap::sandbox against nvcc. Run:
+//   cmake --build build/<dir> --target bench_compile && build/<dir>/benchmarks/bench_compile
+// The cold case is the first compile in this process, so keep it first (don't filter it away when
+// comparing). nvcc and CLI cases are skipped when the program is not found.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <leap/sandbox/sandbox.hpp>
+#include <string>
+#include <vector>
+
+namespace sb = leap::sandbox;
+
+namespace {
+
+const char* k_kernel =
+    "extern \"C\" __global__ void saxpy(float* y, const float* x, float a, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+std::atomic<int> g_unique{0};
+
+sb::CompileJob job(const std::string& salt = "") {
+  sb::CompileJob j;
+  j.source = std::string(k_kernel) + salt;
+  return j;
+}
+
+// A different source every call, so neither NVRTC nor any cache can reuse work.
+std::string fresh_salt() { return "// " + std::to_string(::getpid()) + "-" + std::to_string(g_unique++) + "\n"; }
+
+sb::CompilerConfig config(sb::Isolation iso, unsigned workers = 1, std::shared_ptr<sb::CompileCache> cache = {}) {
+  sb::CompilerConfig c;
+  c.isolation = iso;
+  c.workers = workers;
+  c.cache = std::move(cache);
+  return c;
+}
+
+const std::filesystem::path& work_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("leap-bench-compile-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "saxpy.cu") << k_kernel;
+    return d;
+  }();
+  return dir;
+}
+
+std::string find_nvcc() {
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    for (std::size_t s = 0, e; s <= p.size(); s = e + 1) {
+      e = p.find(':', s);
+      if (e == std::string::npos) e = p.size();
+      const std::filesystem::path cand = std::filesystem::path(p.substr(s, e - s)) / "nvcc";
+      if (::access(cand.c_str(), X_OK) == 0) return cand.string();
+    }
+  }
+  return ::access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : "";
+}
+
+void run_command(benchmark::State& state, const std::string& cmd) {
+  for (auto _ : state) {
+    if (std::system(cmd.c_str()) != 0) {
+      state.SkipWithError(("command failed: " + cmd).c_str());
+      break;
+    }
+  }
+}
+
+void BM_ColdFirstCompileInProcess(benchmark::State& state) {
+  for (auto _ : state) {
+    sb::Compiler c(config(sb::Isolation::in_process));
+    benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
+  }
+}
+BENCHMARK(BM_ColdFirstCompileInProcess)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_WarmInProcess(benchmark::State& state) {
+  sb::Compiler c(config(sb::Isolation::in_process));
+  for (auto _ : state) benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
+}
+BENCHMARK(BM_WarmInProcess)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Isolated(benchmark::State& state) {  // a forked, watchdogged child per compile (the default)
+  sb::Compiler c(config(sb::Isolation::process));
+  for (auto _ : state) benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
+}
+BENCHMARK(BM_Isolated)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_CacheHitMemory(benchmark::State& state) {
+  sb::Compiler c(config(sb::Isolation::in_process, 1, std::make_shared<sb::CompileCache>()));
+  const sb::CompileJob j = job();
+  (void)c.compile(j);
+  for (auto _ : state) {
+    const sb::CompileResult r = c.compile(j);
+    if (!r.cache_hit) state.SkipWithError("expected a cache hit");
+  }
+}
+BENCHMARK(BM_CacheHitMemory)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_CacheHitDisk(benchmark::State& state) {
+  sb::CacheOptions o;
+  o.memory_bytes = 0;  // every lookup reads, checks and decodes the file
+  o.directory = work_dir() / "cache";
+  sb::Compiler c(config(sb::Isolation::in_process, 1, std::make_shared<sb::CompileCache>(o)));
+  const sb::CompileJob j = job();
+  (void)c.compile(j);
+  for (auto _ : state) {
+    const sb::CompileResult r = c.compile(j);
+    if (!r.cache_hit) state.SkipWithError("expected a cache hit");
+  }
+}
+BENCHMARK(BM_CacheHitDisk)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_NvccCubinProcess(benchmark::State& state) {
+  const std::string nvcc = find_nvcc();
+  if (nvcc.empty()) {
+    state.SkipWithError("nvcc not found on PATH or in /usr/local/cuda/bin");
+    return;
+  }
+  run_command(state, "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / "saxpy.cubin").string() + "' '" +
+                         (work_dir() / "saxpy.cu").string() + "'");
+}
+BENCHMARK(BM_NvccCubinProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+#ifdef LEAP_SANDBOX_CLI
+void BM_CliCompileProcess(benchmark::State& state) {  // the whole leap-sandbox process, no cache
+  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --quiet '" +
+                         (work_dir() / "saxpy.cu").string() + "' > /dev/null");
+}
+BENCHMARK(BM_CliCompileProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+#endif
+
+// Throughput: a batch of 8 distinct kernels with 1 or 2 workers; items/s is the figure to compare.
+void BM_BatchThroughput(benchmark::State& state) {
+  const auto iso = state.range(1) == 0 ? sb::Isolation::in_process : sb::Isolation::process;
+  sb::Compiler c(config(iso, static_cast<unsigned>(state.range(0))));
+  (void)c.compile(job(fresh_salt()));
+  for (auto _ : state) {
+    std::vector<sb::CompileJob> jobs;
+    for (int i = 0; i < 8; ++i) jobs.push_back(job(fresh_salt()));
+    benchmark::DoNotOptimize(c.compile_batch(jobs));
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 8);
+}
+BENCHMARK(BM_BatchThroughput)
+    ->ArgNames({"workers", "isolated"})
+    ->Args({1, 0})->Args({2, 0})->Args({1, 1})->Args({2, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+
+}  // namespace
