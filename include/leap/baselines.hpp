@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reward baselines of the critic-free family, for comparison with the rank-based advantage and as a
+// fallback: GRPO's z-score, Dr.GRPO's centring, and RLOO's leave-one-out mean. All batched over
+// group ids like rank_advantages; a group of one has no baseline and gets 0.
+//
+// How they match the common open trainers:
+//   grpo_advantages      (r - mean) / (std + epsilon), std unbiased (n - 1), as TRL's GRPOTrainer and
+//                        verl's GRPO estimator compute it. TRL's epsilon is 1e-4, verl's 1e-6 (ours).
+//                        Where they differ: verl gives a lone sample its raw reward (mean 0, std 1)
+//                        and TRL divides by a NaN std; leap gives 0.
+//   scale_by_std = false Dr.GRPO: r - mean, no division (the length and std biases removed).
+//   rloo_advantages      r_i - mean of the other G - 1 rewards = G / (G - 1) * (r_i - mean), as in
+//                        RLOO (Ahmadian et al.) and TRL's RLOOTrainer.
+// Sums and means are taken in double, also for float rewards.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "leap/detail/error.hpp"
+#include "leap/detail/group_index.hpp"
+
+namespace leap {
+
+struct GrpoOptions {
+  double epsilon = 1e-6;     // added to the std before dividing
+  bool scale_by_std = true;  // false: Dr.GRPO, r - mean
+};
+
+namespace detail {
+
+template <class Real>
+void validate_rewards(const char* function, std::span<const Real> rewards) {
+  for (std::size_t i = 0; i < rewards.size(); ++i) {
+    if (!std::isfinite(rewards[i])) {
+      throw_invalid_argument("leap::", function, ": rewards[", i, "] (", rewards[i], ") is not finite");
+    }
+  }
+}
+
+template <class Real, class PerGroup>
+void batched_baseline(const char* function, std::span<const Real> rewards, std::span<const std::uint32_t> group_ids,
+                      std::span<Real> out, PerGroup&& per_group) {
+  require_same_size(function, "group_ids", group_ids.size(), "rewards", rewards.size());
+  require_same_size(function, "out", out.size(), "rewards", rewards.size());
+  validate_rewards(function, rewards);
+  const GroupIndex index(group_ids);
+  for_each_group(index, rewards, out, [&](std::span<const Real> group, std::span<Real> group_out) {
+    const std::size_t n = group.size();
+    if (n < 2) {
+      for (Real& value : group_out) value = Real{0};
+      return;
+    }
+    double sum = 0.0;
+    for (Real r : group) sum += static_cast<double>(r);
+    per_group(group, group_out, sum / static_cast<double>(n));
+  });
+}
+
+template <class Real>
+void grpo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out,
+          GrpoOptions options) {
+  if (!(options.epsilon >= 0.0) || !std::isfinite(options.epsilon)) {
+    throw_invalid_argument("leap::grpo_advantages: options.epsilon (", options.epsilon,
+                           ") must be finite and >= 0");
+  }
+  batched_baseline("grpo_advantages", rewards, group_ids, out,
+                   [&](std::span<const Real> group, std::span<Real> group_out, double mean) {
+                     double scale = 1.0;
+                     if (options.scale_by_std) {
+                       double squares = 0.0;
+                       for (Real r : group) squares += (static_cast<double>(r) - mean) * (static_cast<double>(r) - mean);
+                       const double std_dev = std::sqrt(squares / static_cast<double>(group.size() - 1));
+                       scale = 1.0 / (std_dev + options.epsilon);
+                       if (!std::isfinite(scale)) scale = 0.0;  // all equal and epsilon 0: every r - mean is 0
+                     }
+                     for (std::size_t i = 0; i < group.size(); ++i) {
+                       group_out[i] = static_cast<Real>((static_cast<double>(group[i]) - mean) * scale);
+                     }
+                   });
+}
+
+template <class Real>
+void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out) {
+  batched_baseline("rloo_advantages", rewards, group_ids, out,
+                   [&](std::span<const Real> group, std::span<Real> group_out, double mean) {
+                     const double n = static_cast<double>(group.size());
+                     const double sum = mean * n;
+                     for (std::size_t i = 0; i < group.size(); ++i) {
+                       const double r = static_cast<double>(group[i]);
+                       group_out[i] = static_cast<Real>(r - (sum - r) / (n - 1.0));
+                     }
+                   });
+}
+
+}  // namespace detail
+
+// GRPO z-score (or Dr.GRPO with options.scale_by_std = false), batched over group ids.
+inline void grpo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<double> out, GrpoOptions options = {}) {
+  detail::grpo<double>(rewards, group_ids, out, options);
+}
+inline void grpo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<float> out, GrpoOptions options = {}) {
+  detail::grpo<float>(rewards, group_ids, out, options);
+}
+
+// RLOO: each reward minus the mean of the rest of its group, batched over group ids.
+inline void rloo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<double> out) {
+  detail::rloo<double>(rewards, group_ids, out);
+}
+inline void rloo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<float> out) {
+  detail::rloo<float>(rewards, group_ids, out);
+}
+
+}  // namespace leap

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: Apache-2.0
+// Computing one group's Copeland scores (wins - losses). Internal: not part of the API.
+//
+// KernelOrder is first encoded into three numbers per outcome (encode_keys) so that a match needs
+// no branches:
+//   class    the exact keys (solved, turn, severity) as one integer: higher class beats lower
+//   speedup  NaN where the key is off or the speedup unknown (NaN compares false, so: a tie)
+//   tokens   NaN where the token key does not apply to this outcome's class
+// and a match is: the class if it differs, else the speedup band, else the token band, each written
+// with exactly the expressions of KernelOrder::compare so the results agree bit for bit.
+//
+// pairwise: every pair once over the keys, O(G^2). Used below pairwise_crossover.
+// sorted:   O(G log G), exact even where tolerance bands make ties non-transitive:
+//   1. Classes are totally ordered, so sorting by class gives each member
+//      (members in worse classes) - (members in better classes).
+//   2. Inside a class only the speedup band and the token band remain. With known speedups sorted,
+//      the members a beats on speedup form a prefix and those that beat it a suffix; the members
+//      tied with it on speedup form the window between (two pointers find all windows in one
+//      sweep), plus every member whose speedup is unknown. The token key decides exactly those
+//      ties: against unknown-speedup members by counting in their sorted token counts, against the
+//      window offline, with a Fenwick tree over token ranks while sweeping the speedup order.
+// Custom orders use pairwise_scores_full, the definition itself.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "leap/kernel_order.hpp"
+#include "leap/outcome.hpp"
+
+namespace leap::detail {
+
+// Below this group size the pairwise loop beats sorting (measured with bench_advantages:
+// BM_rank_pairwise vs BM_rank_sorted).
+inline constexpr std::size_t pairwise_crossover = 128;
+
+// Every ordered pair, exactly the definition: score_i = sum over j != i of sign(order.compare(g[i], g[j])).
+template <class Order>
+void pairwise_scores_full(std::span<const Outcome> group, const Order& order, std::span<std::int64_t> scores) {
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    std::int64_t score = 0;
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (i == j) continue;
+      const int result = static_cast<int>(order.compare(group[i], group[j]));
+      score += (result > 0) - (result < 0);
+    }
+    scores[i] = score;
+  }
+}
+
+// The branch-free keys of a group under one KernelOrder (see the file comment).
+struct OrderKeys {
+  std::vector<double> klass;  // exact: every class value is below 2^42
+  std::vector<double> speedup;
+  std::vector<double> tokens;
+  std::vector<double> speedup_scaled;  // speedup_factor * speedup, for the pairwise loop
+  std::vector<double> tokens_scaled;   // token_factor * tokens, likewise
+  std::vector<double> score;           // the pairwise loop's running scores
+  double speedup_factor = 1.0;  // 1 + speedup_tolerance
+  double token_factor = 1.0;    // 1 + token_tolerance
+};
+
+inline constexpr double solved_class_base = 1099511627776.0;  // 2^40, above every unsolved class
+
+// Encodes one outcome's keys without branches (outcomes arrive in random order, so branches on
+// "solved?" would mispredict about every other time).
+struct KeyEncoder {
+  double by_turn, by_severity, speedup_on, tokens_solved, tokens_unsolved;
+  double speedup_factor, token_factor;
+
+  explicit KeyEncoder(const KernelOrder& order)
+      : by_turn(order.by_turn ? 1.0 : 0.0),
+        by_severity(order.by_severity ? 1.0 : 0.0),
+        speedup_on(order.speedup_key_on() ? 1.0 : 0.0),
+        tokens_solved(order.token_key_on(true) ? 1.0 : 0.0),
+        tokens_unsolved(order.token_key_on(false) ? 1.0 : 0.0),
+        speedup_factor(1.0 + order.speedup_tolerance),
+        token_factor(1.0 + order.token_tolerance) {}
+
+  static double severity(Verdict verdict) noexcept {
+    static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank
+    return rank[static_cast<unsigned>(verdict) & 7u];
+  }
+
+  double klass(const Outcome& o) const noexcept {
+    const double solved_class = solved_class_base + by_turn * static_cast<double>(INT_MAX - o.solved_turn);
+    const double failed_class = by_severity * severity(o.best_verdict);
+    return o.solved_turn > 0 ? solved_class : failed_class;
+  }
+  double speedup(const Outcome& o) const noexcept {
+    const bool known = o.solved_turn > 0 && speedup_on != 0.0 && o.speedup > 0.0;
+    return known ? o.speedup : std::numeric_limits<double>::quiet_NaN();
+  }
+  double tokens(const Outcome& o) const noexcept {
+    const double on = o.solved_turn > 0 ? tokens_solved : tokens_unsolved;
+    return on != 0.0 ? static_cast<double>(o.tokens) : std::numeric_limits<double>::quiet_NaN();
+  }
+};
+static_assert(failure_severity_rank(Verdict::compile_error) == 0 && failure_severity_rank(Verdict::runtime_error) == 1 &&
+                  failure_severity_rank(Verdict::timeout) == 1 && failure_severity_rank(Verdict::wrong_answer) == 2,
+              "KeyEncoder::severity's table must follow failure_severity_rank");
+
+inline void encode_keys(std::span<const Outcome> group, const KernelOrder& order, OrderKeys& keys) {
+  const std::size_t n = group.size();
+  const KeyEncoder encode(order);
+  keys.klass.resize(n);
+  keys.speedup.resize(n);
+  keys.tokens.resize(n);
+  keys.speedup_factor = encode.speedup_factor;
+  keys.token_factor = encode.token_factor;
+  for (std::size_t i = 0; i < n; ++i) {
+    keys.klass[i] = encode.klass(group[i]);
+    keys.speedup[i] = encode.speedup(group[i]);
+    keys.tokens[i] = encode.tokens(group[i]);
+  }
+}
+
+// Groups up to this size are scored entirely on the stack (the common G = 4 .. 16 of GRPO setups).
+inline constexpr std::size_t small_group_max = 32;
+
+// Each pair once, scalar and branch-free; writes score / (n - 1) as Real. For n <= small_group_max.
+template <class Real>
+void small_group_advantages(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) {
+  struct Key {
+    double klass, speedup, speedup_scaled, tokens, tokens_scaled;
+  };
+  Key keys[small_group_max];
+  const std::size_t n = group.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double speedup = encode.speedup(group[i]);
+    const double tokens = encode.tokens(group[i]);
+    keys[i] = {encode.klass(group[i]), speedup, encode.speedup_factor * speedup, tokens, encode.token_factor * tokens};
+  }
+  int score[small_group_max];
+  for (std::size_t i = 0; i < n; ++i) score[i] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Key a = keys[i];
+    int score_a = 0;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const Key& b = keys[j];
+      const int by_class = static_cast<int>(a.klass > b.klass) - static_cast<int>(a.klass < b.klass);
+      const int by_speed = static_cast<int>(a.speedup > b.speedup_scaled) - static_cast<int>(b.speedup > a.speedup_scaled);
+      const int by_tokens = static_cast<int>(b.tokens > a.tokens_scaled) - static_cast<int>(a.tokens > b.tokens_scaled);
+      // The first decisive key, in arithmetic rather than branches: a key of 0 passes to the next.
+      const int tie_break = by_speed + static_cast<int>(by_speed == 0) * by_tokens;
+      const int result = by_class + static_cast<int>(by_class == 0) * tie_break;
+      score_a += result;
+      score[j] -= result;
+    }
+    score[i] += score_a;
+  }
+  const double opponents = static_cast<double>(n - 1);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Real>(static_cast<double>(score[i]) / opponents);
+}
+
+// Each pair once over the keys. The inner loop is branch-free and its iterations independent
+// (a's running score, and b's score in its own slot), so compilers vectorise it even for baseline
+// x86-64 (SSE2). The scaled keys (factor * key) are the very products compare() forms.
+inline void pairwise_scores(OrderKeys& keys, std::span<std::int64_t> scores) {
+  const std::size_t n = keys.klass.size();
+  keys.speedup_scaled.resize(n);
+  keys.tokens_scaled.resize(n);
+  keys.score.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    keys.speedup_scaled[i] = keys.speedup_factor * keys.speedup[i];
+    keys.tokens_scaled[i] = keys.token_factor * keys.tokens[i];
+  }
+  const double* klass = keys.klass.data();
+  const double* speed = keys.speedup.data();
+  const double* speed_scaled = keys.speedup_scaled.data();
+  const double* tokens = keys.tokens.data();
+  const double* tokens_scaled = keys.tokens_scaled.data();
+  double* score = keys.score.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ci = klass[i];
+    const double si = speed[i];
+    const double si_scaled = speed_scaled[i];
+    const double ti = tokens[i];
+    const double ti_scaled = tokens_scaled[i];
+    double score_i = 0.0;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double by_class = static_cast<double>(ci > klass[j]) - static_cast<double>(ci < klass[j]);
+      const double by_speed = static_cast<double>(si > speed_scaled[j]) - static_cast<double>(speed[j] > si_scaled);
+      const double by_tokens = static_cast<double>(tokens[j] > ti_scaled) - static_cast<double>(ti > tokens_scaled[j]);
+      const double tie_break = by_speed != 0.0 ? by_speed : by_tokens;  // selects, which vectorise
+      const double result = by_class != 0.0 ? by_class : tie_break;
+      score_i += result;
+      score[j] -= result;
+    }
+    score[i] += score_i;
+  }
+  for (std::size_t i = 0; i < n; ++i) scores[i] = static_cast<std::int64_t>(score[i]);
+}
+
+inline void pairwise_scores(std::span<const Outcome> group, const KernelOrder& order, OrderKeys& keys,
+                            std::span<std::int64_t> scores) {
+  encode_keys(group, order, keys);
+  pairwise_scores(keys, scores);
+}
+
+// Reusable buffers, so a batch of many groups allocates once.
+struct RankWorkspace {
+  OrderKeys keys;
+  std::vector<std::pair<double, std::uint32_t>> by_class;     // (class, member), ascending
+  std::vector<std::uint32_t> class_members;                       // the class being scored
+  std::vector<std::pair<double, std::uint32_t>> by_speedup;       // (speedup, member), known only, ascending
+  std::vector<std::uint32_t> unknown_speed;                       // members with unknown speedup
+  std::vector<double> tokens_all;                                 // sorted token counts of the class
+  std::vector<double> tokens_unknown;                             // ... of its unknown-speedup members
+  std::vector<std::pair<double, std::uint32_t>> by_tokens;        // (tokens, speedup position), known only
+  std::vector<std::uint32_t> window_lo, window_hi;                // by speedup position
+  std::vector<std::uint32_t> token_rank;                          // by speedup position
+  std::vector<std::uint32_t> limit_more, limit_fewer;             // by speedup position, see below
+  std::vector<std::uint32_t> fenwick;
+  std::vector<std::uint32_t> query_start, query_fill;
+  struct Query {
+    std::uint32_t rank_limit;  // counts inserted members with token rank < rank_limit
+    std::uint32_t member;
+    std::int32_t sign;
+  };
+  std::vector<Query> queries;
+};
+
+// Members of `sorted` (ascending token counts) that a (with t_a tokens) beats minus those beating it.
+inline std::int64_t token_score_against(std::span<const double> sorted, double t_a, double factor) {
+  const auto first_more = std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return t <= factor * t_a; });
+  const auto first_not_fewer = std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return factor * t < t_a; });
+  return static_cast<std::int64_t>(sorted.end() - first_more) - static_cast<std::int64_t>(first_not_fewer - sorted.begin());
+}
+
+// Within one class (members equal on the exact keys): adds the speedup and token scores.
+inline void within_class_scores(std::span<const std::uint32_t> members, RankWorkspace& ws,
+                                std::span<std::int64_t> scores) {
+  const OrderKeys& keys = ws.keys;
+  const double fs = keys.speedup_factor;
+  const double ft = keys.token_factor;
+  const bool tokens_on = !std::isnan(keys.tokens[members.front()]);  // uniform within a class
+
+  ws.by_speedup.clear();
+  ws.unknown_speed.clear();
+  for (std::uint32_t m : members) {
+    if (std::isnan(keys.speedup[m])) {
+      ws.unknown_speed.push_back(m);
+    } else {
+      ws.by_speedup.emplace_back(keys.speedup[m], m);
+    }
+  }
+  if (ws.by_speedup.empty() && !tokens_on) return;
+  std::sort(ws.by_speedup.begin(), ws.by_speedup.end());
+  const std::size_t known = ws.by_speedup.size();
+
+  // Speedup windows by two pointers: both ends only move right as the speedup grows.
+  ws.window_lo.resize(known);
+  ws.window_hi.resize(known);
+  for (std::size_t k = 0, lo = 0, hi = 0; k < known; ++k) {
+    const double s_a = ws.by_speedup[k].first;
+    while (lo < known && fs * ws.by_speedup[lo].first < s_a) ++lo;
+    while (hi < known && ws.by_speedup[hi].first <= fs * s_a) ++hi;
+    ws.window_lo[k] = static_cast<std::uint32_t>(lo);
+    ws.window_hi[k] = static_cast<std::uint32_t>(hi);
+    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(lo) - static_cast<std::int64_t>(known - hi);
+  }
+  if (!tokens_on) return;
+
+  // Unknown speedup ties everyone on speedup: tokens decide against the whole class.
+  if (!ws.unknown_speed.empty()) {
+    ws.tokens_all.clear();
+    for (std::uint32_t m : members) ws.tokens_all.push_back(keys.tokens[m]);
+    std::sort(ws.tokens_all.begin(), ws.tokens_all.end());
+    for (std::uint32_t m : ws.unknown_speed) scores[m] += token_score_against(ws.tokens_all, keys.tokens[m], ft);
+  }
+  if (known == 0) return;
+
+  ws.tokens_unknown.clear();
+  for (std::uint32_t m : ws.unknown_speed) ws.tokens_unknown.push_back(keys.tokens[m]);
+  std::sort(ws.tokens_unknown.begin(), ws.tokens_unknown.end());
+
+  // Known speedups in token order. Walking it, every threshold below only moves right, so two
+  // pointers give, per member a: the token-rank limits among known members (ranks >= limit_more
+  // hold more than ft * t_a tokens, ranks < limit_fewer hold t with ft * t < t_a) and a's token
+  // score against the unknown-speedup members.
+  ws.by_tokens.resize(known);
+  for (std::size_t k = 0; k < known; ++k) ws.by_tokens[k] = {keys.tokens[ws.by_speedup[k].second], static_cast<std::uint32_t>(k)};
+  std::sort(ws.by_tokens.begin(), ws.by_tokens.end());
+  ws.token_rank.resize(known);
+  ws.limit_more.resize(known);
+  ws.limit_fewer.resize(known);
+  const std::size_t unknown = ws.tokens_unknown.size();
+  for (std::size_t r = 0, more = 0, fewer = 0, u_more = 0, u_fewer = 0; r < known; ++r) {
+    const double t_a = ws.by_tokens[r].first;
+    while (more < known && ws.by_tokens[more].first <= ft * t_a) ++more;
+    while (fewer < known && ft * ws.by_tokens[fewer].first < t_a) ++fewer;
+    while (u_more < unknown && ws.tokens_unknown[u_more] <= ft * t_a) ++u_more;
+    while (u_fewer < unknown && ft * ws.tokens_unknown[u_fewer] < t_a) ++u_fewer;
+    const std::uint32_t k = ws.by_tokens[r].second;
+    ws.token_rank[k] = static_cast<std::uint32_t>(r);
+    ws.limit_more[k] = static_cast<std::uint32_t>(more);
+    ws.limit_fewer[k] = static_cast<std::uint32_t>(fewer);
+    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(unknown - u_more) - static_cast<std::int64_t>(u_fewer);
+  }
+
+  // Against the window [lo, hi): with Q(P, r) = members among the first P of the speedup order whose
+  // token rank is < r, the score is (hi - lo) - Q(hi, more) + Q(lo, more) - Q(hi, fewer) + Q(lo, fewer).
+  // Queries are bucketed by P, then answered in one sweep that inserts members in speedup order.
+  ws.query_start.assign(known + 2, 0);
+  for (std::size_t k = 0; k < known; ++k) {
+    ws.query_start[ws.window_lo[k] + 1] += 2;
+    ws.query_start[ws.window_hi[k] + 1] += 2;
+    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(ws.window_hi[k] - ws.window_lo[k]);
+  }
+  for (std::size_t p = 1; p < ws.query_start.size(); ++p) ws.query_start[p] += ws.query_start[p - 1];
+  ws.query_fill.assign(ws.query_start.begin(), ws.query_start.end() - 1);
+  ws.queries.resize(4 * known);
+  for (std::size_t k = 0; k < known; ++k) {
+    const std::uint32_t m = ws.by_speedup[k].second;
+    ws.queries[ws.query_fill[ws.window_lo[k]]++] = {ws.limit_more[k], m, +1};
+    ws.queries[ws.query_fill[ws.window_lo[k]]++] = {ws.limit_fewer[k], m, +1};
+    ws.queries[ws.query_fill[ws.window_hi[k]]++] = {ws.limit_more[k], m, -1};
+    ws.queries[ws.query_fill[ws.window_hi[k]]++] = {ws.limit_fewer[k], m, -1};
+  }
+  ws.fenwick.assign(known + 1, 0);
+  for (std::size_t p = 0; p <= known; ++p) {
+    for (std::uint32_t q = ws.query_start[p]; q < ws.query_start[p + 1]; ++q) {
+      const auto& query = ws.queries[q];
+      std::int64_t below = 0;
+      for (std::size_t i = query.rank_limit; i > 0; i &= i - 1) below += ws.fenwick[i];
+      scores[query.member] += query.sign * below;
+    }
+    if (p < known) {
+      for (std::size_t i = ws.token_rank[p] + 1; i <= known; i += i & (~i + 1)) ++ws.fenwick[i];
+    }
+  }
+}
+
+// Sorted path for KernelOrder; see the file comment.
+inline void sorted_scores(std::span<const Outcome> group, const KernelOrder& order, RankWorkspace& ws,
+                          std::span<std::int64_t> scores) {
+  encode_keys(group, order, ws.keys);
+  const std::size_t n = group.size();
+  ws.by_class.resize(n);
+  for (std::size_t i = 0; i < n; ++i) ws.by_class[i] = {ws.keys.klass[i], static_cast<std::uint32_t>(i)};
+  std::sort(ws.by_class.begin(), ws.by_class.end());
+
+  std::vector<std::uint32_t>& class_members = ws.class_members;
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = begin + 1;
+    while (end < n && ws.by_class[end].first == ws.by_class[begin].first) ++end;
+    const auto below = static_cast<std::int64_t>(begin);
+    const auto above = static_cast<std::int64_t>(n - end);
+    class_members.clear();
+    for (std::size_t k = begin; k < end; ++k) {
+      class_members.push_back(ws.by_class[k].second);
+      scores[ws.by_class[k].second] = below - above;
+    }
+    within_class_scores(class_members, ws, scores);
+    begin = end;
+  }
+}
+
+}  // namespace leap::detail

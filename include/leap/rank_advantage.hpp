@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rank-based (pairwise tournament) advantage of LEAP.
+//
+// Within a group every pair of trajectories plays one match decided by an order on outcomes
+// (KernelOrder by default). Trajectory i's Copeland score is wins - losses; its advantage is
+// score / (G - 1), in [-1, 1]. The advantages of a group sum to zero, are 0 for an all-tied group,
+// and do not change when every speedup is multiplied by one constant. A group of one has no
+// opponent: its advantage is 0.
+//
+// Which path computes it (results are identical; tests check every path against the oracle):
+//   KernelOrder, G <= 32                          each pair once, O(G^2), on the stack
+//   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
+//   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for
+//                                                 non-transitive tolerance ties (detail/rank_kernels.hpp)
+//   any other order                               each ordered pair, O(G^2), like the oracle
+#pragma once
+
+#include <cstddef>
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "leap/detail/error.hpp"
+#include "leap/detail/group_index.hpp"
+#include "leap/detail/rank_kernels.hpp"
+#include "leap/kernel_order.hpp"
+#include "leap/outcome.hpp"
+
+namespace leap {
+namespace detail {
+
+template <class Order>
+constexpr void check_order_type() {
+  static_assert(outcome_order<Order>,
+                "leap::rank_advantages: the order must provide `int compare(const leap::Outcome& a, const "
+                "leap::Outcome& b) const` returning +1 when a beats b, -1 when b beats a and 0 for a tie");
+}
+
+inline void validate_outcomes(const char* function, std::span<const Outcome> outcomes) {
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].solved_turn < 0) {
+      throw_invalid_argument("leap::", function, ": outcome ", i, " has a negative solved_turn (",
+                             outcomes[i].solved_turn, "); use 0 for never solved");
+    }
+  }
+}
+
+template <class Order>
+void validate_order(const Order& order) {
+  if constexpr (requires { order.validate(); }) order.validate();
+}
+
+// Copeland scores of one group, by the fastest exact path for the order.
+template <class Order>
+void group_scores(std::span<const Outcome> group, const Order& order, RankWorkspace& workspace,
+                  std::span<std::int64_t> scores) {
+  if constexpr (std::is_same_v<Order, KernelOrder>) {
+    if (group.size() < pairwise_crossover) {
+      pairwise_scores(group, order, workspace.keys, scores);
+    } else {
+      sorted_scores(group, order, workspace, scores);
+    }
+  } else {
+    pairwise_scores_full(group, order, scores);
+  }
+}
+
+template <class Real, class Order>
+void rank_advantages_batched(const char* function, std::span<const Outcome> results,
+                             std::span<const std::uint32_t> group_ids, std::span<Real> out, const Order& order) {
+  check_order_type<Order>();
+  require_same_size(function, "group_ids", group_ids.size(), "results", results.size());
+  require_same_size(function, "out", out.size(), "results", results.size());
+  if (results.size() > UINT32_MAX) {
+    throw_invalid_argument("leap::", function, ": results.size() (", results.size(), ") exceeds 2^32 - 1");
+  }
+  validate_order(order);
+  validate_outcomes(function, results);
+  const GroupIndex index(group_ids);
+  RankWorkspace workspace;
+  std::vector<std::int64_t> scores;
+  [[maybe_unused]] const auto encoder = [&] {
+    if constexpr (std::is_same_v<Order, KernelOrder>) return KeyEncoder(order);
+    else return 0;
+  }();
+  for_each_group(index, results, out, [&](std::span<const Outcome> group, std::span<Real> group_out) {
+    if (group.size() < 2) {
+      std::fill(group_out.begin(), group_out.end(), Real{0});
+      return;
+    }
+    if constexpr (std::is_same_v<Order, KernelOrder>) {
+      if (group.size() <= small_group_max) {
+        small_group_advantages(group, encoder, group_out);
+        return;
+      }
+    }
+    scores.resize(group.size());
+    group_scores(group, order, workspace, std::span<std::int64_t>(scores));
+    const double opponents = static_cast<double>(group.size() - 1);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      group_out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
+    }
+  });
+}
+
+}  // namespace detail
+
+// Advantages of one group, in the group's order.
+template <class Order = KernelOrder>
+std::vector<double> rank_advantages(std::span<const Outcome> group, const Order& order = {}) {
+  detail::check_order_type<Order>();
+  std::vector<double> out(group.size(), 0.0);
+  const std::vector<std::uint32_t> one_group(group.size(), 0);
+  detail::rank_advantages_batched<double>("rank_advantages", group, one_group, std::span<double>(out), order);
+  return out;
+}
+
+// The pairwise definition, O(G^2) and nothing clever: the oracle the fast paths are tested against.
+template <class Order = KernelOrder>
+std::vector<double> rank_advantages_reference(std::span<const Outcome> group, const Order& order = {}) {
+  detail::check_order_type<Order>();
+  detail::validate_order(order);
+  detail::validate_outcomes("rank_advantages_reference", group);
+  std::vector<double> out(group.size(), 0.0);
+  if (group.size() < 2) return out;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    int wins = 0;
+    int losses = 0;
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (i == j) continue;
+      const int result = static_cast<int>(order.compare(group[i], group[j]));
+      wins += result > 0;
+      losses += result < 0;
+    }
+    out[i] = static_cast<double>(wins - losses) / static_cast<double>(group.size() - 1);
+  }
+  return out;
+}
+
+// A whole batch: group_ids[i] names the group of results[i]. Ids are arbitrary 32-bit values and a
+// group's members need not be adjacent. Writes one advantage per result into out, in batch order.
+// Throws std::invalid_argument when the three lengths differ, an outcome has a negative turn, or a
+// tolerance of the order is NaN; nothing is written then.
+template <class Order = KernelOrder>
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                     std::span<double> out, const Order& order = {}) {
+  detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order);
+}
+
+// The same, writing float (for trainers whose loss runs in float).
+template <class Order = KernelOrder>
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                     std::span<float> out, const Order& order = {}) {
+  detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order);
+}
+
+}  // namespace leap

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// Properties of the rank-based advantage on thousands of random groups, built to be full of ties,
+// unknown speedups and tolerance-band boundaries. Every fast path is checked against the oracle.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "leap/rank_advantage.hpp"
+
+using leap::KernelOrder;
+using leap::Outcome;
+using leap::Verdict;
+
+namespace {
+
+constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+
+// Speedups drawn mostly from a small set so that band boundaries and exact ties are common.
+double random_speedup(std::mt19937_64& rng) {
+  static const double pool[] = {not_a_number, 0.0, -1.0, 0.5, 1.0, 1.02, 1.04, 1.05, 1.0500001, 1.06, 1.1, 1.5, 2.0, 4.0,
+                                std::numeric_limits<double>::infinity()};
+  std::uniform_int_distribution<int> pick(0, 19);
+  const int k = pick(rng);
+  if (k < 15) return pool[k];
+  return std::uniform_real_distribution<double>(0.25, 4.0)(rng);
+}
+
+std::uint32_t random_tokens(std::mt19937_64& rng) {
+  static const std::uint32_t pool[] = {0, 1, 100, 104, 105, 106, 110, 200, 1000};
+  std::uniform_int_distribution<int> pick(0, 11);
+  const int k = pick(rng);
+  if (k < 9) return pool[k];
+  return std::uniform_int_distribution<std::uint32_t>(0, 3000)(rng);
+}
+
+Outcome random_outcome(std::mt19937_64& rng, int max_turns) {
+  Outcome o;
+  o.solved_turn = std::uniform_int_distribution<int>(0, max_turns)(rng);
+  o.best_verdict = o.solved_turn > 0 ? Verdict::correct
+                                     : leap::all_verdicts[std::uniform_int_distribution<std::size_t>(0, 3)(rng)];
+  o.speedup = random_speedup(rng);
+  o.tokens = random_tokens(rng);
+  return o;
+}
+
+KernelOrder random_order(std::mt19937_64& rng) {
+  static const double speedup_tolerances[] = {-1.0, 0.0, 0.05, 0.5};
+  static const double token_tolerances[] = {-1.0, 0.0, 0.05, 1.0};
+  std::uniform_int_distribution<int> coin(0, 1);
+  std::uniform_int_distribution<int> four(0, 3);
+  KernelOrder order;
+  order.by_turn = coin(rng) != 0;
+  order.by_severity = coin(rng) != 0;
+  order.speedup_tolerance = speedup_tolerances[four(rng)];
+  order.token_tolerance = token_tolerances[four(rng)];
+  order.tokens_only_when_solved = coin(rng) != 0;
+  return order;
+}
+
+std::vector<Outcome> random_group(std::mt19937_64& rng, std::size_t size) {
+  const int max_turns = std::uniform_int_distribution<int>(1, 3)(rng);
+  std::vector<Outcome> group(size);
+  for (Outcome& o : group) o = random_outcome(rng, max_turns);
+  return group;
+}
+
+std::size_t random_size(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> pick(0, 9);
+  const int k = pick(rng);
+  if (k < 6) return std::uniform_int_distribution<std::size_t>(1, 16)(rng);
+  if (k < 9) return std::uniform_int_distribution<std::size_t>(17, 120)(rng);
+  return std::uniform_int_distribution<std::size_t>(121, 400)(rng);
+}
+
+}  // namespace
+
+TEST_CASE("fast path == oracle on random groups, every path, every order", "[rank][property]") {
+  std::mt19937_64 rng(20261129);
+  for (int round = 0; round < 3000; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    const KernelOrder order = random_order(rng);
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    REQUIRE(leap::rank_advantages(group, order) == oracle);
+
+    // Both internal paths, whatever size the dispatcher would pick.
+    leap::detail::RankWorkspace workspace;
+    std::vector<std::int64_t> sorted(group.size()), pairwise(group.size());
+    leap::detail::sorted_scores(group, order, workspace, sorted);
+    leap::detail::pairwise_scores(group, order, workspace.keys, pairwise);
+    REQUIRE(sorted == pairwise);
+    if (group.size() > 1) {
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        REQUIRE(static_cast<double>(sorted[i]) / static_cast<double>(group.size() - 1) == oracle[i]);
+      }
+    }
+  }
+}
+
+TEST_CASE("fast path == oracle on large groups", "[rank][property]") {
+  std::mt19937_64 rng(7);
+  for (std::size_t size : {1024u, 3000u}) {
+    const auto group = random_group(rng, size);
+    const KernelOrder order;  // the default: speedup band and token key, the non-transitive case
+    REQUIRE(leap::rank_advantages(group, order) == leap::rank_advantages_reference(group, order));
+  }
+}
+
+TEST_CASE("advantages sum to zero per group and lie in [-1, 1]", "[rank][property]") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 2000; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    const auto advantages = leap::rank_advantages(group, random_order(rng));
+    const double sum = std::accumulate(advantages.begin(), advantages.end(), 0.0);
+    REQUIRE(std::abs(sum) < 1e-9);
+    for (double a : advantages) REQUIRE((a >= -1.0 && a <= 1.0));
+  }
+}
+
+TEST_CASE("compare is antisymmetric on random pairs", "[order][property]") {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 20000; ++round) {
+    const KernelOrder order = random_order(rng);
+    const Outcome a = random_outcome(rng, 3);
+    const Outcome b = random_outcome(rng, 3);
+    REQUIRE(order.compare(a, b) == -order.compare(b, a));
+    REQUIRE(order.compare(a, a) == 0);
+  }
+}
+
+TEST_CASE("invariant under multiplying every speedup by one constant", "[rank][property]") {
+  std::mt19937_64 rng(17);
+  for (int round = 0; round < 1000; ++round) {
+    auto group = random_group(rng, random_size(rng));
+    const KernelOrder order = random_order(rng);
+    const auto before = leap::rank_advantages(group, order);
+    // A power of two scales exactly, so even band boundaries stay where they were.
+    const double scale = std::ldexp(1.0, std::uniform_int_distribution<int>(-20, 20)(rng));
+    for (Outcome& o : group) o.speedup *= scale;
+    REQUIRE(leap::rank_advantages(group, order) == before);
+  }
+}
+
+TEST_CASE("without a tolerance, invariant under any increasing transform of speedups", "[rank][property]") {
+  std::mt19937_64 rng(19);
+  for (int round = 0; round < 1000; ++round) {
+    auto group = random_group(rng, random_size(rng));
+    KernelOrder order = random_order(rng);
+    order.speedup_tolerance = 0.0;
+    const auto before = leap::rank_advantages(group, order);
+    // s -> s^3 + s keeps signs (so unknown stays unknown) and the order of the pooled values.
+    for (Outcome& o : group) o.speedup = o.speedup * o.speedup * o.speedup + o.speedup;
+    REQUIRE(leap::rank_advantages(group, order) == before);
+  }
+}
+
+TEST_CASE("permuting a group permutes its advantages", "[rank][property]") {
+  std::mt19937_64 rng(23);
+  for (int round = 0; round < 1000; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    const KernelOrder order = random_order(rng);
+    const auto before = leap::rank_advantages(group, order);
+    std::vector<std::size_t> perm(group.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<Outcome> shuffled(group.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) shuffled[i] = group[perm[i]];
+    const auto after = leap::rank_advantages(shuffled, order);
+    for (std::size_t i = 0; i < perm.size(); ++i) REQUIRE(after[i] == before[perm[i]]);
+  }
+}
+
+TEST_CASE("a shuffled batch of many groups equals ranking each group alone", "[rank][batch][property]") {
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 50; ++round) {
+    const KernelOrder order = random_order(rng);
+    std::vector<std::vector<Outcome>> groups(std::uniform_int_distribution<std::size_t>(1, 30)(rng));
+    std::vector<Outcome> results;
+    std::vector<std::uint32_t> ids;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      groups[g] = random_group(rng, random_size(rng));
+      for (const Outcome& o : groups[g]) {
+        results.push_back(o);
+        ids.push_back(static_cast<std::uint32_t>(g * 2654435761u));  // arbitrary, not sorted
+      }
+    }
+    std::vector<std::size_t> perm(results.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<Outcome> shuffled_results(results.size());
+    std::vector<std::uint32_t> shuffled_ids(results.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+      shuffled_results[i] = results[perm[i]];
+      shuffled_ids[i] = ids[perm[i]];
+    }
+    std::vector<double> out(results.size());
+    leap::rank_advantages(shuffled_results, shuffled_ids, out, order);
+
+    std::vector<double> expected;
+    for (const auto& group : groups) {
+      const auto alone = leap::rank_advantages_reference(group, order);
+      expected.insert(expected.end(), alone.begin(), alone.end());
+    }
+    for (std::size_t i = 0; i < perm.size(); ++i) REQUIRE(out[i] == expected[perm[i]]);
+  }
+}

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: Apache-2.0
+# Installs the built leap into a fresh prefix, then configures, builds and runs examples/consumer
+# against it with find_package(leap 0.1 REQUIRED), exactly as a trainer's project would.
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+
+function(run_step description)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  message(STATUS "${description}:\n${output}")
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${description} failed (${result})")
+  endif()
+endfunction()
+
+run_step("install" ${CMAKE_COMMAND} --install "${LEAP_BINARY_DIR}" --prefix "${prefix}")
+file(GLOB_RECURSE config_files "${prefix}/*/leapConfig.cmake")
+if(NOT EXISTS "${prefix}/include/leap/version.hpp" OR NOT config_files)
+  message(FATAL_ERROR "the install tree lacks include/leap/version.hpp or leapConfig.cmake")
+endif()
+run_step("configure the consumer" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build"
+         "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}" -DCONSUMER_STRICT=ON)
+run_step("build the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run_step("run the consumer" "${WORK_DIR}/build/consumer")
