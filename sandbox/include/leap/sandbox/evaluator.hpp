@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// A candidate against a task: compile (through the compile service), then run, check and time it in a
+// worker process, and turn all of that into a verdict, a speedup and feedback for the next turn.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <leap/verdict.hpp>
+
+#include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/compiler.hpp"
+#include "leap/sandbox/driver_probe.hpp"
+#include "leap/sandbox/task.hpp"
+#include "leap/sandbox/worker.hpp"
+
+namespace leap::sandbox {
+
+enum class EvalStatus {
+  verdict,  // a verdict was reached (compile_error is one, with or without a GPU)
+  no_gpu,   // the candidate compiled, but there is no GPU to run it: no verdict, never a made-up one
+  error,    // the harness failed (reference broken, worker would not start, ...); no verdict
+};
+std::string_view to_string(EvalStatus status) noexcept;
+
+struct KernelTiming {
+  static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  std::string method;       // "cupti" (every kernel on every stream in the window) or "events" (fallback)
+  double median_ms = nan;   // by `method`
+  double p25_ms = nan;
+  double p75_ms = nan;
+  double min_ms = nan;
+  double spread = nan;      // (p75 - p25) / median
+  int runs = 0;
+  double events_median_ms = nan;  // CUDA events around the launch, for comparison
+  double wall_median_ms = nan;    // host wall clock around launch + synchronize
+};
+
+struct EvalResult {
+  EvalStatus status = EvalStatus::error;
+  std::optional<Verdict> verdict;  // set iff status == verdict
+  double speedup = std::numeric_limits<double>::quiet_NaN();  // reference median / candidate median; correct only
+  KernelTiming candidate, reference;
+  CompileResult compile;   // the candidate's compile
+  std::string cuda_error;  // runtime_error: the CUDA error's name, e.g. CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string detail;      // what happened, in one or two lines (mismatch summary, error, stage)
+  std::string feedback;    // short text for the policy's next turn
+  std::string error;       // status error: what failed in the harness
+  std::string timing_note; // why CUPTI was not used, when it was not
+  std::string device;
+  int trials = 0;          // correctness trials that ran to the end
+  std::uint64_t seed = 0;  // base seed of the trials (reproduce with EvaluatorConfig::seed)
+  double seconds = 0.0;
+};
+
+struct EvaluatorConfig {
+  CompilerConfig compiler;  // include jail, isolation, cache
+  WorkerConfig worker;
+  std::string arch;         // empty: the GPU's own sm_XY, or sm_90 without a GPU
+  std::optional<std::uint64_t> seed;  // base seed; empty = a fresh random seed per evaluation
+  bool time = true;         // time correct candidates (false: verdict only, much faster)
+  std::optional<GpuStatus> gpu;  // skip the driver probe and use this (tests; a scheduler that knows)
+  std::chrono::milliseconds compile_timeout{10000};
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(EvaluatorConfig config = {});  // probes the GPU (in a forked child) unless given
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  // Thread-safe: compiles run in parallel, kernels one at a time in the worker. Throws only for
+  // misuse (an invalid task); everything the candidate does is in the result.
+  EvalResult evaluate(const TaskSpec& task, std::string_view candidate_source);
+  CompileResult compile(std::string_view source);  // with the evaluator's arch and options
+
+  const GpuStatus& gpu() const noexcept;
+  const std::string& arch() const noexcept;
+  Compiler& compiler() noexcept;
+  WorkerProcess& worker() noexcept;  // for tests and diagnostics; lock-free access is the caller's problem
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The result as one JSON object: verdict (null unless reached), status, speedup (null unless known),
+// timings, compile {status, log, seconds, cache_hit}, cuda_error, detail, feedback, error, seed, ...
+std::string to_json(const EvalResult& result);
+
+// The first `max_lines` diagnostic lines ("error"/"warning" lines and their context) of a compile log.
+std::string first_errors(std::string_view log, int max_lines = 12);
+
+}  // namespace leap::sandbox

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// The small integer language of task specs: shapes, launch dimensions and scalar values are written
+// over named problem sizes, e.g. "ceil_div(n, 256)" or "rows * cols".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace leap::sandbox {
+
+using Sizes = std::map<std::string, std::int64_t, std::less<>>;
+
+// Grammar: expr := term (('+'|'-') term)*; term := unary (('*'|'/'|'%') unary)*;
+// unary := '-' unary | primary; primary := integer | name | fn '(' expr (',' expr)* ')' | '(' expr ')'.
+// Functions: ceil_div(a, b), min(a, b), max(a, b), pow2_ceil(a) (the next power of two >= a).
+// Division truncates toward zero. Throws std::invalid_argument for a syntax error, an unknown name,
+// division by zero or overflow, with the expression and the reason in the message.
+std::int64_t eval_size_expr(std::string_view expr, const Sizes& sizes);
+
+}  // namespace leap::sandbox

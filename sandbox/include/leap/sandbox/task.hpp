@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// A kernel task: what the policy is asked to write, the kernel's signature, how to make inputs, how
+// to launch it, the reference it is checked and timed against, and how strictly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leap/sandbox/size_expr.hpp"
+
+namespace leap::sandbox {
+
+enum class DType : std::uint8_t { float32, float16, bfloat16, int32 };
+enum class Role : std::uint8_t { in, out, inout };
+enum class ParamKind : std::uint8_t { buffer, scalar };
+
+std::string_view to_string(DType dtype) noexcept;  // "float32", "float16", "bfloat16", "int32"
+std::string_view to_string(Role role) noexcept;    // "in", "out", "inout"
+std::optional<DType> dtype_from_string(std::string_view name) noexcept;
+std::size_t dtype_size(DType dtype) noexcept;
+
+// How a buffer's initial contents are drawn, fresh for every trial.
+//   uniform(low=a, high=b)   normal(mean=a, std=b)   randint(low=a, high=b, inclusive)
+//   constant(value=a)        zeros                   arange (0, 1, 2, ... cast to the dtype)
+struct Generator {
+  std::string kind = "uniform";
+  double a = -1.0;
+  double b = 1.0;
+};
+
+struct Param {
+  std::string name;  // a C identifier; also the name feedback uses
+  ParamKind kind = ParamKind::buffer;
+  DType dtype = DType::float32;
+  // buffers
+  Role role = Role::in;
+  std::vector<std::string> shape;  // size expressions; the element count is their product
+  Generator generator;             // for in and inout buffers
+  // scalars (float32 or int32): a size expression, or for float32 also a number such as "1e-5"
+  std::string value;
+};
+
+struct LaunchConfig {  // size expressions; missing dimensions are "1"
+  std::string grid[3] = {"1", "1", "1"};
+  std::string block[3] = {"1", "1", "1"};
+  std::string shared_bytes = "0";  // dynamic shared memory
+};
+
+struct Tolerance {  // an element passes when |candidate - reference| <= atol + rtol * |reference|
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+struct TimingSettings {
+  int warmup = 3;                // untimed runs first (module load, clocks, caches)
+  int min_reps = 10;
+  int max_reps = 200;
+  double target_spread = 0.02;   // stop once (p75 - p25) / median is at most this ...
+  int budget_ms = 1500;          // ... or this much time went into timed runs of one kernel
+};
+
+struct TaskSpec {
+  std::string name;         // [a-z0-9_]+
+  std::string description;  // the prompt: what to write, the signature, the launch configuration
+  std::string entry;        // the extern "C" __global__ function to launch
+  std::vector<Param> params;  // in the kernel's parameter order
+  Sizes sizes;                // problem sizes used for timing (and for the first correctness trial)
+  std::vector<Sizes> check_sizes;  // further size sets checked for correctness (e.g. ragged edges)
+  LaunchConfig launch;
+  std::string reference_source;  // CUDA source defining `entry`
+  Tolerance tolerance[4] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}};  // by DType
+  int trials = 3;               // correctness trials per size set, each with a fresh seed
+  TimingSettings timing;
+  int time_limit_ms = 10000;    // a whole evaluation in the worker; past it the worker is killed
+  const Tolerance& tolerance_for(DType dtype) const noexcept { return tolerance[static_cast<int>(dtype)]; }
+};
+
+// A spec that does not describe a usable task. The message names task, field and value, e.g.
+// task 'softmax': params[2].dtype: unknown dtype "float64"
+class TaskError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Resolves "reference_file" (and other file references) of a spec; nullopt = no such file.
+using FileResolver = std::function<std::optional<std::string>(std::string_view name)>;
+
+// Parses and validates a JSON spec. "reference" holds the source inline, or "reference_file" names
+// a file the resolver supplies. Unknown keys are errors (a typo must not silently mean a default).
+TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve = {});
+// Reads a spec file; "reference_file" is relative to the spec's directory. Throws TaskError.
+TaskSpec load_task_file(const std::string& path);
+// Checks names, expressions against every size set, shapes, launch limits and settings.
+void validate(const TaskSpec& task);
+// The spec as JSON text with the reference inline; parse_task(task_to_json(t)) == t.
+std::string task_to_json(const TaskSpec& task, int indent = -1);
+
+// Everything the worker needs for one size set, with every expression evaluated.
+struct ResolvedLaunch {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+std::size_t element_count(const Param& buffer, const Sizes& sizes);  // throws TaskError
+ResolvedLaunch resolve_launch(const TaskSpec& task, const Sizes& sizes);  // throws TaskError
+
+}  // namespace leap::sandbox

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leap/sandbox/evaluator.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+namespace leap::sandbox {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string fmt(double v, int precision = 4) {
+  std::ostringstream os;
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+bool defines_entry(const std::string& ptx, const std::string& entry) {
+  return ptx.find(".entry " + entry + "(") != std::string::npos;
+}
+
+KernelTiming timing_from(const json& k, const std::string& method) {
+  KernelTiming t;
+  t.method = method;
+  auto num = [&](const char* key) {
+    const auto it = k.find(key);
+    return it != k.end() && it->is_number() ? it->get<double>() : KernelTiming::nan;
+  };
+  t.median_ms = num("median_ms");
+  t.p25_ms = num("p25_ms");
+  t.p75_ms = num("p75_ms");
+  t.min_ms = num("min_ms");
+  t.spread = num("spread");
+  t.runs = k.value("runs", 0);
+  t.events_median_ms = num("events_median_ms");
+  t.wall_median_ms = num("wall_median_ms");
+  return t;
+}
+
+}  // namespace
+
+std::string_view to_string(EvalStatus status) noexcept {
+  switch (status) {
+    case EvalStatus::verdict: return "verdict";
+    case EvalStatus::no_gpu: return "no_gpu";
+    case EvalStatus::error: return "error";
+  }
+  return "unknown";
+}
+
+std::string first_errors(std::string_view log, int max_lines) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    lines.push_back(log.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  std::string out;
+  int taken = 0;
+  for (std::size_t i = 0; i < lines.size() && taken < max_lines; ++i) {
+    if (lines[i].find("error") == std::string_view::npos) continue;
+    // The diagnostic and the source excerpt and caret NVRTC prints under it.
+    for (std::size_t k = i; k < lines.size() && k < i + 3 && taken < max_lines; ++k) {
+      if (k > i && lines[k].find("): ") != std::string_view::npos) break;
+      out.append(lines[k]).push_back('\n');
+      ++taken;
+    }
+  }
+  if (out.empty()) out = std::string(log.substr(0, std::min<std::size_t>(log.size(), 1500)));
+  return out;
+}
+
+struct Evaluator::Impl {
+  EvaluatorConfig config;
+  GpuStatus gpu;
+  std::string arch;
+  std::unique_ptr<Compiler> compiler;
+  WorkerProcess worker;
+  std::mutex worker_mutex;
+  std::mutex ref_mutex;
+  std::map<std::string, CompileResult> references;  // by task name + source hash (the compile cache keys it fully)
+
+  explicit Impl(EvaluatorConfig c) : config(std::move(c)), worker(config.worker) {
+    gpu = config.gpu ? *config.gpu : probe_gpu();
+    arch = config.arch;
+    if (arch.empty()) {
+      arch = "sm_90";
+      if (gpu.ok() && !gpu.devices.empty()) {
+        const DeviceInfo& d = gpu.devices[static_cast<std::size_t>(std::max(0, config.worker.device)) % gpu.devices.size()];
+        if (d.cc_major > 0) arch = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
+      }
+    }
+    if (!config.compiler.cache) config.compiler.cache = std::make_shared<CompileCache>(CacheOptions{});
+    compiler = std::make_unique<Compiler>(config.compiler);
+  }
+
+  CompileJob job(std::string_view source) const {
+    CompileJob j;
+    j.source = std::string(source);
+    j.options.arch = arch;
+    j.options.timeout = config.compile_timeout;
+    j.options.want_ptx = true;
+    j.options.want_cubin = true;
+    j.file_name = "candidate.cu";
+    return j;
+  }
+};
+
+Evaluator::Evaluator(EvaluatorConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Evaluator::~Evaluator() = default;
+
+const GpuStatus& Evaluator::gpu() const noexcept { return impl_->gpu; }
+const std::string& Evaluator::arch() const noexcept { return impl_->arch; }
+Compiler& Evaluator::compiler() noexcept { return *impl_->compiler; }
+WorkerProcess& Evaluator::worker() noexcept { return impl_->worker; }
+
+CompileResult Evaluator::compile(std::string_view source) { return impl_->compiler->compile(impl_->job(source)); }
+
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) {
+  validate(task);
+  Impl& m = *impl_;
+  const auto t0 = Clock::now();
+  EvalResult r;
+  auto done = [&]() -> EvalResult {
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::move(r);
+  };
+  auto verdict = [&](Verdict v) {
+    r.status = EvalStatus::verdict;
+    r.verdict = v;
+  };
+
+  // 1. Compile. A refusal, an error and a timeout are all a compile_error verdict, GPU or not.
+  r.compile = m.compiler->compile(m.job(candidate_source));
+  if (!r.compile.ok()) {
+    verdict(Verdict::compile_error);
+    switch (r.compile.status) {
+      case CompileStatus::refused: r.detail = r.compile.log; break;
+      case CompileStatus::timeout: r.detail = "the compile did not finish within the time limit"; break;
+      default: r.detail = first_errors(r.compile.log); break;
+    }
+    r.feedback = "Compile error:\n" + r.detail;
+    return done();
+  }
+  if (!defines_entry(r.compile.ptx, task.entry)) {
+    verdict(Verdict::compile_error);
+    r.detail = "the source compiles but defines no kernel named '" + task.entry + "'; declare it as extern \"C\" __global__ void " +
+               task.entry + "(...)";
+    r.feedback = "Compile error: " + r.detail;
+    return done();
+  }
+
+  // 2. The reference (cached per task); a reference that does not build is the task's fault.
+  CompileResult ref;
+  {
+    std::lock_guard lock(m.ref_mutex);
+    const std::string key = task.name + "\n" + task.reference_source;
+    auto it = m.references.find(key);
+    if (it == m.references.end()) it = m.references.emplace(key, m.compiler->compile(m.job(task.reference_source))).first;
+    ref = it->second;
+  }
+  if (!ref.ok() || !defines_entry(ref.ptx, task.entry)) {
+    r.status = EvalStatus::error;
+    r.error = "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
+    return done();
+  }
+
+  // 3. No GPU: the compile verdict was real; anything further would be made up.
+  if (!m.gpu.ok()) {
+    r.status = EvalStatus::no_gpu;
+    r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
+               (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
+    r.feedback = "The kernel compiles. It was not run: no GPU is available.";
+    return done();
+  }
+
+  // 4. Run, check and time in the worker.
+  r.seed = m.config.seed ? *m.config.seed : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
+  json req = {{"op", "eval"},
+              {"task", task_to_json(task)},
+              {"candidate", json::binary(std::vector<std::uint8_t>(r.compile.cubin.begin(), r.compile.cubin.end()))},
+              {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
+              {"seed", r.seed},
+              {"time", m.config.time}};
+  const std::vector<std::uint8_t> bytes = json::to_cbor(req);
+  CallResult call;
+  {
+    std::lock_guard lock(m.worker_mutex);
+    call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                         std::chrono::milliseconds(task.time_limit_ms));
+  }
+  const bool in_candidate = call.last_stage == "candidate" || call.last_stage == "timing:candidate" || call.last_stage == "timing" ||
+                            call.last_stage == "load";
+  if (call.status == CallStatus::timeout) {
+    if (in_candidate) {
+      verdict(Verdict::timeout);
+      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) + " ms (" +
+                 call.last_stage + ")";
+      r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
+    } else {
+      r.status = EvalStatus::error;
+      r.error = "the worker timed out outside the candidate's runs: " + call.detail;
+    }
+    return done();
+  }
+  if (call.status == CallStatus::died && in_candidate) {
+    verdict(Verdict::runtime_error);
+    r.cuda_error = "WORKER_DIED";
+    r.detail = "the evaluation process died while running the candidate: " + call.detail;
+    r.feedback = "Runtime error: " + r.detail;
+    return done();
+  }
+  if (call.status != CallStatus::ok) {
+    r.status = EvalStatus::error;
+    r.error = "evaluation worker " + std::string(to_string(call.status)) + ": " + call.detail;
+    return done();
+  }
+  json reply;
+  try {
+    reply = json::from_cbor(call.reply);
+  } catch (const std::exception& e) {
+    r.status = EvalStatus::error;
+    r.error = std::string("malformed worker reply: ") + e.what();
+    return done();
+  }
+  if (reply.value("restart", false)) {
+    std::lock_guard lock(m.worker_mutex);
+    m.worker.restart_next();
+  }
+  r.device = reply.value("device", "");
+  r.trials = reply.value("trials", 0);
+  if (!reply.value("ok", false)) {
+    r.status = EvalStatus::error;
+    r.error = reply.value("error", "the worker reported a failure");
+    return done();
+  }
+  const std::string v = reply.value("verdict", "");
+  r.detail = reply.value("detail", "");
+  if (v == "runtime_error") {
+    verdict(Verdict::runtime_error);
+    r.cuda_error = reply.value("cuda_error", "");
+    r.feedback = "Runtime error: " + r.detail;
+  } else if (v == "wrong_answer") {
+    verdict(Verdict::wrong_answer);
+    r.feedback = "Wrong answer: " + r.detail;
+  } else if (v == "correct") {
+    verdict(Verdict::correct);
+    if (reply.contains("timing")) {
+      const json& t = reply.at("timing");
+      const std::string method = t.value("method", "");
+      r.candidate = timing_from(t.value("candidate", json::object()), method);
+      r.reference = timing_from(t.value("reference", json::object()), method);
+      r.timing_note = t.value("note", "");
+      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
+      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
+                   " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +
+                   method + ", " + std::to_string(r.candidate.runs) + " runs each).";
+    } else {
+      r.feedback = "Correct (not timed).";
+    }
+  } else {
+    r.status = EvalStatus::error;
+    r.error = "the worker gave no verdict";
+  }
+  return done();
+}
+
+std::string to_json(const EvalResult& r) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  auto timing = [&](const KernelTiming& t) {
+    return json{{"method", t.method}, {"median_ms", num(t.median_ms)}, {"p25_ms", num(t.p25_ms)}, {"p75_ms", num(t.p75_ms)},
+                {"min_ms", num(t.min_ms)}, {"spread", num(t.spread)}, {"runs", t.runs},
+                {"events_median_ms", num(t.events_median_ms)}, {"wall_median_ms", num(t.wall_median_ms)}};
+  };
+  json j = {{"status", to_string(r.status)},
+            {"verdict", r.verdict ? json(to_string(*r.verdict)) : json(nullptr)},
+            {"speedup", num(r.speedup)},
+            {"compile", {{"status", to_string(r.compile.status)}, {"log", r.compile.log}, {"seconds", r.compile.seconds},
+                         {"cache_hit", r.compile.cache_hit}}},
+            {"cuda_error", r.cuda_error},
+            {"detail", r.detail},
+            {"feedback", r.feedback},
+            {"error", r.error},
+            {"trials", r.trials},
+            {"seed", r.seed},
+            {"device", r.device},
+            {"seconds", r.seconds}};
+  if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
+  else j["timings"] = nullptr;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace leap::sandbox

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// The worker protocol's framing: [u32 little-endian length][u8 kind][payload]. Kinds: 'S' a stage
+// announcement (text), 'R' the reply (CBOR). Internal.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace leap::sandbox::detail {
+
+constexpr std::size_t k_max_frame = std::size_t{1} << 30;
+
+bool write_frame(int fd, char kind, std::string_view payload);
+
+enum class ReadStatus { ok, eof, timeout, error };
+// Reads one frame; gives up at the deadline.
+ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::steady_clock::time_point deadline);
+// Blocking read of one frame (the worker side).
+ReadStatus read_frame(int fd, char& kind, std::string& payload);
+
+}  // namespace leap::sandbox::detail

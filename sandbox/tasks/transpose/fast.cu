@@ -1,0 +1,15 @@
+// Faster: the tile goes through shared memory (padded against bank conflicts) so both sides coalesce.
+extern "C" __global__ void transpose(const float* in, float* out, int rows, int cols) {
+  __shared__ float tile[32][33];
+  int c = blockIdx.x * 32 + threadIdx.x;
+  for (int j = 0; j < 32; j += 8) {
+    const int r = blockIdx.y * 32 + threadIdx.y + j;
+    if (r < rows && c < cols) tile[threadIdx.y + j][threadIdx.x] = in[static_cast<long long>(r) * cols + c];
+  }
+  __syncthreads();
+  const int r = blockIdx.y * 32 + threadIdx.x;  // now a column of out
+  for (int j = 0; j < 32; j += 8) {
+    c = blockIdx.x * 32 + threadIdx.y + j;        // now a row of out
+    if (c < cols && r < rows) out[static_cast<long long>(c) * rows + r] = tile[threadIdx.x][threadIdx.y + j];
+  }
+}
