@@ -4,11 +4,16 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <leap/sandbox/sandbox.hpp>
 #include <leap/version.hpp>
 #include <nlohmann/json.hpp>
@@ -27,6 +32,9 @@ constexpr const char* k_help = R"(leap-sandbox - compile CUDA kernel candidates 
 Usage:
   leap-sandbox info [--json]
   leap-sandbox compile [options] FILE...
+  leap-sandbox tasks [--json]
+  leap-sandbox eval [options] TASK CANDIDATE.cu
+  leap-sandbox serve [options]
   leap-sandbox --version | --help
 
 info
@@ -56,6 +64,35 @@ compile
   --quiet              no progress line on stderr
   A progress line goes to stderr when more than 4 files are compiled.
   Exit status: 0 when every file compiled, 1 when any did not, 2 for bad usage or unreadable files.
+
+tasks
+  Lists the built-in tasks with their variants (reference, fast, wrong, broken).
+  --json               a JSON array: each task's full spec, reference source included, and its variants
+
+eval
+  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
+  check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
+  unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
+  task's time limit. Without a GPU the compile verdict is real and a compiling candidate gets status
+  no_gpu. Prints a summary, or with --json one object: status, verdict, speedup, timings, compile,
+  cuda_error, detail, feedback, error, seed, trials.
+  --json               JSON output
+  --seed N             base seed of the trials (default: random)
+  --no-time            verdict only, no timing
+  --arch A             compile target (default: the GPU's, else sm_90)
+  Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
+  malformed spec, unreadable file), 1 the harness failed.
+
+serve
+  Reads JSON requests, one per line, on stdin and writes one JSON response per request on stdout,
+  matched by "id" (responses may come out of order). Requests:
+    {"id": 1, "op": "info"}
+    {"id": 2, "op": "compile", "source": "...", "arch": "sm_90"}
+    {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "...", "seed": 7, "time": true}
+  Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "error": "..."}; a
+  line that is not a JSON object with an id gets {"id": null, "ok": false, ...} and the server goes
+  on. At end of input the requests in flight finish, then it exits 0.
+  -j N                 requests handled at a time (default 2; kernels still run one at a time)
 
   --version            print the version and exit
   --help, -h           print this help and exit
@@ -221,6 +258,216 @@ int cmd_compile(const std::vector<std::string>& args) {
   return all_ok ? 0 : 1;
 }
 
+std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::string& error) {
+  if (const sb::BuiltinTask* t = sb::find_builtin_task(name_or_file)) return t->spec;
+  std::ifstream probe(name_or_file);
+  if (!probe) {
+    std::string names;
+    for (const sb::BuiltinTask& t : sb::builtin_tasks()) names += (names.empty() ? "" : ", ") + t.spec.name;
+    error = "unknown task '" + name_or_file + "' (not a built-in task: " + names + "; and no such spec file)";
+    return std::nullopt;
+  }
+  try {
+    return sb::load_task_file(name_or_file);
+  } catch (const sb::TaskError& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+}
+
+json task_json(const sb::BuiltinTask& t) {
+  json j = json::parse(sb::task_to_json(t.spec));
+  json variants = json::array();
+  for (const sb::TaskVariant& v : t.variants) variants.push_back({{"name", v.name}, {"expect", v.expect}});
+  j["variants"] = variants;
+  return j;
+}
+
+int cmd_tasks(const std::vector<std::string>& args) {
+  bool as_json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") as_json = true;
+    else usage_error("tasks: unknown option '" + a + "'");
+  }
+  if (as_json) {
+    json all = json::array();
+    for (const sb::BuiltinTask& t : sb::builtin_tasks()) all.push_back(task_json(t));
+    std::cout << all.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+    std::cout << t.spec.name << " (kernel " << t.spec.entry << "; variants:";
+    for (const sb::TaskVariant& v : t.variants) std::cout << " " << v.name;
+    std::string d = t.spec.description;
+    if (d.size() > 160) d = d.substr(0, 157) + "...";
+    std::cout << ")\n  " << d << "\n";
+  }
+  return 0;
+}
+
+json compile_json(const sb::CompileResult& r) {
+  return {{"status", std::string(sb::to_string(r.status))}, {"log", r.log}, {"seconds", r.seconds},
+          {"cache_hit", r.cache_hit}, {"ptx_bytes", r.ptx.size()}, {"cubin_bytes", r.cubin.size()}};
+}
+
+sb::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time) {
+  sb::EvaluatorConfig c;
+  c.arch = arch;
+  c.seed = seed;
+  c.time = time;
+  sb::CacheOptions co;
+  if (const std::string dir = default_cache_dir(); !dir.empty()) co.directory = dir;
+  c.compiler.cache = std::make_shared<sb::CompileCache>(co);
+  return c;
+}
+
+int cmd_eval(const std::vector<std::string>& args) {
+  bool as_json = false, time = true;
+  std::optional<std::uint64_t> seed;
+  std::string arch;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) usage_error(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--json") as_json = true;
+    else if (a == "--no-time") time = false;
+    else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, value(), 0, std::numeric_limits<long>::max()));
+    else if (a == "--arch") arch = value();
+    else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
+    else positional.push_back(a);
+  }
+  if (positional.size() != 2) usage_error("eval: expected TASK CANDIDATE.cu");
+  std::string error;
+  const std::optional<sb::TaskSpec> task = find_task(positional[0], error);
+  if (!task) {
+    std::cerr << "leap-sandbox: " << error << "\n";
+    return 2;
+  }
+  std::ifstream in(positional[1], std::ios::binary);
+  if (!in) {
+    std::cerr << "leap-sandbox: cannot read " << positional[1] << "\n";
+    return 2;
+  }
+  const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  sb::Evaluator evaluator(evaluator_config(arch, seed, time));
+  const sb::EvalResult r = evaluator.evaluate(*task, source);
+  if (as_json) {
+    std::cout << sb::to_json(r) << "\n";
+  } else {
+    std::cout << task->name << ": " << sb::to_string(r.status);
+    if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
+    if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
+    std::cout << "\n" << (r.error.empty() ? r.feedback : r.error) << "\n";
+  }
+  switch (r.status) {
+    case sb::EvalStatus::verdict: return 0;
+    case sb::EvalStatus::no_gpu: return 3;
+    case sb::EvalStatus::error: return 1;
+  }
+  return 1;
+}
+
+// serve: a reader on this thread, `jobs` handlers; one output line per request, written whole.
+int cmd_serve(const std::vector<std::string>& args) {
+  unsigned jobs = 2;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-j" && i + 1 < args.size()) jobs = static_cast<unsigned>(parse_number(a, args[++i], 1, 64));
+    else usage_error("serve: unknown option '" + a + "'");
+  }
+  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true));
+  std::mutex out_mutex, queue_mutex;
+  std::condition_variable cv;
+  std::deque<json> queue;
+  bool closing = false;
+  auto respond = [&](const json& j) {
+    const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::lock_guard lock(out_mutex);
+    std::cout << line << "\n" << std::flush;
+  };
+  auto handle = [&](const json& req) {
+    const json id = req.at("id");
+    try {
+      const std::string op = req.value("op", "");
+      if (op == "info") {
+        const sb::GpuStatus& g = evaluator.gpu();
+        respond({{"id", id}, {"ok", true}, {"result", {{"leap_version", leap::version_string}, {"versions", versions_text()},
+                 {"arch", evaluator.arch()}, {"gpu", {{"status", std::string(sb::to_string(g.state))}, {"available", g.ok()}, {"reason", g.reason}}}}}});
+      } else if (op == "compile") {
+        if (!req.contains("source") || !req.at("source").is_string()) throw std::invalid_argument("compile needs a string \"source\"");
+        sb::CompileJob job;
+        job.source = req.at("source").get<std::string>();
+        job.options.arch = req.value("arch", evaluator.arch());
+        respond({{"id", id}, {"ok", true}, {"result", compile_json(evaluator.compiler().compile(job))}});
+      } else if (op == "eval") {
+        if (!req.contains("source") || !req.at("source").is_string()) throw std::invalid_argument("eval needs a string \"source\"");
+        if (!req.contains("task")) throw std::invalid_argument("eval needs a \"task\" (a built-in name or a spec object)");
+        const json& t = req.at("task");
+        sb::TaskSpec task;
+        if (t.is_string()) {
+          const sb::BuiltinTask* b = sb::find_builtin_task(t.get<std::string>());
+          if (b == nullptr) throw std::invalid_argument("unknown task '" + t.get<std::string>() + "'");
+          task = b->spec;
+        } else {
+          task = sb::parse_task(t.dump());
+        }
+        const sb::EvalResult r = evaluator.evaluate(task, req.at("source").get<std::string>());
+        respond({{"id", id}, {"ok", true}, {"result", json::parse(sb::to_json(r))}});
+      } else {
+        throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
+      }
+    } catch (const std::exception& e) {
+      respond({{"id", id}, {"ok", false}, {"error", e.what()}});
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < jobs; ++k) {
+    pool.emplace_back([&] {
+      for (;;) {
+        json req;
+        {
+          std::unique_lock lock(queue_mutex);
+          cv.wait(lock, [&] { return closing || !queue.empty(); });
+          if (queue.empty()) return;
+          req = std::move(queue.front());
+          queue.pop_front();
+        }
+        handle(req);
+      }
+    });
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json req;
+    try {
+      req = json::parse(line);
+    } catch (const json::parse_error& e) {
+      respond({{"id", nullptr}, {"ok", false}, {"error", std::string("malformed request: ") + e.what()}});
+      continue;
+    }
+    if (!req.is_object() || !req.contains("id")) {
+      respond({{"id", nullptr}, {"ok", false}, {"error", "malformed request: expected a JSON object with an \"id\""}});
+      continue;
+    }
+    {
+      std::lock_guard lock(queue_mutex);
+      queue.push_back(std::move(req));
+    }
+    cv.notify_one();
+  }
+  {
+    std::lock_guard lock(queue_mutex);
+    closing = true;
+  }
+  cv.notify_all();
+  for (std::thread& t : pool) t.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,6 +492,9 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "info") return cmd_info(args);
     if (cmd == "compile") return cmd_compile(args);
+    if (cmd == "tasks") return cmd_tasks(args);
+    if (cmd == "eval") return cmd_eval(args);
+    if (cmd == "serve") return cmd_serve(args);
   } catch (const std::exception& e) {
     std::cerr << "leap-sandbox: " << e.what() << "\n";
     return 2;

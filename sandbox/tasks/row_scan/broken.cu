@@ -1,4 +1,4 @@
-// Does not compile: __shfl_up_sync on a pointer-to-int mismatch (passes the address).
+// Does not compile: the shuffle width is an undeclared name.
 extern "C" __global__ void row_scan(const int* x, int* out, int rows, int cols) {
   __shared__ int warp_total[8];
   const int row = blockIdx.x;
@@ -12,7 +12,7 @@ extern "C" __global__ void row_scan(const int* x, int* out, int rows, int cols) 
     int v = c < cols ? p[c] : 0;
 #pragma unroll
     for (int o = 1; o < 32; o *= 2) {
-      const int n = __shfl_up_sync(0xffffffffu, &v, o);
+      const int n = __shfl_up_sync(0xffffffffu, v, o, warp_width);
       if (lane >= o) v += n;
     }
     if (lane == 31) warp_total[warp] = v;

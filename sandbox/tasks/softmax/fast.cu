@@ -16,12 +16,12 @@ extern "C" __global__ void softmax(const float* x, float* out, int rows, int col
   float* q = out + static_cast<long long>(row) * cols;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
 
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, p[c]);
   m = warp_max(m);
   if (lane == 0) scratch[warp] = m;
   __syncthreads();
-  m = warp_max(lane < warps ? scratch[lane] : -INFINITY);
+  m = warp_max(lane < warps ? scratch[lane] : __int_as_float(0xff800000));
   __syncthreads();  // everyone has read scratch before it is reused
 
   float s = 0.0f;

@@ -6,12 +6,12 @@ extern "C" __global__ void softmax(const float* x, float* out, int rows, int col
   if (row >= rows) return;
   const float* p = x + static_cast<long long>(row) * cols;
   float* q = out + static_cast<long long>(row) * cols;
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, p[c]);
   partial[threadIdx.x] = m;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float v = -INFINITY;
+    float v = __int_as_float(0xff800000);
     for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
     row_max = v;
   }
