@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -69,18 +70,19 @@ struct OrderKeys {
 
 inline constexpr double solved_class_base = 1099511627776.0;  // 2^40, above every unsolved class
 
-// Encodes one outcome's keys without branches (outcomes arrive in random order, so branches on
-// "solved?" would mispredict about every other time).
+// Encodes one outcome's keys without branches: outcomes arrive in random order, so a branch on
+// "solved?" would mispredict about every other time. Choices are bit masks over the doubles.
 struct KeyEncoder {
-  double by_turn, by_severity, speedup_on, tokens_solved, tokens_unsolved;
+  double by_turn, by_severity;
+  bool speedup_on, tokens_solved, tokens_unsolved;
   double speedup_factor, token_factor;
 
   explicit KeyEncoder(const KernelOrder& order)
       : by_turn(order.by_turn ? 1.0 : 0.0),
         by_severity(order.by_severity ? 1.0 : 0.0),
-        speedup_on(order.speedup_key_on() ? 1.0 : 0.0),
-        tokens_solved(order.token_key_on(true) ? 1.0 : 0.0),
-        tokens_unsolved(order.token_key_on(false) ? 1.0 : 0.0),
+        speedup_on(order.speedup_key_on()),
+        tokens_solved(order.token_key_on(true)),
+        tokens_unsolved(order.token_key_on(false)),
         speedup_factor(1.0 + order.speedup_tolerance),
         token_factor(1.0 + order.token_tolerance) {}
 
@@ -88,19 +90,25 @@ struct KeyEncoder {
     static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank
     return rank[static_cast<unsigned>(verdict) & 7u];
   }
+  // condition ? a : b, as a bit blend.
+  static double select(bool condition, double a, double b) noexcept {
+    const std::uint64_t mask = std::uint64_t{0} - static_cast<std::uint64_t>(condition);
+    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & mask) | (std::bit_cast<std::uint64_t>(b) & ~mask));
+  }
 
   double klass(const Outcome& o) const noexcept {
     const double solved_class = solved_class_base + by_turn * static_cast<double>(INT_MAX - o.solved_turn);
     const double failed_class = by_severity * severity(o.best_verdict);
-    return o.solved_turn > 0 ? solved_class : failed_class;
+    return select(o.solved_turn > 0, solved_class, failed_class);
   }
   double speedup(const Outcome& o) const noexcept {
-    const bool known = o.solved_turn > 0 && speedup_on != 0.0 && o.speedup > 0.0;
-    return known ? o.speedup : std::numeric_limits<double>::quiet_NaN();
+    const bool known = (o.solved_turn > 0) & speedup_on & (o.speedup > 0.0);
+    return select(known, o.speedup, std::numeric_limits<double>::quiet_NaN());
   }
   double tokens(const Outcome& o) const noexcept {
-    const double on = o.solved_turn > 0 ? tokens_solved : tokens_unsolved;
-    return on != 0.0 ? static_cast<double>(o.tokens) : std::numeric_limits<double>::quiet_NaN();
+    const bool solved = o.solved_turn > 0;
+    const bool on = (solved & tokens_solved) | (!solved & tokens_unsolved);
+    return select(on, static_cast<double>(o.tokens), std::numeric_limits<double>::quiet_NaN());
   }
 };
 static_assert(failure_severity_rank(Verdict::compile_error) == 0 && failure_severity_rank(Verdict::runtime_error) == 1 &&
