@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox tasks, eval and serve, run as a user would, on a machine without a GPU.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <leap/sandbox/builtin_tasks.hpp>
+
+#include "test_support.hpp"
+
+using nlohmann::json;
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the CLI with `input` on stdin; LEAP_SANDBOX_CACHE_DIR points into `dir`.
+Run run_cli(const std::string& args, const leap_test::TempDir& dir, const std::string& input = "") {
+  const std::string in_file = dir.write("stdin.txt", input).string();
+  const std::string err_file = (dir.path / "stderr.txt").string();
+  const std::string cmd = "LEAP_SANDBOX_CACHE_DIR='" + (dir.path / "cache").string() + "' '" + LEAP_SANDBOX_CLI + "' " + args +
+                          " <'" + in_file + "' 2>'" + err_file + "'";
+  Run r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = leap_test::read_file(err_file);
+  return r;
+}
+
+std::vector<json> json_lines(const std::string& out) {
+  std::vector<json> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(json::parse(line));
+  return lines;
+}
+
+bool machine_has_gpu(const leap_test::TempDir& dir) {
+  return json::parse(run_cli("info --json", dir).out).at("gpu").at("available").get<bool>();
+}
+
+}  // namespace
+
+TEST_CASE("cli tasks: lists the built-in tasks; --json gives full specs with reference sources", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const Run text = run_cli("tasks", dir);
+  CHECK(text.exit_code == 0);
+  for (const char* name : {"scale_add", "row_sum", "softmax", "matmul", "transpose", "layernorm", "row_scan", "gelu_fp16"}) {
+    CHECK_THAT(text.out, Catch::Contains(name));
+  }
+  const Run js = run_cli("tasks --json", dir);
+  REQUIRE(js.exit_code == 0);
+  const json all = json::parse(js.out);
+  REQUIRE(all.size() >= 8);
+  for (const json& t : all) {
+    CHECK_THAT(t.at("reference").get<std::string>(), Catch::Contains("__global__"));
+    CHECK(t.at("variants").size() >= 4);
+  }
+}
+
+std::string variant(const char* task, const char* name) { return leap::sandbox::find_builtin_task(task)->variant(name)->source; }
+
+TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  if (machine_has_gpu(dir)) return;  // the gpu-labelled suite covers verdicts there
+  const std::string fast = dir.write("fast.cu", variant("row_sum", "fast")).string();
+  const std::string broken = dir.write("broken.cu", variant("row_sum", "broken")).string();
+
+  const Run nogpu = run_cli("eval --json row_sum '" + fast + "'", dir);
+  CHECK(nogpu.exit_code == 3);
+  const json a = json::parse(nogpu.out);
+  CHECK(a.at("status") == "no_gpu");
+  CHECK(a.at("verdict").is_null());
+  CHECK(a.at("speedup").is_null());
+  CHECK(a.contains("timings"));
+  CHECK(a.contains("feedback"));
+
+  const Run ce = run_cli("eval --json row_sum '" + broken + "'", dir);
+  CHECK(ce.exit_code == 0);
+  const json b = json::parse(ce.out);
+  CHECK(b.at("verdict") == "compile_error");
+  CHECK_THAT(b.at("feedback").get<std::string>(), Catch::Contains("warp_id"));
+
+  const Run text = run_cli("eval row_sum '" + broken + "'", dir);
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("compile_error"));
+
+  // A spec file with the reference beside it.
+  dir.write("ref.cu", variant("scale_add", "reference"));
+  const std::string spec = dir.write("spec.json", R"J({"name": "mine", "entry": "scale_add", "reference_file": "ref.cu",
+    "params": [{"name": "x", "dtype": "float32", "shape": ["n"]}, {"name": "y", "dtype": "float32", "shape": ["n"]},
+               {"name": "out", "dtype": "float32", "role": "out", "shape": ["n"]},
+               {"name": "alpha", "kind": "scalar", "dtype": "float32", "value": 2.0}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
+    "sizes": {"n": 4096}, "launch": {"grid": ["ceil_div(n, 1024)"], "block": [256]}})J").string();
+  const std::string sa = dir.write("sa.cu", variant("scale_add", "fast")).string();
+  CHECK(run_cli("eval --json '" + spec + "' '" + sa + "'", dir).exit_code == 3);
+
+  const Run unknown = run_cli("eval no_such_task '" + fast + "'", dir);
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown task 'no_such_task'"));
+  const std::string bad_spec = dir.write("bad.json", R"J({"name": "bad", "entry": "k", "params": [], "sizes": {"n": 1}, "launch": {"grid": 1, "block": 1}, "reference": "x"})J").string();
+  const Run malformed = run_cli("eval '" + bad_spec + "' '" + fast + "'", dir);
+  CHECK(malformed.exit_code == 2);
+  CHECK_THAT(malformed.err, Catch::Contains("task 'bad': params: empty"));
+  CHECK(run_cli("eval row_sum /no/such/file.cu", dir).exit_code == 2);
+  CHECK(run_cli("eval row_sum", dir).exit_code == 2);
+}
+
+TEST_CASE("cli serve: responses matched by id, malformed lines answered with id null, EOF drains", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const bool gpu = machine_has_gpu(dir);
+  json eval_fast = {{"id", "e1"}, {"op", "eval"}, {"task", "softmax"}, {"source", variant("softmax", "fast")}};
+  json eval_broken = {{"id", 7}, {"op", "eval"}, {"task", "softmax"}, {"source", variant("softmax", "broken")}};
+  json compile = {{"id", 3}, {"op", "compile"}, {"source", variant("matmul", "fast")}};
+  json info = {{"id", 4}, {"op", "info"}};
+  json unknown_op = {{"id", 5}, {"op", "dance"}};
+  json unknown_task = {{"id", 6}, {"op", "eval"}, {"task", "nope"}, {"source", "x"}};
+  const std::string input = eval_fast.dump() + "\n{this is not json\n" + eval_broken.dump() + "\n\n[1, 2]\n" + compile.dump() + "\n" +
+                            info.dump() + "\n" + unknown_op.dump() + "\n" + unknown_task.dump() + "\n";
+  const Run r = run_cli("serve", dir, input);
+  CHECK(r.exit_code == 0);
+  const std::vector<json> lines = json_lines(r.out);
+  REQUIRE(lines.size() == 8);
+  std::map<std::string, json> by_id;
+  int nulls = 0;
+  for (const json& l : lines) {
+    if (l.at("id").is_null()) {
+      ++nulls;
+      CHECK(l.at("ok") == false);
+      CHECK_THAT(l.at("error").get<std::string>(), Catch::Contains("malformed"));
+    } else {
+      by_id[l.at("id").dump()] = l;
+    }
+  }
+  CHECK(nulls == 2);
+  REQUIRE(by_id.size() == 6);
+  const json& ef = by_id.at("\"e1\"");
+  CHECK(ef.at("ok") == true);
+  if (!gpu) CHECK(ef.at("result").at("status") == "no_gpu");
+  CHECK(by_id.at("7").at("result").at("verdict") == "compile_error");
+  CHECK(by_id.at("3").at("result").at("status") == "ok");
+  CHECK(by_id.at("4").at("result").contains("gpu"));
+  CHECK(by_id.at("5").at("ok") == false);
+  CHECK_THAT(by_id.at("6").at("error").get<std::string>(), Catch::Contains("unknown task"));
+}

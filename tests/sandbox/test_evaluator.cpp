@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Evaluations without a GPU: compile verdicts are real, a compiling candidate gets no_gpu and no
+// verdict, and a broken harness is an error, never a made-up verdict.
+#include <catch2/catch.hpp>
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/evaluator.hpp>
+#include <nlohmann/json.hpp>
+
+namespace sb = leap::sandbox;
+using nlohmann::json;
+
+namespace {
+
+sb::EvaluatorConfig no_gpu_config() {
+  sb::EvaluatorConfig c;
+  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
+  c.seed = 1;
+  return c;
+}
+
+const sb::BuiltinTask& task(const char* name) {
+  const sb::BuiltinTask* t = sb::find_builtin_task(name);
+  REQUIRE(t != nullptr);
+  return *t;
+}
+
+}  // namespace
+
+TEST_CASE("evaluator: no GPU - compile errors are verdicts, compiling candidates are no_gpu", "[sandbox][evaluator]") {
+  sb::Evaluator ev(no_gpu_config());
+  const sb::BuiltinTask& t = task("softmax");
+  const sb::EvalResult broken = ev.evaluate(t.spec, t.variant("broken")->source);
+  CHECK(broken.status == sb::EvalStatus::verdict);
+  REQUIRE(broken.verdict.has_value());
+  CHECK(*broken.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(broken.feedback, Catch::StartsWith("Compile error:") && Catch::Contains("error"));
+  CHECK(broken.feedback.size() < 2000);
+
+  const sb::EvalResult fast = ev.evaluate(t.spec, t.variant("fast")->source);
+  CHECK(fast.status == sb::EvalStatus::no_gpu);
+  CHECK_FALSE(fast.verdict.has_value());
+  CHECK(std::isnan(fast.speedup));
+  CHECK_THAT(fast.detail, Catch::Contains("needs a GPU"));
+  const json j = json::parse(sb::to_json(fast));
+  CHECK(j.at("status") == "no_gpu");
+  CHECK(j.at("verdict").is_null());
+  CHECK(j.at("speedup").is_null());
+  CHECK(j.at("compile").at("status") == "ok");
+}
+
+TEST_CASE("evaluator: a missing entry point, a refused include and a compile bomb are compile errors", "[sandbox][evaluator]") {
+  sb::EvaluatorConfig c = no_gpu_config();
+  c.compile_timeout = std::chrono::milliseconds(3000);
+  sb::Evaluator ev(c);
+  const sb::TaskSpec& spec = task("scale_add").spec;
+  const sb::EvalResult no_entry = ev.evaluate(spec, "__global__ void scale_add(const float* x, const float* y, float* out, float a, int n) {}\n");
+  REQUIRE(no_entry.verdict.has_value());
+  CHECK(*no_entry.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(no_entry.feedback, Catch::Contains("extern \"C\" __global__ void scale_add"));
+  const sb::EvalResult refused = ev.evaluate(spec, "#include \"/etc/passwd\"\n");
+  REQUIRE(refused.verdict.has_value());
+  CHECK(*refused.verdict == leap::Verdict::compile_error);
+  CHECK(refused.compile.status == sb::CompileStatus::refused);
+  CHECK(refused.feedback.find("root:") == std::string::npos);
+}
+
+TEST_CASE("evaluator: a harness that cannot run kernels reports an error, not a verdict", "[sandbox][evaluator]") {
+  sb::EvaluatorConfig c;
+  c.gpu = sb::GpuStatus{sb::GpuState::available, 13000, {sb::DeviceInfo{0, "pretend", 9, 0, 0}}, ""};
+  c.worker.fake = true;  // a worker without CUDA: it must not be mistaken for a verdict
+  sb::Evaluator ev(c);
+  CHECK(ev.arch() == "sm_90");
+  const sb::BuiltinTask& t = task("row_sum");
+  const sb::EvalResult r = ev.evaluate(t.spec, t.variant("fast")->source);
+  CHECK(r.status == sb::EvalStatus::error);
+  CHECK_FALSE(r.verdict.has_value());
+  CHECK_THAT(r.error, Catch::Contains("fake worker"));
+  // The compile verdict still works with a broken worker.
+  const sb::EvalResult broken = ev.evaluate(t.spec, t.variant("broken")->source);
+  CHECK(broken.status == sb::EvalStatus::verdict);
+}
+
+TEST_CASE("evaluator: a task whose reference does not compile is the harness's error", "[sandbox][evaluator]") {
+  sb::Evaluator ev(no_gpu_config());
+  sb::TaskSpec spec = task("scale_add").spec;
+  spec.reference_source = "this is not CUDA";
+  const sb::EvalResult r = ev.evaluate(spec, task("scale_add").variant("fast")->source);
+  CHECK(r.status == sb::EvalStatus::error);
+  CHECK_THAT(r.error, Catch::Contains("reference"));
+}
+
+TEST_CASE("evaluator: first_errors keeps the diagnostics and their carets", "[sandbox][evaluator]") {
+  const std::string log = "k.cu(3): error: identifier \"x\" is undefined\n  y = x;\n      ^\n\nk.cu(9): warning: unused\n1 error detected\n";
+  const std::string e = sb::first_errors(log);
+  CHECK_THAT(e, Catch::Contains("k.cu(3): error") && Catch::Contains("y = x;"));
+  CHECK(e.find("warning") == std::string::npos);
+}
