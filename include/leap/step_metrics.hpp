@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// StepMetrics: what one rollout step did and spent. leap/metrics_json.hpp writes it as a JSON line.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "leap/gate.hpp"
+
+namespace leap {
+
+struct StepMetrics {
+  std::uint64_t step = 0;
+  int tasks = 0;
+  int group_size = 0;
+  int max_turns = 0;
+  int trajectories = 0;
+  // accuracy_at_turn[t - 1] = Acc@t: the fraction of the step's trajectories solved at or before turn t,
+  // for t = 1..max_turns (pruned trajectories keep their turn-1 result at every t).
+  std::vector<double> accuracy_at_turn;
+  std::array<int, all_expansions.size()> groups_by_expansion{};  // indexed by Expansion
+  std::array<int, gate_reason_count> groups_by_reason{};          // indexed by GateReason
+  std::int64_t evaluations = 0;                                   // policy + environment calls, all turns
+  std::vector<std::int64_t> evaluations_per_turn;                 // [t - 1], t = 1..max_turns
+  std::int64_t policy_errors = 0;       // evaluations whose policy threw (recorded as runtime_error)
+  std::int64_t environment_errors = 0;  // evaluations whose environment threw (recorded as runtime_error)
+  std::uint64_t completion_tokens = 0;  // tokens the policy generated, all turns
+  std::uint64_t feedback_tokens = 0;    // tokens of feedback the environment reported
+  double wall_seconds = 0.0;            // the only field that differs between identical runs
+
+  int groups(Expansion expansion) const noexcept { return groups_by_expansion[static_cast<std::size_t>(expansion)]; }
+  int groups(GateReason reason) const noexcept { return groups_by_reason[static_cast<std::size_t>(reason)]; }
+  double accuracy_at(int turn) const noexcept {
+    if (turn < 1 || static_cast<std::size_t>(turn) > accuracy_at_turn.size()) return 0.0;
+    return accuracy_at_turn[static_cast<std::size_t>(turn - 1)];
+  }
+
+  void count(const GateDecision& decision) noexcept {
+    ++groups_by_expansion[static_cast<std::size_t>(decision.expansion)];
+    ++groups_by_reason[static_cast<std::size_t>(decision.reason)];
+  }
+
+  friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
+};
+
+}  // namespace leap

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "leap/difficulty_tracker.hpp"
+#include "leap/gates.hpp"
+#include "leap/metrics_json.hpp"
+#include "leap/rollout.hpp"
+
+using Catch::Matchers::Contains;
+using leap::Expansion;
+using leap::GateReason;
+using leap::Verdict;
+
+namespace {
+
+// A scripted task: sample s becomes correct at turn solve_at[s] (0: never) and fails with `failure` before.
+struct ScriptTask {
+  std::uint64_t id = 0;
+  std::vector<int> solve_at;
+  Verdict failure = Verdict::wrong_answer;
+  int throw_policy_sample = -1;  // the policy throws for this sample at throw_turn
+  int throw_env_sample = -1;     // the environment throws for this sample at throw_turn
+  int throw_turn = 1;
+};
+
+// Writes "task/sample/turn" and checks it was shown the previous turn's feedback; thread-safe.
+struct ScriptPolicy {
+  using payload_type = std::string;
+  mutable std::atomic<int> calls{0};
+
+  leap::Completion<std::string> complete(const ScriptTask& task, const leap::Trajectory<std::string>& so_far,
+                                         const leap::SampleKey& key) const {
+    ++calls;
+    if (so_far.num_turns() != key.turn - 1) throw std::logic_error("trajectory length does not match the turn");
+    if (key.turn > 1 && so_far.turns.back().feedback != "fix turn " + std::to_string(key.turn - 1) &&
+        so_far.turns.back().verdict != Verdict::runtime_error) {
+      throw std::logic_error("the policy was not shown the last feedback");
+    }
+    if (key.sample == task.throw_policy_sample && key.turn == task.throw_turn) throw std::runtime_error("sampler crashed");
+    return {std::to_string(task.id) + "/" + std::to_string(key.sample) + "/" + std::to_string(key.turn),
+            static_cast<std::uint32_t>(10 * key.turn + key.sample)};
+  }
+};
+
+struct ScriptEnvironment {
+  leap::Evaluation evaluate(const ScriptTask& task, const leap::Completion<std::string>&, const leap::SampleKey& key) const {
+    if (key.sample == task.throw_env_sample && key.turn == task.throw_turn) throw std::runtime_error("sandbox lost");
+    const int solve = task.solve_at[static_cast<std::size_t>(key.sample)];
+    const bool correct = solve > 0 && key.turn >= solve;
+    return {correct ? Verdict::correct : task.failure, correct ? 1.0 + key.sample : 0.0,
+            "fix turn " + std::to_string(key.turn), 3};
+  }
+};
+
+// The standard script, G = 4, band {2, 3}:
+//   task 10: solved by all at turn 1        N_fail 0  prune_easy
+//   task 11: solved at turns 1, 2, 3, never N_fail 3  expand
+//   task 12: never solved                   N_fail 4  prune_catastrophic
+//   task 13: solved at turns 1, 1, 2, never N_fail 2  expand
+std::vector<ScriptTask> script() {
+  return {{10, {1, 1, 1, 1}}, {11, {1, 2, 3, 0}}, {12, {0, 0, 0, 0}, Verdict::compile_error}, {13, {1, 1, 2, 0}}};
+}
+
+leap::RolloutOptions options(int group_size = 4, int max_turns = 3) {
+  leap::RolloutOptions result;
+  result.group_size = group_size;
+  result.max_turns = max_turns;
+  result.gamma = 0.5;
+  result.seed = 42;
+  return result;
+}
+
+std::vector<int> turns_per_trajectory(const leap::StepResult<std::string>& result) {
+  std::vector<int> turns;
+  for (const auto& trajectory : result.trajectories) turns.push_back(trajectory.num_turns());
+  return turns;
+}
+
+}  // namespace
+
+TEST_CASE("pruned groups get one turn, expanded ones debug until solved or out of turns", "[rollout]") {
+  const auto tasks = script();
+  ScriptPolicy policy;
+  const auto result = leap::run_step(tasks, policy, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  CHECK(turns_per_trajectory(result) == std::vector<int>{1, 1, 1, 1, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2, 3});
+  CHECK(result.decisions == std::vector<leap::GateDecision>{{Expansion::prune_easy, GateReason::too_few_failures},
+                                                             {Expansion::expand, GateReason::in_band},
+                                                             {Expansion::prune_catastrophic, GateReason::too_many_failures},
+                                                             {Expansion::expand, GateReason::in_band}});
+  CHECK(result.turn1_stats[2] == leap::GroupStats{4, 0, 0, 0, 0, 4});
+  CHECK(result.trajectories[6].turns[2].payload == "11/2/3");
+  CHECK(result.trajectories[6].turns[2].verdict == Verdict::correct);
+
+  const leap::StepMetrics& m = result.metrics;
+  CHECK(m.evaluations_per_turn == std::vector<std::int64_t>{16, 5, 3});
+  CHECK(m.evaluations == 24);
+  CHECK(policy.calls.load() == 24);
+  CHECK(m.accuracy_at_turn == std::vector<double>{7.0 / 16, 9.0 / 16, 10.0 / 16});
+  CHECK(m.accuracy_at(2) == 9.0 / 16);
+  CHECK(m.groups(Expansion::expand) == 2);
+  CHECK(m.groups(Expansion::prune_easy) == 1);
+  CHECK(m.groups(Expansion::prune_catastrophic) == 1);
+  CHECK(m.groups(Expansion::prune_budget) == 0);
+  CHECK(m.groups(GateReason::in_band) == 2);
+  CHECK(m.groups(GateReason::too_few_failures) == 1);
+  CHECK(m.groups(GateReason::too_many_failures) == 1);
+  CHECK(m.policy_errors == 0);
+  CHECK(m.environment_errors == 0);
+  CHECK(m.feedback_tokens == 24 * 3);
+  std::uint64_t tokens = 0;
+  for (const auto& sample : result.samples) tokens += sample.tokens;
+  CHECK(m.completion_tokens == tokens);
+  CHECK(m.tasks == 4);
+  CHECK(m.trajectories == 16);
+  CHECK(m.wall_seconds >= 0.0);
+}
+
+TEST_CASE("advantages are ranked per group and credited per turn", "[rollout]") {
+  const auto tasks = script();
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  // Task 11: solved at 1, 2, 3, never.
+  CHECK(result.advantages[4] == Approx(1.0));
+  CHECK(result.advantages[5] == Approx(1.0 / 3));
+  CHECK(result.advantages[6] == Approx(-1.0 / 3));
+  CHECK(result.advantages[7] == Approx(-1.0));
+  // Tasks 10 and 12 are all-tied.
+  for (std::size_t i : std::vector<std::size_t>{0, 1, 2, 3, 8, 9, 10, 11}) CHECK(result.advantages[i] == 0.0);
+  CHECK(result.group_ids[5] == 1);
+  CHECK(result.outcomes[6].solved_turn == 3);
+
+  REQUIRE(result.samples.size() == 24);  // one per evaluation
+  std::vector<double> trajectory5;
+  for (const auto& sample : result.samples) {
+    CHECK(result.payload_of(sample) == std::to_string(tasks[sample.task_index].id) + "/" + std::to_string(sample.sample) +
+                                           "/" + std::to_string(sample.turn));
+    CHECK(sample.tokens == static_cast<std::uint32_t>(10 * sample.turn + sample.sample));
+    CHECK(sample.task_id == tasks[sample.task_index].id);
+    if (sample.trajectory == 5) trajectory5.push_back(sample.advantage);
+  }
+  CHECK(trajectory5.size() == 2);
+  CHECK(trajectory5[0] == Approx(1.0 / 6));  // gamma 0.5 back from the solving turn
+  CHECK(trajectory5[1] == Approx(1.0 / 3));
+  CHECK(result.turn_of(result.samples.back()).feedback == "fix turn 3");
+}
+
+TEST_CASE("max_turns = 1 evaluates turn 1 only, whatever the gate says", "[rollout]") {
+  const auto tasks = script();
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
+                                     leap::InlineExecutor{}, options(4, 1));
+  CHECK(result.metrics.evaluations == 16);
+  CHECK(result.metrics.groups(GateReason::always_expand) == 4);
+  CHECK(result.metrics.accuracy_at_turn == std::vector<double>{7.0 / 16});
+}
+
+TEST_CASE("the baselines run through the same loop", "[rollout][baselines]") {
+  const auto tasks = script();
+  SECTION("single-turn GRPO: NeverExpand and a binary reward") {
+    const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::NeverExpand{},
+                                       leap::GrpoAdvantage<>{}, leap::InlineExecutor{}, options());
+    CHECK(result.metrics.evaluations == 16);
+    CHECK(result.metrics.groups(GateReason::never_expand) == 4);
+    std::vector<double> rewards;
+    for (const auto& outcome : result.outcomes) rewards.push_back(outcome.solved() ? 1.0 : 0.0);
+    std::vector<double> expected(rewards.size());
+    leap::grpo_advantages(rewards, result.group_ids, std::span<double>(expected));
+    CHECK(result.advantages == expected);
+  }
+  SECTION("unpruned multi-turn GRPO: AlwaysExpand") {
+    const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::AlwaysExpand{},
+                                       leap::GrpoAdvantage<>{}, leap::InlineExecutor{}, options());
+    // Every unsolved trajectory continues: task 12 now takes 3 turns per sample.
+    CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 9, 7});
+    CHECK(result.trajectories[8].num_turns() == 3);
+  }
+  SECTION("RLOO") {
+    const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                       leap::RlooAdvantage<>{}, leap::InlineExecutor{}, options());
+    CHECK(result.advantages[7] == Approx(0.0 - 3.0 / 3));  // task 11: three others solved
+  }
+}
+
+TEST_CASE("step gates run through the loop: budget and tracker", "[rollout][gates]") {
+  const auto tasks = script();
+  leap::BudgetedGate<> budget{leap::FailBandGate{2, 3}, 1};
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, budget, leap::RankAdvantage<>{},
+                                     leap::InlineExecutor{}, options());
+  // Task 11 (3 wrong answers) is worth more than task 13 (2), so 13 is pruned for budget.
+  CHECK(result.decisions[1].expansion == Expansion::expand);
+  CHECK(result.decisions[3] == leap::GateDecision{Expansion::prune_budget, GateReason::over_budget});
+  CHECK(result.metrics.groups(GateReason::over_budget) == 1);
+  CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 3, 2});
+
+  leap::DifficultyTracker tracker;
+  leap::RolloutOptions step = options();
+  for (std::uint64_t s = 0; s < 3; ++s) {
+    step.step = s;
+    const auto tracked = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, tracker, leap::RankAdvantage<>{},
+                                        leap::InlineExecutor{}, step);
+    CHECK(tracked.metrics.step == s);
+    if (s > 0) CHECK(tracked.decisions[2].reason == GateReason::tracked_hopeless);
+  }
+  CHECK(tracker.difficulty(12)->observations == 3);  // keyed by ScriptTask::id
+  CHECK(tracker.difficulty(11)->fail_rate == 0.75);
+}
+
+TEST_CASE("a throwing policy or environment costs one evaluation, not the step", "[rollout][errors]") {
+  auto tasks = script();
+  tasks[1].throw_policy_sample = 2;  // task 11, sample 2, turn 2
+  tasks[1].throw_turn = 2;
+  tasks[3].throw_env_sample = 1;  // task 13, sample 1, turn 1: a solved sample now fails
+  tasks[3].throw_turn = 1;
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(result.metrics.policy_errors == 1);
+  CHECK(result.metrics.environment_errors == 1);
+  const auto& crashed = result.trajectories[6].turns[1];
+  CHECK(crashed.verdict == Verdict::runtime_error);
+  CHECK_THAT(crashed.feedback, Contains("policy threw on task 1 (id 11), sample 2, turn 2: sampler crashed"));
+  CHECK(crashed.tokens == 0);
+  const auto& lost = result.trajectories[13].turns[0];
+  CHECK(lost.verdict == Verdict::runtime_error);
+  CHECK_THAT(lost.feedback, Contains("environment threw on task 3 (id 13), sample 1, turn 1: sandbox lost"));
+  CHECK(lost.payload == "13/1/1");  // the completion is kept for training
+  // The crashed trajectory retries at turn 3 and is solved there; the rest of the step is untouched.
+  CHECK(result.trajectories[6].num_turns() == 3);
+  CHECK(result.outcomes[6].solved_turn == 3);
+  CHECK(result.trajectories[13].num_turns() == 2);  // now a failure of an expanded group: debugged
+  CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 6, 3});
+}
+
+TEST_CASE("bad options and bad gates are refused before anything runs", "[rollout][errors]") {
+  const auto tasks = script();
+  ScriptPolicy policy;
+  auto run = [&](leap::RolloutOptions bad, leap::FailBandGate gate = {2, 3}) {
+    return leap::run_step(tasks, policy, ScriptEnvironment{}, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{}, bad);
+  };
+  CHECK_THROWS_WITH(run(options(0, 3)), Contains("group_size (0) must be >= 1"));
+  CHECK_THROWS_WITH(run(options(4, 0)), Contains("max_turns (0) must be >= 1"));
+  auto bad_gamma = options();
+  bad_gamma.gamma = 1.5;
+  CHECK_THROWS_WITH(run(bad_gamma), Contains("gamma (1.5) is outside [0, 1]"));
+  CHECK_THROWS_WITH(run(options(), leap::FailBandGate{4, 1}), Contains("t_min (4) > t_max (1) + 1"));
+  CHECK(policy.calls.load() == 0);
+}
+
+TEST_CASE("an empty batch is an empty step", "[rollout]") {
+  const std::vector<ScriptTask> none;
+  const auto result = leap::run_step(none, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(result.samples.empty());
+  CHECK(result.metrics.evaluations == 0);
+  CHECK(result.metrics.accuracy_at_turn == std::vector<double>{0.0, 0.0, 0.0});
+}
+
+namespace {
+
+struct RandomTask {
+  std::uint64_t id;
+};
+
+// Verdicts and tokens drawn from the key's seed alone, like a sampling policy with a per-call seed.
+struct SeededPolicy {
+  using payload_type = std::uint64_t;
+  leap::Completion<std::uint64_t> complete(const RandomTask&, const leap::Trajectory<std::uint64_t>&,
+                                           const leap::SampleKey& key) const {
+    return {key.seed, static_cast<std::uint32_t>(key.seed % 1000)};
+  }
+};
+struct SeededEnvironment {
+  leap::Evaluation evaluate(const RandomTask& task, const leap::Completion<std::uint64_t>& completion,
+                            const leap::SampleKey& key) const {
+    const std::uint64_t draw = leap::detail::mix64(completion.payload);
+    const auto difficulty = static_cast<double>(task.id % 10) / 10.0;
+    const bool correct = static_cast<double>(draw % 1000) / 1000.0 > difficulty + 0.2 / key.turn;
+    const auto verdict = correct ? Verdict::correct : leap::all_verdicts[draw % 4];
+    return {verdict, static_cast<double>(draw % 7) + 0.5, "feedback " + std::to_string(draw % 97),
+            static_cast<std::uint32_t>(draw % 50)};
+  }
+};
+
+template <class Executor>
+leap::StepResult<std::uint64_t> seeded_step(Executor&& executor) {
+  std::vector<RandomTask> tasks;
+  for (std::uint64_t t = 0; t < 40; ++t) tasks.push_back({1000 + t});
+  leap::RolloutOptions step = options(8, 3);
+  step.step = 5;
+  auto result = leap::run_step(tasks, SeededPolicy{}, SeededEnvironment{}, leap::FailBandGate::leap_default(8),
+                               leap::RankAdvantage<>{}, std::forward<Executor>(executor), step);
+  result.metrics.wall_seconds = 0.0;
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("results do not depend on the executor or the thread count", "[rollout][threads]") {
+  const auto inline_result = seeded_step(leap::InlineExecutor{});
+  leap::ThreadPool one(1);
+  leap::ThreadPool four(4);
+  const auto one_result = seeded_step(one);
+  const auto four_result = seeded_step(four);
+  for (const auto* other : {&one_result, &four_result}) {
+    CHECK(other->trajectories == inline_result.trajectories);
+    CHECK(other->samples == inline_result.samples);
+    CHECK(other->advantages == inline_result.advantages);
+    CHECK(other->decisions == inline_result.decisions);
+    CHECK(other->metrics == inline_result.metrics);
+  }
+  // The script is rich enough to exercise every path.
+  CHECK(inline_result.metrics.groups(Expansion::expand) > 0);
+  CHECK(inline_result.metrics.groups(Expansion::prune_easy) > 0);
+  CHECK(inline_result.metrics.evaluations_per_turn[2] > 0);
+}
+
+TEST_CASE("sample seeds depend on seed, step, task, sample and turn", "[rollout]") {
+  using leap::detail::sample_seed;
+  const std::uint64_t base = sample_seed(1, 2, 3, 4, 5);
+  CHECK(base == sample_seed(1, 2, 3, 4, 5));
+  CHECK(base != sample_seed(0, 2, 3, 4, 5));
+  CHECK(base != sample_seed(1, 0, 3, 4, 5));
+  CHECK(base != sample_seed(1, 2, 0, 4, 5));
+  CHECK(base != sample_seed(1, 2, 3, 0, 5));
+  CHECK(base != sample_seed(1, 2, 3, 4, 0));
+}
+
+TEST_CASE("step metrics serialise to JSON lines and read back", "[rollout][json]") {
+  const auto tasks = script();
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  const std::string line = leap::to_json_line(result.metrics);
+  CHECK(line.back() == '\n');
+  CHECK(line.find('\n') == line.size() - 1);
+  const auto document = nlohmann::json::parse(line);
+  CHECK(document["groups_by_expansion"]["expand"] == 2);
+  CHECK(document["groups_by_reason"]["too_many_failures"] == 1);
+  CHECK(document["evaluations_per_turn"] == nlohmann::json::array({16, 5, 3}));
+  CHECK(document.get<leap::StepMetrics>() == result.metrics);
+
+  CHECK(nlohmann::json(leap::GateDecision{Expansion::prune_budget, GateReason::over_budget}).dump() ==
+        R"({"expansion":"prune_budget","reason":"over_budget"})");
+  CHECK(nlohmann::json::parse(R"({"expansion":"expand","reason":"in_band"})").get<leap::GateDecision>() ==
+        leap::GateDecision{});
+  const leap::GroupStats stats{8, 1, 2, 3, 1, 1};
+  CHECK(nlohmann::json(stats).get<leap::GroupStats>() == stats);
+  auto broken = document;
+  broken["groups_by_reason"]["in_band"] = "two";
+  CHECK_THROWS_WITH(broken.get<leap::StepMetrics>(), Contains("StepMetrics.groups_by_reason.in_band"));
+  CHECK_THROWS_AS(nlohmann::json("expnd").get<leap::Expansion>(), leap::json_error);
+}
