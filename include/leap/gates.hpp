@@ -10,12 +10,19 @@
 #include <numeric>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "leap/detail/error.hpp"
 #include "leap/gate.hpp"
 
 namespace leap {
+namespace detail {
+template <class Gate>
+void validate_gate(const Gate& gate) {
+  if constexpr (requires { gate.validate(); }) gate.validate();
+}
+}  // namespace detail
 
 // The fail band, but "catastrophic" means the failures are mostly compile errors: above the band, a
 // group is pruned only when compile errors make up more than `compile_error_share` of its failures
@@ -57,6 +64,11 @@ struct AllOfGates {
   static_assert(sizeof...(Gates) > 0, "leap::AllOfGates: compose at least one gate");
   std::tuple<Gates...> gates;
 
+  // Validates every part that can be validated, so a bad band fails before a step spends anything.
+  void validate() const {
+    std::apply([](const auto&... gate) { (detail::validate_gate(gate), ...); }, gates);
+  }
+
   GateDecision assess(const GroupStats& stats) const {
     GateDecision result{Expansion::expand, GateReason::abstain};
     bool have_yes = false;
@@ -91,6 +103,11 @@ template <group_gate... Gates>
 struct FirstDecisiveGate {
   static_assert(sizeof...(Gates) > 0, "leap::FirstDecisiveGate: compose at least one gate");
   std::tuple<Gates...> gates;
+
+  // Validates every part that can be validated, so a bad band fails before a step spends anything.
+  void validate() const {
+    std::apply([](const auto&... gate) { (detail::validate_gate(gate), ...); }, gates);
+  }
 
   GateDecision assess(const GroupStats& stats) const {
     GateDecision result{Expansion::expand, GateReason::abstain};
@@ -164,6 +181,11 @@ struct BudgetedGate {
   std::int64_t max_evaluations = -1;
   RepairOdds odds{};
 
+  void validate() const {
+    detail::validate_gate(inner);
+    odds.validate();
+  }
+
   void assess_step(std::span<const GroupCandidate> groups, std::span<GateDecision> out) const {
     odds.validate();
     detail::require_same_size("BudgetedGate::assess_step", "out", out.size(), "groups", groups.size());
@@ -172,20 +194,16 @@ struct BudgetedGate {
       out[i] = inner.assess(groups[i].stats);
       if (out[i].expands()) wanted.push_back(i);
     }
+    // Sort keys computed once: (value per evaluation, value) or (value, value per evaluation).
     const bool by_evaluations = max_evaluations >= 0;
-    const auto value = [&](std::size_t i) { return odds.expected_repairs(groups[i].stats); };
-    const auto density = [&](std::size_t i) {
+    std::vector<std::pair<double, double>> keys(groups.size());
+    for (std::size_t i : wanted) {
+      const double value = odds.expected_repairs(groups[i].stats);
       const auto cost = groups[i].max_extra_evaluations;
-      return cost > 0 ? value(i) / static_cast<double>(cost) : value(i);
-    };
-    std::stable_sort(wanted.begin(), wanted.end(), [&](std::size_t a, std::size_t b) {
-      const double first_a = by_evaluations ? density(a) : value(a);
-      const double first_b = by_evaluations ? density(b) : value(b);
-      if (first_a != first_b) return first_a > first_b;
-      const double second_a = by_evaluations ? value(a) : density(a);
-      const double second_b = by_evaluations ? value(b) : density(b);
-      return second_a > second_b;
-    });
+      const double density = cost > 0 ? value / static_cast<double>(cost) : value;
+      keys[i] = by_evaluations ? std::pair{density, value} : std::pair{value, density};
+    }
+    std::stable_sort(wanted.begin(), wanted.end(), [&](std::size_t a, std::size_t b) { return keys[a] > keys[b]; });
     std::int64_t groups_used = 0;
     std::int64_t evaluations_used = 0;
     for (std::size_t i : wanted) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "leap/difficulty_tracker.hpp"
+#include "leap/gate.hpp"
 #include "leap/gates.hpp"
 #include "leap/metrics_json.hpp"
 #include "leap/rollout.hpp"
@@ -247,6 +248,14 @@ TEST_CASE("bad options and bad gates are refused before anything runs", "[rollou
   bad_gamma.gamma = 1.5;
   CHECK_THROWS_WITH(run(bad_gamma), Contains("gamma (1.5) is outside [0, 1]"));
   CHECK_THROWS_WITH(run(options(), leap::FailBandGate{4, 1}), Contains("t_min (4) > t_max (1) + 1"));
+  const leap::BudgetedGate<> bad_budget{leap::FailBandGate{2, 3}, 1, -1, leap::RepairOdds{2.0}};
+  CHECK_THROWS_WITH(leap::run_step(tasks, policy, ScriptEnvironment{}, bad_budget, leap::RankAdvantage<>{},
+                                   leap::InlineExecutor{}, options()),
+                    Contains("wrong_answer (2) is outside [0, 1]"));
+  const auto bad_composite = leap::all_gates(leap::AlwaysExpand{}, leap::FailBandGate{3, 0});
+  CHECK_THROWS_WITH(leap::run_step(tasks, policy, ScriptEnvironment{}, bad_composite, leap::RankAdvantage<>{},
+                                   leap::InlineExecutor{}, options()),
+                    Contains("t_min (3) > t_max (0) + 1"));
   CHECK(policy.calls.load() == 0);
 }
 
