@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs toy_policy briefly with 1 and with 3 threads and checks that the JSON summaries are identical
+# and carry every field the README promises.
+set(args --steps 6 --tasks 12 --group-size 4 --eval-every 3 --json --out "${WORK_DIR}")
+foreach(threads 1 3)
+  execute_process(COMMAND "${TOY_POLICY}" ${args} --threads ${threads}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out_${threads} ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "toy_policy --threads ${threads} failed (${rc}): ${err}")
+  endif()
+endforeach()
+if(NOT out_1 STREQUAL out_3)
+  message(FATAL_ERROR "results depend on the thread count:\n${out_1}\n${out_3}")
+endif()
+foreach(method single_turn multi_turn leap)
+  foreach(field acc_turn1 acc_final evaluations steps)
+    string(JSON value ERROR_VARIABLE missing GET "${out_1}" methods ${method} ${field})
+    if(missing)
+      message(FATAL_ERROR "methods.${method}.${field} missing from ${out_1}")
+    endif()
+  endforeach()
+endforeach()
+string(JSON single_evals GET "${out_1}" methods single_turn evaluations)
+string(JSON multi_evals GET "${out_1}" methods multi_turn evaluations)
+string(JSON leap_evals GET "${out_1}" methods leap evaluations)
+# 6 steps x 12 tasks x G = 4 turn-1 evaluations; multi-turn adds debugging turns, leap only some.
+if(NOT single_evals EQUAL 288 OR NOT multi_evals GREATER leap_evals OR NOT leap_evals GREATER single_evals)
+  message(FATAL_ERROR "unexpected evaluation counts: single ${single_evals}, multi ${multi_evals}, leap ${leap_evals}")
+endif()
+message(STATUS "deterministic and complete: ${out_1}")

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The toy policy: softmax preferences, trained by policy gradient on leap's advantages.
+//   first turn   per-task logits over the strategies (what to try first on this task)
+//   repair turn  logits over repair moves, conditioned on the failure kind the feedback names
+//                (shared by all tasks: reading feedback is a skill that transfers)
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <random>
+
+#include <leap/rollout.hpp>
+
+#include "simulated_kernel_env.hpp"
+
+namespace toy {
+
+class SoftmaxPolicy {
+ public:
+  using payload_type = Choice;
+
+  explicit SoftmaxPolicy(int task_count)
+      : first_(Eigen::MatrixXd::Zero(task_count, strategies)), repair_(Eigen::MatrixXd::Zero(failure_kinds, repair_moves)) {}
+
+  // Called concurrently during a step; reads the parameters only.
+  leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far, const leap::SampleKey& key) const {
+    std::mt19937_64 rng(key.seed ^ 0x706f6cull);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    leap::Completion<Choice> completion;
+    if (so_far.turns.empty()) {
+      completion.payload.strategy = sample(first_.row(task.index), unit(rng));
+      completion.tokens = task.tokens[static_cast<std::size_t>(completion.payload.strategy)];
+      return completion;
+    }
+    const leap::Turn<Choice>& last = so_far.turns.back();
+    const int kind = failure_kind_of(last.feedback);
+    completion.payload.strategy = last.payload.strategy;
+    completion.payload.repairing_kind = kind;
+    completion.payload.repair = kind < 0 ? static_cast<int>(rng() % repair_moves) : sample(repair_.row(kind), unit(rng));
+    completion.tokens = 150 + static_cast<std::uint32_t>(rng() % 100);
+    return completion;
+  }
+
+  // One policy-gradient step: each turn's log-probability pushed by its advantage, averaged over
+  // the group size so that the learning rate does not depend on G.
+  template <class StepResult>
+  void update(const StepResult& result, double learning_rate, int group_size) {
+    Eigen::MatrixXd grad_first = Eigen::MatrixXd::Zero(first_.rows(), first_.cols());
+    Eigen::MatrixXd grad_repair = Eigen::MatrixXd::Zero(repair_.rows(), repair_.cols());
+    for (const auto& sample : result.samples) {
+      if (sample.advantage == 0.0) continue;
+      const Choice& choice = result.turn_of(sample).payload;
+      const auto task_row = static_cast<Eigen::Index>(sample.task_index);  // every step runs all tasks, in order
+      if (choice.repair < 0) {
+        add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage, grad_first.row(task_row));
+      } else if (choice.repairing_kind >= 0) {
+        add_log_prob_gradient(repair_.row(choice.repairing_kind), choice.repair, sample.advantage,
+                              grad_repair.row(choice.repairing_kind));
+      }
+    }
+    first_ += (learning_rate / group_size) * grad_first;
+    repair_ += (learning_rate / group_size) * grad_repair;
+  }
+
+  double first_choice_probability(int task_index, int strategy) const {
+    const Eigen::VectorXd p = softmax(first_.row(task_index));
+    return p[strategy];
+  }
+
+ private:
+  template <class Row>
+  static Eigen::VectorXd softmax(const Row& logits) {
+    const Eigen::VectorXd shifted = (logits.transpose().array() - logits.maxCoeff()).matrix();
+    Eigen::VectorXd p = shifted.array().exp().matrix();
+    return p / p.sum();
+  }
+
+  template <class Row>
+  static int sample(const Row& logits, double u) {
+    const Eigen::VectorXd p = softmax(logits);
+    double cumulative = 0.0;
+    for (Eigen::Index k = 0; k < p.size(); ++k) {
+      cumulative += p[k];
+      if (u < cumulative) return static_cast<int>(k);
+    }
+    return static_cast<int>(p.size() - 1);
+  }
+
+  // d log softmax(logits)[chosen] / d logits = onehot(chosen) - softmax(logits)
+  template <class Row, class GradRow>
+  static void add_log_prob_gradient(const Row& logits, int chosen, double advantage, GradRow&& grad) {
+    Eigen::VectorXd g = -softmax(logits);
+    g[chosen] += 1.0;
+    grad += advantage * g.transpose();
+  }
+
+  Eigen::MatrixXd first_;   // tasks x strategies
+  Eigen::MatrixXd repair_;  // failure kinds x repair moves
+};
+
+}  // namespace toy
