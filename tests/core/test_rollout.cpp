@@ -327,6 +327,17 @@ TEST_CASE("results do not depend on the executor or the thread count", "[rollout
   CHECK(inline_result.metrics.evaluations_per_turn[2] > 0);
 }
 
+TEST_CASE("run_step defaults: rank advantage, inline executor, LEAP's G and turns", "[rollout]") {
+  const std::vector<RandomTask> tasks = {{3}, {4}};
+  const auto result = leap::run_step(tasks, SeededPolicy{}, SeededEnvironment{}, leap::FailBandGate::leap_default(8));
+  CHECK(result.metrics.group_size == 8);
+  CHECK(result.metrics.max_turns == 3);
+  CHECK(result.trajectories.size() == 16);
+  std::vector<double> expected(16);
+  leap::rank_advantages(result.outcomes, result.group_ids, std::span<double>(expected));
+  CHECK(result.advantages == expected);
+}
+
 TEST_CASE("sample seeds depend on seed, step, task, sample and turn", "[rollout]") {
   using leap::detail::sample_seed;
   const std::uint64_t base = sample_seed(1, 2, 3, 4, 5);
