@@ -10,7 +10,8 @@
 // A first turn picks one of `strategies` approaches: each has its own chance of success on the task,
 // its own speed when correct and its own length in tokens. A failure is a compile error, a wrong
 // answer or a crash, with feedback that says which. A repair turn picks one of `repair_moves`
-// fixes; only the fix that matches the failure has a real chance, so the feedback carries value.
+// fixes; only the fix that this task's failure of that kind needs has a real chance, so the feedback
+// carries value, and finding the fix takes debugging turns on that very task.
 #pragma once
 
 #include <array>
@@ -54,7 +55,8 @@ struct Task {
   std::array<double, strategies> speedup{};          // over the reference, when correct
   std::array<std::uint32_t, strategies> tokens{};   // completion length of the strategy
   std::array<double, failure_kinds> failure_mix{};  // how failures split into kinds
-  double repairability = 0.0;                       // chance that the matching repair works
+  std::array<int, failure_kinds> right_fix{};      // the repair move each kind of failure needs here
+  double repairability = 0.0;                       // chance that the right repair works
 };
 
 // A task set with a fixed mix of difficulties, the same for a given seed. With hard_recoverable, the
@@ -85,6 +87,7 @@ inline std::vector<Task> make_tasks(int count, std::uint64_t seed, bool hard_rec
       task.speedup[static_cast<std::size_t>(s)] = 0.6 + 1.8 * unit(rng);
       task.tokens[static_cast<std::size_t>(s)] = 400 + static_cast<std::uint32_t>(rng() % 1200);
     }
+    for (int& fix : task.right_fix) fix = static_cast<int>(rng() % repair_moves);
     const double a = unit(rng) + 0.2, b = unit(rng) + 0.2, c = unit(rng) + 0.2;
     task.failure_mix = {a / (a + b + c), b / (a + b + c), c / (a + b + c)};
     task.repairability = task.difficulty == Difficulty::recoverable ? 0.65 + 0.25 * unit(rng)
@@ -109,7 +112,9 @@ class SimulatedKernelEnvironment {
     const auto s = static_cast<std::size_t>(choice.strategy);
     double p_correct = task.first_try_success[s];
     if (choice.repair >= 0) {
-      p_correct = choice.repair == choice.repairing_kind ? task.repairability : 0.1 * task.repairability;
+      const bool right = choice.repairing_kind >= 0 &&
+                         choice.repair == task.right_fix[static_cast<std::size_t>(choice.repairing_kind)];
+      p_correct = right ? task.repairability : 0.1 * task.repairability;
     }
     leap::Evaluation evaluation;
     evaluation.feedback_tokens = 40;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The toy policy: softmax preferences, trained by policy gradient on leap's advantages.
 //   first turn   per-task logits over the strategies (what to try first on this task)
-//   repair turn  logits over repair moves, conditioned on the failure kind the feedback names
-//                (shared by all tasks: reading feedback is a skill that transfers)
+//   repair turn  per-task logits over repair moves, conditioned on the failure kind the feedback
+//                names (each task's failures need their own fixes)
 #pragma once
 
 #include <Eigen/Core>
@@ -20,7 +20,8 @@ class SoftmaxPolicy {
   using payload_type = Choice;
 
   explicit SoftmaxPolicy(int task_count)
-      : first_(Eigen::MatrixXd::Zero(task_count, strategies)), repair_(Eigen::MatrixXd::Zero(failure_kinds, repair_moves)) {}
+      : first_(Eigen::MatrixXd::Zero(task_count, strategies)),
+        repair_(Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(task_count) * failure_kinds, repair_moves)) {}
 
   // Called concurrently during a step; reads the parameters only.
   leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far, const leap::SampleKey& key) const {
@@ -36,7 +37,8 @@ class SoftmaxPolicy {
     const int kind = failure_kind_of(last.feedback);
     completion.payload.strategy = last.payload.strategy;
     completion.payload.repairing_kind = kind;
-    completion.payload.repair = kind < 0 ? static_cast<int>(rng() % repair_moves) : sample(repair_.row(kind), unit(rng));
+    completion.payload.repair =
+        kind < 0 ? static_cast<int>(rng() % repair_moves) : sample(repair_.row(repair_row(task.index, kind)), unit(rng));
     completion.tokens = 150 + static_cast<std::uint32_t>(rng() % 100);
     return completion;
   }
@@ -54,8 +56,8 @@ class SoftmaxPolicy {
       if (choice.repair < 0) {
         add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage, grad_first.row(task_row));
       } else if (choice.repairing_kind >= 0) {
-        add_log_prob_gradient(repair_.row(choice.repairing_kind), choice.repair, sample.advantage,
-                              grad_repair.row(choice.repairing_kind));
+        const Eigen::Index row = repair_row(static_cast<int>(task_row), choice.repairing_kind);
+        add_log_prob_gradient(repair_.row(row), choice.repair, sample.advantage, grad_repair.row(row));
       }
     }
     first_ += (learning_rate / group_size) * grad_first;
@@ -68,6 +70,10 @@ class SoftmaxPolicy {
   }
 
  private:
+  static Eigen::Index repair_row(int task_index, int kind) {
+    return static_cast<Eigen::Index>(task_index) * failure_kinds + kind;
+  }
+
   template <class Row>
   static Eigen::VectorXd softmax(const Row& logits) {
     const Eigen::VectorXd shifted = (logits.transpose().array() - logits.maxCoeff()).matrix();
@@ -95,7 +101,7 @@ class SoftmaxPolicy {
   }
 
   Eigen::MatrixXd first_;   // tasks x strategies
-  Eigen::MatrixXd repair_;  // failure kinds x repair moves
+  Eigen::MatrixXd repair_;  // (task, failure kind) x repair moves
 };
 
 }  // namespace toy

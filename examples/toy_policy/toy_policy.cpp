@@ -6,6 +6,7 @@
 //   leap         LEAP: DCP gate (expand a group only when at least half of it failed turn 1, and not
 //                all of it), rank-based advantage (earlier success > later success > failure, then
 //                speedup and tokens), turn credit
+//   leap_unpruned  the ablation: LEAP's advantage and turn credit, every group expanded
 // and reports accuracy against evaluations spent, with a table, a data file and (with gnuplot) a plot.
 #include <algorithm>
 #include <chrono>
@@ -39,11 +40,12 @@ struct Options {
   int eval_every = 1;
   int eval_samples = 16;
   int threads = 0;  // 0: one per hardware thread
-  std::vector<double> learning_rates = {0.3, 1.0, 3.0, 10.0};  // each method is reported at its best one
+  std::vector<double> learning_rates = {0.1, 0.3, 1.0, 3.0};  // each method is reported at its best one
   double gamma = 0.9;   // turn credit, and the multi-turn baseline's reward discount per extra turn
   double target = 0.0;  // Acc@final to reach; 0: 97 % of the best final Acc@final of any run
   bool json = false;
   bool hard_recoverable = false;
+  bool turns_only = false;  // LEAP's order exactly as published, without the speedup and token keys
   std::string out_dir = "toy_policy_out";
 };
 
@@ -59,12 +61,13 @@ void print_help() {
       "  --eval-every N    evaluate every N steps (default 1)\n"
       "  --threads N       evaluation threads (default: hardware threads); results do not depend on it\n"
       "  --lr X[,Y...]     learning rates to try; each method is reported at the one that reaches the\n"
-      "                    target in the fewest evaluations (default 0.3,1,3,10: the advantages of\n"
+      "                    target in the fewest evaluations (default 0.1,0.3,1,3: the advantages of\n"
       "                    the methods differ in scale, so one shared rate would favour one of them)\n"
       "  --target X        Acc@final to reach (default: 97 %% of the best final Acc@final of any run)\n"
       "  --out DIR         where the data file and the plot go (default toy_policy_out)\n"
       "  --hard            recoverable tasks rarely succeed on turn 1 (their groups then often fail\n"
       "                    entirely, which LEAP's default band prunes as catastrophic)\n"
+      "  --turns-only      rank by turn alone (LEAP as published) instead of turn, speedup, tokens\n"
       "  --json            print one JSON summary on stdout instead of the table\n");
 }
 
@@ -112,6 +115,8 @@ std::optional<Options> parse(int argc, char** argv) {
       options.target = std::stod(value());
     } else if (arg == "--out") {
       options.out_dir = value();
+    } else if (arg == "--turns-only") {
+      options.turns_only = true;
     } else if (arg == "--hard") {
       options.hard_recoverable = true;
     } else if (arg == "--json") {
@@ -262,12 +267,12 @@ void write_plot(const Options& options, const std::vector<MethodResult>& methods
        << "set arrow from graph 0, first " << target << " to graph 1, first " << target << " nohead dt 2 lc 'gray'\n"
        << "plot";
     for (std::size_t m = 0; m < methods.size(); ++m) {
-      gp << (m ? "," : "") << " '" << data.string() << "' index " << m << " using 2:4 with linespoints title '"
+      gp << (m ? "," : "") << " '" << data.string() << "' index " << m << " using 2:4 with lines lw 2 title '"
          << methods[m].name << "'";
     }
     gp << "\nunset arrow\nset ylabel 'Acc@1 (first turn)'\nplot";
     for (std::size_t m = 0; m < methods.size(); ++m) {
-      gp << (m ? "," : "") << " '" << data.string() << "' index " << m << " using 2:3 with linespoints title '"
+      gp << (m ? "," : "") << " '" << data.string() << "' index " << m << " using 2:3 with lines lw 2 title '"
          << methods[m].name << "'";
     }
     gp << "\nunset multiplot\n";
@@ -306,13 +311,17 @@ int main(int argc, char** argv) {
   }
 
   // Every method at every learning rate, on the same tasks and seeds.
-  std::vector<std::vector<MethodResult>> runs(3);
+  std::vector<std::vector<MethodResult>> runs(4);
+  const leap::RankAdvantage<> rank{options.turns_only ? leap::KernelOrder::turns_only() : leap::KernelOrder{}};
   for (double rate : options.learning_rates) {
     runs[0].push_back(trainer.train("single_turn", leap::NeverExpand{}, leap::GrpoAdvantage<>{}, 1, rate));
     runs[1].push_back(trainer.train("multi_turn", leap::AlwaysExpand{},
                                     leap::GrpoAdvantage<DiscountedSolvedReward>{{options.gamma}, {}}, options.max_turns, rate));
-    runs[2].push_back(trainer.train("leap", leap::FailBandGate::leap_default(options.group_size), leap::RankAdvantage<>{},
+    runs[2].push_back(trainer.train("leap", leap::FailBandGate::leap_default(options.group_size), rank,
                                     options.max_turns, rate));
+    // The ablation: LEAP's reward and turn credit with every group expanded, to tell the effect of
+    // pruning from the effect of ranking.
+    runs[3].push_back(trainer.train("leap_unpruned", leap::AlwaysExpand{}, rank, options.max_turns, rate));
   }
 
   double target = options.target;
@@ -344,6 +353,7 @@ int main(int argc, char** argv) {
   summary["group_size"] = options.group_size;
   summary["max_turns"] = options.max_turns;
   summary["hard_recoverable"] = options.hard_recoverable;
+  summary["leap_order"] = options.turns_only ? "turns_only" : "turn, speedup (5 %), tokens";
   summary["target_acc_final"] = target;
   for (const MethodResult& m : methods) {
     const Point& last = m.history.back();
@@ -372,7 +382,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(options.seed), options.tasks, options.group_size, options.max_turns,
                 options.steps, seconds);
     std::printf("target: Acc@%d >= %.3f\n\n", options.max_turns, target);
-    std::printf("%-12s %5s %7s %10s %9s %12s %16s %22s\n", "method", "lr", "Acc@1", "Acc@final", "speedup", "evaluations",
+    std::printf("%-14s %5s %7s %10s %9s %12s %16s %22s\n", "method", "lr", "Acc@1", "Acc@final", "speedup", "evaluations",
                 "steps to target", "evaluations to target");
     for (const MethodResult& m : methods) {
       const Point& last = m.history.back();
@@ -383,10 +393,10 @@ int main(int argc, char** argv) {
         std::snprintf(steps_text, sizeof steps_text, "%d", reached->step);
         std::snprintf(evals_text, sizeof evals_text, "%lld", static_cast<long long>(reached->evaluations));
       }
-      std::printf("%-12s %5g %7.3f %10.3f %8.2fx %12lld %16s %22s\n", m.name.c_str(), m.learning_rate, last.acc_turn1,
+      std::printf("%-14s %5g %7.3f %10.3f %8.2fx %12lld %16s %22s\n", m.name.c_str(), m.learning_rate, last.acc_turn1,
                   last.acc_final, last.speedup, static_cast<long long>(m.evaluations), steps_text, evals_text);
     }
-    const MethodResult& leap_run = methods.back();
+    const MethodResult& leap_run = methods[2];
     auto share = [&](leap::GateReason reason) {
       return 100.0 * leap_run.groups_by_reason[static_cast<std::size_t>(reason)] / std::max(1, leap_run.groups);
     };
