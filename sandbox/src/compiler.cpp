@@ -200,6 +200,14 @@ std::vector<std::string> diagnostic_files(std::string_view log) {
   return files;
 }
 
+// NVRTC's own headers live inside the library, not on disk, and their diagnostics carry a bare name
+// such as "__nv_nvrtc_builtin_header.h(4431)". A candidate cannot ship a header, so such a name
+// cannot be a host file the jail let through; the notes in them are what a policy needs to see
+// after calling an intrinsic with the wrong arguments.
+bool is_nvrtc_builtin_header(std::string_view name) {
+  return name.starts_with("__nv_nvrtc_builtin") && name.find('/') == std::string_view::npos;
+}
+
 }  // namespace
 
 NvrtcVersion nvrtc_version() {
@@ -248,7 +256,7 @@ struct Compiler::Impl {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
     // withhold the log and the output rather than risk echoing a host file.
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known = f == job.file_name ||
+      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) ||
           std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
           std::any_of(jail_roots.begin(), jail_roots.end(), [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {

@@ -88,6 +88,16 @@ TEST_CASE("compile: an error is a result with the line in the log", "[sandbox][c
   CHECK(r.cubin.empty());
 }
 
+TEST_CASE("compile: an intrinsic misused is an error whose log shows NVRTC's built-in overloads", "[sandbox][compile]") {
+  Compiler c(leap_test::config(Isolation::in_process));
+  const CompileResult r = c.compile(job_of(
+      "extern \"C\" __global__ void k(float* x) {\n  float* p = x;\n  x[0] = __shfl_up_sync(0xffffffffu, p, 1);\n}\n"));
+  INFO(r.log);
+  CHECK(r.status == CompileStatus::error);
+  CHECK(r.log.find("kernel.cu(3): error") != std::string::npos);
+  CHECK(r.log.find("__shfl_up_sync(unsigned int, float, unsigned int, int)") != std::string::npos);
+}
+
 TEST_CASE("compile: the log is capped and host paths are scrubbed", "[sandbox][compile]") {
   Compiler c(leap_test::config(Isolation::in_process));
   std::string src = "__global__ void k(float* x) {\n";
