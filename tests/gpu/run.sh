@@ -22,7 +22,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 # the CLI and the two GPU programs compiled directly.
 if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1; then
   mode=full
-  cmake --build "$BUILD" -j"$JOBS" --target leap-sandbox leap_sandbox_gpu_tests bench_timing >"$OUT/build.log" 2>&1 || { say "BUILD FAILED (see build.log)"; exit 1; }
+  cmake --build "$BUILD" -j"$JOBS" --target leap-sandbox leap_sandbox_gpu_tests bench_timing sandbox_loop >"$OUT/build.log" 2>&1 || { say "BUILD FAILED (see build.log)"; exit 1; }
   gpu_tests="$BUILD/tests/sandbox/leap_sandbox_gpu_tests"
   bench="$BUILD/benchmarks/bench_timing"
 else
@@ -66,5 +66,13 @@ timeout 150 "$bench" --repeats 3 --json "$OUT/timing.json" >"$OUT/bench_timing.t
 brc=$?
 cat "$OUT/bench_timing.txt" >>"$summary"
 say "timing benchmark: exit $brc in $(( $(date +%s) - t0 )) s"
+
+# The LEAP loop against the real sandbox (examples/sandbox_loop), a few steps.
+if [ -x "$BUILD/examples/sandbox_loop/sandbox_loop" ]; then
+  t0=$(date +%s)
+  timeout 120 "$BUILD/examples/sandbox_loop/sandbox_loop" --steps 4 >"$OUT/sandbox_loop.txt" 2>&1
+  say "sandbox_loop: exit $? in $(( $(date +%s) - t0 )) s"
+  tail -n 25 "$OUT/sandbox_loop.txt" >>"$summary"
+fi
 say "total: $(( $(date +%s) - start )) s"
 [ "$rc" -eq 0 ] && [ "$brc" -eq 0 ]
