@@ -87,12 +87,17 @@ TEST_CASE("fast path == oracle on random groups, every path, every order", "[ran
     const auto oracle = leap::rank_advantages_reference(group, order);
     REQUIRE(leap::rank_advantages(group, order) == oracle);
 
-    // Both internal paths, whatever size the dispatcher would pick.
+    // Every internal path, whatever size the dispatcher would pick: pairwise, and sorted with each
+    // way of counting inside speedup windows.
     leap::detail::RankWorkspace workspace;
     std::vector<std::int64_t> sorted(group.size()), pairwise(group.size());
-    leap::detail::sorted_scores(group, order, workspace, sorted);
     leap::detail::pairwise_scores(group, order, workspace.keys, pairwise);
-    REQUIRE(sorted == pairwise);
+    for (auto counting : {leap::detail::WindowCounting::scan, leap::detail::WindowCounting::fenwick,
+                          leap::detail::WindowCounting::automatic}) {
+      workspace.window_counting = counting;
+      leap::detail::sorted_scores(group, order, workspace, sorted);
+      REQUIRE(sorted == pairwise);
+    }
     if (group.size() > 1) {
       for (std::size_t i = 0; i < group.size(); ++i) {
         REQUIRE(static_cast<double>(sorted[i]) / static_cast<double>(group.size() - 1) == oracle[i]);

@@ -17,8 +17,9 @@
 //      the members a beats on speedup form a prefix and those that beat it a suffix; the members
 //      tied with it on speedup form the window between (two pointers find all windows in one
 //      sweep), plus every member whose speedup is unknown. The token key decides exactly those
-//      ties: against unknown-speedup members by counting in their sorted token counts, against the
-//      window offline, with a Fenwick tree over token ranks while sweeping the speedup order.
+//      ties: against unknown-speedup members by binary search in their sorted token counts; against
+//      the window by scanning it when the windows are short (a narrow band, the usual case), else
+//      offline, with a Fenwick tree over token ranks while sweeping the speedup order.
 // Custom orders use pairwise_scores_full, the definition itself.
 #pragma once
 
@@ -40,7 +41,7 @@ namespace leap::detail {
 
 // Below this group size the pairwise loop beats sorting (measured with bench_advantages:
 // BM_rank_pairwise vs BM_rank_sorted).
-inline constexpr std::size_t pairwise_crossover = 128;
+inline constexpr std::size_t pairwise_crossover = 96;
 
 // Every ordered pair, exactly the definition: score_i = sum over j != i of sign(order.compare(g[i], g[j])).
 template <class Order>
@@ -213,8 +214,14 @@ inline void pairwise_scores(std::span<const Outcome> group, const KernelOrder& o
   pairwise_scores(keys, scores);
 }
 
+// How the sorted path counts token matches inside speedup windows. automatic picks by the windows'
+// total length; the other two exist so that tests can hold both methods to the oracle.
+enum class WindowCounting { automatic, scan, fenwick };
+
 // Reusable buffers, so a batch of many groups allocates once.
 struct RankWorkspace {
+  WindowCounting window_counting = WindowCounting::automatic;
+  std::vector<double> tokens_by_speed;  // tokens of the known members, in speedup order
   OrderKeys keys;
   std::vector<std::pair<double, std::uint32_t>> by_class;     // (class, member), ascending
   std::vector<std::uint32_t> class_members;                       // the class being scored
@@ -289,29 +296,52 @@ inline void within_class_scores(std::span<const std::uint32_t> members, RankWork
   ws.tokens_unknown.clear();
   for (std::uint32_t m : ws.unknown_speed) ws.tokens_unknown.push_back(keys.tokens[m]);
   std::sort(ws.tokens_unknown.begin(), ws.tokens_unknown.end());
+  for (std::size_t k = 0; k < known; ++k) {
+    const std::uint32_t m = ws.by_speedup[k].second;
+    scores[m] += token_score_against(ws.tokens_unknown, keys.tokens[m], ft);
+  }
 
-  // Known speedups in token order. Walking it, every threshold below only moves right, so two
-  // pointers give, per member a: the token-rank limits among known members (ranks >= limit_more
-  // hold more than ft * t_a tokens, ranks < limit_fewer hold t with ft * t < t_a) and a's token
-  // score against the unknown-speedup members.
+  // Against the members tied on speedup, the window [lo, hi). A narrow band makes windows short, and
+  // then scanning them beats any index; wide or crowded bands take the Fenwick sweep below, which
+  // keeps the worst case at O(n log n).
+  std::size_t window_total = 0;
+  for (std::size_t k = 0; k < known; ++k) window_total += ws.window_hi[k] - ws.window_lo[k];
+  const std::size_t log_known = static_cast<std::size_t>(std::bit_width(known));
+  const bool scan = ws.window_counting == WindowCounting::scan ||
+                    (ws.window_counting == WindowCounting::automatic && window_total <= 8 * known * log_known);
+  if (scan) {
+    ws.tokens_by_speed.resize(known);
+    for (std::size_t k = 0; k < known; ++k) ws.tokens_by_speed[k] = keys.tokens[ws.by_speedup[k].second];
+    const double* tokens = ws.tokens_by_speed.data();
+    for (std::size_t k = 0; k < known; ++k) {
+      const double t_a = tokens[k];
+      const double t_a_scaled = ft * t_a;
+      std::int64_t score = 0;
+      for (std::size_t j = ws.window_lo[k]; j < ws.window_hi[k]; ++j) {
+        score += static_cast<std::int64_t>(tokens[j] > t_a_scaled) - static_cast<std::int64_t>(t_a > ft * tokens[j]);
+      }
+      scores[ws.by_speedup[k].second] += score;
+    }
+    return;
+  }
+
+  // Known speedups in token order. Walking it, the thresholds only move right, so two pointers give
+  // each member a's token-rank limits among known members: ranks >= limit_more hold more than
+  // ft * t_a tokens, ranks < limit_fewer hold t with ft * t < t_a.
   ws.by_tokens.resize(known);
   for (std::size_t k = 0; k < known; ++k) ws.by_tokens[k] = {keys.tokens[ws.by_speedup[k].second], static_cast<std::uint32_t>(k)};
   std::sort(ws.by_tokens.begin(), ws.by_tokens.end());
   ws.token_rank.resize(known);
   ws.limit_more.resize(known);
   ws.limit_fewer.resize(known);
-  const std::size_t unknown = ws.tokens_unknown.size();
-  for (std::size_t r = 0, more = 0, fewer = 0, u_more = 0, u_fewer = 0; r < known; ++r) {
+  for (std::size_t r = 0, more = 0, fewer = 0; r < known; ++r) {
     const double t_a = ws.by_tokens[r].first;
     while (more < known && ws.by_tokens[more].first <= ft * t_a) ++more;
     while (fewer < known && ft * ws.by_tokens[fewer].first < t_a) ++fewer;
-    while (u_more < unknown && ws.tokens_unknown[u_more] <= ft * t_a) ++u_more;
-    while (u_fewer < unknown && ft * ws.tokens_unknown[u_fewer] < t_a) ++u_fewer;
     const std::uint32_t k = ws.by_tokens[r].second;
     ws.token_rank[k] = static_cast<std::uint32_t>(r);
     ws.limit_more[k] = static_cast<std::uint32_t>(more);
     ws.limit_fewer[k] = static_cast<std::uint32_t>(fewer);
-    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(unknown - u_more) - static_cast<std::int64_t>(u_fewer);
   }
 
   // Against the window [lo, hi): with Q(P, r) = members among the first P of the speedup order whose
