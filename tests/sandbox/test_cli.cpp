@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // The built leap-sandbox program, run as a user would: exit codes, JSON lines, help, progress.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,47 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
+#include "cli_runner.hpp"
 
 using nlohmann::json;
+using leap_test::json_lines;
+using leap_test::run_cli;
+using Run = leap_test::CliRun;
 
-// GCC 12 reports a false -Wrestrict on "literal" + std::string (GCC bug 105651).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
-
-namespace {
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run_cli(const std::string& args, const leap_test::TempDir& dir) {
-  const std::string err_file = (dir.path / "stderr.txt").string();
-  const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' " + args + " 2>'" + err_file + "'";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = leap_test::read_file(err_file);
-  return r;
-}
-
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> lines;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(json::parse(line));
-  return lines;
-}
-
-}  // namespace
 
 TEST_CASE("cli: --help documents every option, --version names the versions", "[sandbox][cli]") {
   leap_test::TempDir dir;

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // leap-sandbox tasks, eval and serve, run as a user would, on a machine without a GPU.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <map>
@@ -12,47 +10,14 @@
 
 #include <leap/sandbox/builtin_tasks.hpp>
 
-#include "test_support.hpp"
+#include "cli_runner.hpp"
 
 using nlohmann::json;
-
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
+using leap_test::json_lines;
+using leap_test::run_cli;
+using Run = leap_test::CliRun;
 
 namespace {
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs the CLI with `input` on stdin; LEAP_SANDBOX_CACHE_DIR points into `dir`.
-Run run_cli(const std::string& args, const leap_test::TempDir& dir, const std::string& input = "") {
-  const std::string in_file = dir.write("stdin.txt", input).string();
-  const std::string err_file = (dir.path / "stderr.txt").string();
-  const std::string cmd = "LEAP_SANDBOX_CACHE_DIR='" + (dir.path / "cache").string() + "' '" + LEAP_SANDBOX_CLI + "' " + args +
-                          " <'" + in_file + "' 2>'" + err_file + "'";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = leap_test::read_file(err_file);
-  return r;
-}
-
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> lines;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(json::parse(line));
-  return lines;
-}
 
 bool machine_has_gpu(const leap_test::TempDir& dir) {
   return json::parse(run_cli("info --json", dir).out).at("gpu").at("available").get<bool>();
