@@ -22,6 +22,8 @@
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/evaluator.hpp>
 
+#include "../common/softmax_choice.hpp"
+
 namespace {
 
 // The menu: what a turn-1 completion can be, and what a repair can do.
@@ -60,10 +62,10 @@ class MenuPolicy {
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
     leap::Completion<Choice> completion;
     if (so_far.turns.empty()) {
-      completion.payload.variant = sample(first_.row(task.index), u);
+      completion.payload.variant = examples::sample(first_.row(task.index), u);
     } else {
       const leap::Turn<Choice>& last = so_far.turns.back();
-      completion.payload.repair = sample(repair_.row(feedback_kind(last.verdict)), u);
+      completion.payload.repair = examples::sample(repair_.row(feedback_kind(last.verdict)), u);
       completion.payload.variant = completion.payload.repair == use_reference ? 0
                                    : completion.payload.repair == use_fast    ? 1
                                                                               : last.payload.variant;
@@ -80,44 +82,22 @@ class MenuPolicy {
     for (const auto& sample : step.samples) {
       const Choice& choice = step.turn_of(sample).payload;
       if (choice.repair < 0) {
-        add_gradient(first_.row(static_cast<Eigen::Index>(sample.task_index)), choice.variant, sample.advantage,
+        examples::add_log_prob_gradient(first_.row(static_cast<Eigen::Index>(sample.task_index)), choice.variant, sample.advantage,
                      grad_first.row(static_cast<Eigen::Index>(sample.task_index)));
       } else {
         const auto& previous = step.trajectories[sample.trajectory].turns[static_cast<std::size_t>(sample.turn - 2)];
         const int kind = feedback_kind(previous.verdict);
-        add_gradient(repair_.row(kind), choice.repair, sample.advantage, grad_repair.row(kind));
+        examples::add_log_prob_gradient(repair_.row(kind), choice.repair, sample.advantage, grad_repair.row(kind));
       }
     }
     first_ += (learning_rate / group_size) * grad_first;
     repair_ += (learning_rate / group_size) * grad_repair;
   }
 
-  double preference(int task, int variant) const { return softmax(first_.row(task))[variant]; }
-  double repair_preference(int kind, int move) const { return softmax(repair_.row(kind))[move]; }
+  double preference(int task, int variant) const { return examples::softmax(first_.row(task))[variant]; }
+  double repair_preference(int kind, int move) const { return examples::softmax(repair_.row(kind))[move]; }
 
  private:
-  template <class Row>
-  static Eigen::VectorXd softmax(const Row& logits) {
-    Eigen::VectorXd p = (logits.transpose().array() - logits.maxCoeff()).exp().matrix();
-    return p / p.sum();
-  }
-  template <class Row>
-  static int sample(const Row& logits, double u) {
-    const Eigen::VectorXd p = softmax(logits);
-    double cumulative = 0.0;
-    for (Eigen::Index k = 0; k < p.size(); ++k) {
-      cumulative += p[k];
-      if (u < cumulative) return static_cast<int>(k);
-    }
-    return static_cast<int>(p.size() - 1);
-  }
-  template <class Row, class GradRow>
-  static void add_gradient(const Row& logits, int chosen, double advantage, GradRow&& grad) {
-    Eigen::VectorXd g = -softmax(logits);
-    g[chosen] += 1.0;
-    grad += advantage * g.transpose();
-  }
-
   Eigen::MatrixXd first_;
   Eigen::MatrixXd repair_;
 };

@@ -11,6 +11,7 @@
 
 #include <leap/rollout.hpp>
 
+#include "../common/softmax_choice.hpp"
 #include "simulated_kernel_env.hpp"
 
 namespace toy {
@@ -29,7 +30,7 @@ class SoftmaxPolicy {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     leap::Completion<Choice> completion;
     if (so_far.turns.empty()) {
-      completion.payload.strategy = sample(first_.row(task.index), unit(rng));
+      completion.payload.strategy = examples::sample(first_.row(task.index), unit(rng));
       completion.tokens = task.tokens[static_cast<std::size_t>(completion.payload.strategy)];
       return completion;
     }
@@ -38,7 +39,7 @@ class SoftmaxPolicy {
     completion.payload.strategy = last.payload.strategy;
     completion.payload.repairing_kind = kind;
     completion.payload.repair =
-        kind < 0 ? static_cast<int>(rng() % repair_moves) : sample(repair_.row(repair_row(task.index, kind)), unit(rng));
+        kind < 0 ? static_cast<int>(rng() % repair_moves) : examples::sample(repair_.row(repair_row(task.index, kind)), unit(rng));
     completion.tokens = 150 + static_cast<std::uint32_t>(rng() % 100);
     return completion;
   }
@@ -54,10 +55,10 @@ class SoftmaxPolicy {
       const Choice& choice = result.turn_of(sample).payload;
       const auto task_row = static_cast<Eigen::Index>(sample.task_index);  // every step runs all tasks, in order
       if (choice.repair < 0) {
-        add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage, grad_first.row(task_row));
+        examples::add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage, grad_first.row(task_row));
       } else if (choice.repairing_kind >= 0) {
         const Eigen::Index row = repair_row(static_cast<int>(task_row), choice.repairing_kind);
-        add_log_prob_gradient(repair_.row(row), choice.repair, sample.advantage, grad_repair.row(row));
+        examples::add_log_prob_gradient(repair_.row(row), choice.repair, sample.advantage, grad_repair.row(row));
       }
     }
     first_ += (learning_rate / group_size) * grad_first;
@@ -65,39 +66,12 @@ class SoftmaxPolicy {
   }
 
   double first_choice_probability(int task_index, int strategy) const {
-    const Eigen::VectorXd p = softmax(first_.row(task_index));
-    return p[strategy];
+    return examples::softmax(first_.row(task_index))[strategy];
   }
 
  private:
   static Eigen::Index repair_row(int task_index, int kind) {
     return static_cast<Eigen::Index>(task_index) * failure_kinds + kind;
-  }
-
-  template <class Row>
-  static Eigen::VectorXd softmax(const Row& logits) {
-    const Eigen::VectorXd shifted = (logits.transpose().array() - logits.maxCoeff()).matrix();
-    Eigen::VectorXd p = shifted.array().exp().matrix();
-    return p / p.sum();
-  }
-
-  template <class Row>
-  static int sample(const Row& logits, double u) {
-    const Eigen::VectorXd p = softmax(logits);
-    double cumulative = 0.0;
-    for (Eigen::Index k = 0; k < p.size(); ++k) {
-      cumulative += p[k];
-      if (u < cumulative) return static_cast<int>(k);
-    }
-    return static_cast<int>(p.size() - 1);
-  }
-
-  // d log softmax(logits)[chosen] / d logits = onehot(chosen) - softmax(logits)
-  template <class Row, class GradRow>
-  static void add_log_prob_gradient(const Row& logits, int chosen, double advantage, GradRow&& grad) {
-    Eigen::VectorXd g = -softmax(logits);
-    g[chosen] += 1.0;
-    grad += advantage * g.transpose();
   }
 
   Eigen::MatrixXd first_;   // tasks x strategies
