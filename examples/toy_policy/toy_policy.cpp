@@ -9,6 +9,7 @@
 //   leap_unpruned  the ablation: LEAP's advantage and turn credit, every group expanded
 // and reports accuracy against evaluations spent, with a table, a data file and (with gnuplot) a plot.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -143,6 +144,8 @@ struct MethodResult {
   std::int64_t evaluations = 0;
   std::array<int, leap::gate_reason_count> groups_by_reason{};
   int groups = 0;
+  // Gate decisions by the task's hidden difficulty: [difficulty][expansion].
+  std::array<std::array<int, leap::all_expansions.size()>, 3> decisions_by_difficulty{};
 };
 
 // The multi-turn baseline's reward: 1 for a success at turn 1, gamma^(k-1) at turn k, 0 unsolved.
@@ -204,6 +207,10 @@ class Trainer {
       method.evaluations += result.metrics.evaluations;
       for (std::size_t r = 0; r < leap::gate_reason_count; ++r) method.groups_by_reason[r] += result.metrics.groups_by_reason[r];
       method.groups += result.metrics.tasks;
+      for (std::size_t t = 0; t < tasks_.size(); ++t) {
+        ++method.decisions_by_difficulty[static_cast<std::size_t>(tasks_[t].difficulty)]
+                                        [static_cast<std::size_t>(result.decisions[t].expansion)];
+      }
       if (step % options_.eval_every == 0 || step == options_.steps) {
         Point point = evaluate(policy);
         point.step = step;
@@ -371,6 +378,12 @@ int main(int argc, char** argv) {
       if (m.groups_by_reason[r] > 0) reasons[std::string(leap::to_string(static_cast<leap::GateReason>(r)))] = m.groups_by_reason[r];
     }
     entry["groups"] = m.groups;
+    for (std::size_t d = 0; d < 3; ++d) {
+      for (leap::Expansion e : leap::all_expansions) {
+        entry["decisions_by_difficulty"][toy::to_string(static_cast<toy::Difficulty>(d))][std::string(leap::to_string(e))] =
+            m.decisions_by_difficulty[d][static_cast<std::size_t>(e)];
+      }
+    }
     entry["groups_by_reason"] = reasons;
     summary["methods"][m.name] = entry;
   }
@@ -401,9 +414,18 @@ int main(int argc, char** argv) {
       return 100.0 * leap_run.groups_by_reason[static_cast<std::size_t>(reason)] / std::max(1, leap_run.groups);
     };
     std::printf("\nDCP in the leap run: %.0f %% of groups expanded (at least half failed turn 1), %.0f %% pruned as easy "
-                "(fewer than half failed), %.0f %% pruned as catastrophic (all failed)\n",
+                "(fewer than half failed), %.0f %% pruned as catastrophic (all failed). By the tasks' hidden difficulty:\n",
                 share(leap::GateReason::in_band), share(leap::GateReason::too_few_failures),
                 share(leap::GateReason::too_many_failures));
+    for (std::size_t d = 0; d < 3; ++d) {
+      const auto& row = leap_run.decisions_by_difficulty[d];
+      int total = 0;
+      for (int count : row) total += count;
+      auto percent = [&](leap::Expansion e) { return 100.0 * row[static_cast<std::size_t>(e)] / std::max(1, total); };
+      std::printf("  %-12s %3.0f %% expanded, %3.0f %% pruned easy, %3.0f %% pruned catastrophic\n",
+                  toy::to_string(static_cast<toy::Difficulty>(d)), percent(leap::Expansion::expand),
+                  percent(leap::Expansion::prune_easy), percent(leap::Expansion::prune_catastrophic));
+    }
   }
   write_plot(options, methods, target);
   return 0;
