@@ -18,7 +18,9 @@ if(NOT EXISTS "${prefix}/include/leap/version.hpp" OR NOT config_files)
   message(FATAL_ERROR "the install tree lacks include/leap/version.hpp or leapConfig.cmake")
 endif()
 run_step("configure the consumer" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build"
-         "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}" -DCONSUMER_STRICT=ON)
+         "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}" -DCONSUMER_STRICT=ON
+         # leap's own flags (a sanitizer preset instruments the installed library, so its users must too)
+         "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run_step("build the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("run the consumer" "${WORK_DIR}/build/consumer")
 if(EXISTS "${LEAP_BINARY_DIR}/sandbox")
