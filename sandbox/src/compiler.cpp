@@ -208,6 +208,22 @@ bool is_nvrtc_builtin_header(std::string_view name) {
   return name.starts_with("__nv_nvrtc_builtin") && name.find('/') == std::string_view::npos;
 }
 
+// NVRTC dlopens libnvrtc-builtins on its first compile. In process isolation that first compile
+// happens in every forked child, and a child that calls dlopen while another thread of the parent
+// held the loader's lock at fork time can hang until the watchdog kills it. Loading the library once
+// in the parent, before any fork, leaves the children nothing to load. Best effort: NVRTC still
+// finds the library itself if this fails.
+void preload_nvrtc_builtins(const NvrtcVersion& version) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&nvrtcCompileProgram), &info) == 0 || info.dli_fname == nullptr) return;
+    const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
+    const std::string name = "libnvrtc-builtins.so." + std::to_string(version.major) + "." + std::to_string(version.minor);
+    ::dlopen((dir / name).c_str(), RTLD_NOW | RTLD_NODELETE);
+  });
+}
+
 }  // namespace
 
 NvrtcVersion nvrtc_version() {
@@ -339,6 +355,7 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   if (!ec && cwd.size() > 1) m.scrubs.push_back({cwd, "<cwd>"});
   const NvrtcVersion v = nvrtc_version();
   m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+  if (m.config.isolation == Isolation::process) preload_nvrtc_builtins(v);
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
 

@@ -263,6 +263,14 @@ TEST_CASE("compile: bad options are misuse and name the option", "[sandbox][comp
   CHECK_THROWS_AS(Compiler(broken), std::runtime_error);
 }
 
+TEST_CASE("compile: process isolation loads NVRTC's builtins before forking, so children load nothing", "[sandbox][compile]") {
+  const auto builtins_mapped = [] { return leap_test::read_file("/proc/self/maps").find("libnvrtc-builtins") != std::string::npos; };
+  Compiler c(leap_test::config(Isolation::process));
+  CHECK(builtins_mapped());
+  const CompileResult r = c.compile(job_of(leap_test::plain_kernel()));
+  CHECK(r.ok());
+}
+
 TEST_CASE("compile: versions and archs are reported", "[sandbox][compile]") {
   const NvrtcVersion v = nvrtc_version();
   CHECK(v.major >= 12);
