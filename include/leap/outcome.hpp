@@ -18,10 +18,13 @@ struct Outcome {
   constexpr bool solved() const noexcept { return solved_turn > 0; }
 };
 
-// Field-wise equality, with NaN speedups equal to each other (so a JSON round trip compares equal).
+// Speedups compare equal when both are unknown (NaN), so a JSON round trip compares equal.
+constexpr bool same_speedup(double a, double b) noexcept { return a == b || (a != a && b != b); }
+
+// Field-wise equality, with NaN speedups equal to each other.
 constexpr bool operator==(const Outcome& a, const Outcome& b) noexcept {
-  const bool same_speedup = (a.speedup == b.speedup) || (a.speedup != a.speedup && b.speedup != b.speedup);
-  return a.solved_turn == b.solved_turn && a.best_verdict == b.best_verdict && same_speedup && a.tokens == b.tokens;
+  return a.solved_turn == b.solved_turn && a.best_verdict == b.best_verdict && same_speedup(a.speedup, b.speedup) &&
+         a.tokens == b.tokens;
 }
 
 }  // namespace leap

@@ -28,8 +28,7 @@ struct Turn {
   Payload payload{};
 
   friend bool operator==(const Turn& a, const Turn& b) {
-    const bool same_speedup = a.speedup == b.speedup || (a.speedup != a.speedup && b.speedup != b.speedup);
-    return a.verdict == b.verdict && same_speedup && a.tokens == b.tokens && a.feedback == b.feedback &&
+    return a.verdict == b.verdict && same_speedup(a.speedup, b.speedup) && a.tokens == b.tokens && a.feedback == b.feedback &&
            a.payload == b.payload;
   }
 };
