@@ -8,7 +8,7 @@
 // opponent: its advantage is 0.
 //
 // Which path computes it (results are identical; tests check every path against the oracle):
-//   KernelOrder, G <= 32                          each pair once, O(G^2), on the stack
+//   KernelOrder, G <= 12                          each pair once, O(G^2), on the stack
 //   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for
 //                                                 non-transitive tolerance ties (detail/rank_kernels.hpp)
