@@ -4,6 +4,7 @@
 # benchmark (CUPTI vs CUDA events vs wall clock, 3 repeats) and writes a summary to $OUT (default
 # ./gpu-out). Budget: about 2 min to build on 16 cores, under 5 min of tests and benchmark on an H200.
 # Without a GPU it still builds, reports "no GPU" with the reason, and exits 0.
+# On a GPU machine that can fetch nothing, first run tests/gpu/carry_deps.sh here and carry .gpu-deps.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -18,16 +19,25 @@ start=$(date +%s)
 say "leap GPU check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >>"$summary" 2>&1
 
+# The GPU machine can fetch nothing: tests/gpu/carry_deps.sh, run beforehand on the development
+# machine, copies Eigen, nlohmann/json, Catch2 and Google Benchmark into .gpu-deps/ (carried along).
+deps=()
+if [ -d .gpu-deps/usr ]; then
+  deps=(-DCMAKE_PREFIX_PATH="$PWD/.gpu-deps/usr" -Dbenchmark_DIR="$PWD/.gpu-deps/usr/lib/x86_64-linux-gnu/cmake/benchmark")
+  export LD_LIBRARY_PATH="$PWD/.gpu-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  say "using the build dependencies carried in .gpu-deps"
+fi
+
 # Full configure (tests and benchmarks); without Catch2 or Google Benchmark fall back to the library,
 # the CLI and the two GPU programs compiled directly.
-if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1; then
+if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${deps[@]}" >"$OUT/configure.log" 2>&1; then
   mode=full
   cmake --build "$BUILD" -j"$JOBS" --target leap-sandbox leap_sandbox_gpu_tests bench_timing sandbox_loop >"$OUT/build.log" 2>&1 || { say "BUILD FAILED (see build.log)"; exit 1; }
   gpu_tests="$BUILD/tests/sandbox/leap_sandbox_gpu_tests"
   bench="$BUILD/benchmarks/bench_timing"
 else
   mode=fallback
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLEAP_BUILD_TESTS=OFF -DLEAP_BUILD_BENCHMARKS=OFF \
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${deps[@]}" -DLEAP_BUILD_TESTS=OFF -DLEAP_BUILD_BENCHMARKS=OFF \
         -DLEAP_BUILD_EXAMPLES=OFF >"$OUT/configure.log" 2>&1 || { say "CONFIGURE FAILED (see configure.log)"; exit 1; }
   cmake --build "$BUILD" -j"$JOBS" --target leap-sandbox leap_sandbox >"$OUT/build.log" 2>&1 || { say "BUILD FAILED (see build.log)"; exit 1; }
   cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
