@@ -17,12 +17,6 @@
 #include "leap/gate.hpp"
 
 namespace leap {
-namespace detail {
-template <class Gate>
-void validate_gate(const Gate& gate) {
-  if constexpr (requires { gate.validate(); }) gate.validate();
-}
-}  // namespace detail
 
 // The fail band, but "catastrophic" means the failures are mostly compile errors: above the band, a
 // group is pruned only when compile errors make up more than `compile_error_share` of its failures
@@ -66,7 +60,7 @@ struct AllOfGates {
 
   // Validates every part that can be validated, so a bad band fails before a step spends anything.
   void validate() const {
-    std::apply([](const auto&... gate) { (detail::validate_gate(gate), ...); }, gates);
+    std::apply([](const auto&... gate) { (detail::validate_if_able(gate), ...); }, gates);
   }
 
   GateDecision assess(const GroupStats& stats) const {
@@ -106,7 +100,7 @@ struct FirstDecisiveGate {
 
   // Validates every part that can be validated, so a bad band fails before a step spends anything.
   void validate() const {
-    std::apply([](const auto&... gate) { (detail::validate_gate(gate), ...); }, gates);
+    std::apply([](const auto&... gate) { (detail::validate_if_able(gate), ...); }, gates);
   }
 
   GateDecision assess(const GroupStats& stats) const {
@@ -182,7 +176,7 @@ struct BudgetedGate {
   RepairOdds odds{};
 
   void validate() const {
-    detail::validate_gate(inner);
+    detail::validate_if_able(inner);
     odds.validate();
   }
 

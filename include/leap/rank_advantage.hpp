@@ -47,11 +47,6 @@ inline void validate_outcomes(const char* function, std::span<const Outcome> out
   }
 }
 
-template <class Order>
-void validate_order(const Order& order) {
-  if constexpr (requires { order.validate(); }) order.validate();
-}
-
 // Copeland scores of one group, by the fastest exact path for the order.
 template <class Order>
 void group_scores(std::span<const Outcome> group, const Order& order, RankWorkspace& workspace,
@@ -76,7 +71,7 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
   if (results.size() > UINT32_MAX) {
     throw_invalid_argument("leap::", function, ": results.size() (", results.size(), ") exceeds 2^32 - 1");
   }
-  validate_order(order);
+  validate_if_able(order);
   validate_outcomes(function, results);
   const GroupIndex index(group_ids);
   RankWorkspace workspace;
@@ -121,7 +116,7 @@ std::vector<double> rank_advantages(std::span<const Outcome> group, const Order&
 template <class Order = KernelOrder>
 std::vector<double> rank_advantages_reference(std::span<const Outcome> group, const Order& order = {}) {
   detail::check_order_type<Order>();
-  detail::validate_order(order);
+  detail::validate_if_able(order);
   detail::validate_outcomes("rank_advantages_reference", group);
   std::vector<double> out(group.size(), 0.0);
   if (group.size() < 2) return out;

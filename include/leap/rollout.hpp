@@ -226,7 +226,7 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
 
   const auto started = std::chrono::steady_clock::now();
   options.validate();
-  if constexpr (requires { gate.validate(); }) gate.validate();
+  detail::validate_if_able(gate);
   const std::span<const Task> batch(std::ranges::data(tasks), std::ranges::size(tasks));
   if (batch.size() > std::numeric_limits<std::uint32_t>::max()) {
     detail::throw_invalid_argument("leap::run_step: ", batch.size(), " tasks exceed 2^32 - 1");

@@ -32,4 +32,11 @@ inline void require_same_size(const char* function, const char* name_a, std::siz
   }
 }
 
+// Calls value.validate() when the type has one: orders and gates may check their own settings (a NaN
+// tolerance, t_min > t_max + 1), and user-written ones need not.
+template <class T>
+void validate_if_able(const T& value) {
+  if constexpr (requires { value.validate(); }) value.validate();
+}
+
 }  // namespace leap::detail
