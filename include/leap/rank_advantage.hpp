@@ -47,11 +47,22 @@ inline void validate_outcomes(const char* function, std::span<const Outcome> out
   }
 }
 
-// Copeland scores of one group, by the fastest exact path for the order.
-template <class Order>
-void group_scores(std::span<const Outcome> group, const Order& order, RankWorkspace& workspace,
-                  std::span<std::int64_t> scores) {
+// One group's advantages, score / (G - 1), by the fastest exact path for the order (see the table at
+// the top of this file). For KernelOrder, workspace.encoder must hold the order's encoding.
+template <class Real, class Order>
+void group_advantages(std::span<const Outcome> group, const Order& order, RankWorkspace& workspace,
+                      std::span<Real> out) {
+  if (group.size() < 2) {
+    std::fill(out.begin(), out.end(), Real{0});
+    return;
+  }
+  workspace.scores.resize(group.size());
+  const std::span<std::int64_t> scores(workspace.scores);
   if constexpr (std::is_same_v<Order, KernelOrder>) {
+    if (group.size() <= small_group_max) {
+      small_group_advantages(group, workspace.encoder, out);
+      return;
+    }
     if (group.size() < pairwise_crossover) {
       pairwise_scores(group, order, workspace.keys, scores);
     } else {
@@ -60,6 +71,8 @@ void group_scores(std::span<const Outcome> group, const Order& order, RankWorksp
   } else {
     pairwise_scores_full(group, order, scores);
   }
+  const double opponents = static_cast<double>(group.size() - 1);
+  for (std::size_t i = 0; i < group.size(); ++i) out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
 }
 
 template <class Real, class Order>
@@ -75,28 +88,9 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
   validate_outcomes(function, results);
   const GroupIndex index(group_ids);
   RankWorkspace workspace;
-  std::vector<std::int64_t> scores;
-  [[maybe_unused]] const auto encoder = [&] {
-    if constexpr (std::is_same_v<Order, KernelOrder>) return KeyEncoder(order);
-    else return 0;
-  }();
+  if constexpr (std::is_same_v<Order, KernelOrder>) workspace.encoder = KeyEncoder(order);
   for_each_group(index, results, out, [&](std::span<const Outcome> group, std::span<Real> group_out) {
-    if (group.size() < 2) {
-      std::fill(group_out.begin(), group_out.end(), Real{0});
-      return;
-    }
-    if constexpr (std::is_same_v<Order, KernelOrder>) {
-      if (group.size() <= small_group_max) {
-        small_group_advantages(group, encoder, group_out);
-        return;
-      }
-    }
-    scores.resize(group.size());
-    group_scores(group, order, workspace, std::span<std::int64_t>(scores));
-    const double opponents = static_cast<double>(group.size() - 1);
-    for (std::size_t i = 0; i < group.size(); ++i) {
-      group_out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
-    }
+    group_advantages(group, order, workspace, group_out);
   });
 }
 

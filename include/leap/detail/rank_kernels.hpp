@@ -222,6 +222,8 @@ enum class WindowCounting { automatic, scan, fenwick };
 // Reusable buffers, so a batch of many groups allocates once.
 struct RankWorkspace {
   WindowCounting window_counting = WindowCounting::automatic;
+  KeyEncoder encoder{KernelOrder{}};  // the batch's order, encoded once for the small-group pass
+  std::vector<std::int64_t> scores;     // one group's Copeland scores
   std::vector<double> tokens_by_speed;  // tokens of the known members, in speedup order
   OrderKeys keys;
   std::vector<std::pair<double, std::uint32_t>> by_class;     // (class, member), ascending
