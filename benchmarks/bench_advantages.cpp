@@ -7,6 +7,8 @@
 //                    since it is O(G^2); items per second stays comparable)
 //   BM_grpo, BM_rloo the baselines on a binary reward over the same grouping
 //   BM_rank_pairwise / BM_rank_sorted   the two internal paths, to place detail::pairwise_crossover
+//   BM_scores        leap::rank_advantages_of_scores on the published order's scalar reward
+//   BM_scores_pairwise / BM_scores_sorted   its two paths, to place detail::score_pairwise_max
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 
 #include "leap/baselines.hpp"
 #include "leap/rank_advantage.hpp"
+#include "leap/rank_advantage_of_scores.hpp"
 
 namespace {
 
@@ -25,6 +28,7 @@ struct Batch {
   std::vector<leap::Outcome> results;
   std::vector<std::uint32_t> group_ids;
   std::vector<double> rewards;
+  std::vector<double> scores;  // max_turns + 1 - solved_turn for a success (max_turns = 3), else 0
   std::vector<double> out;
 };
 
@@ -39,6 +43,7 @@ Batch make_batch(std::size_t size, std::size_t group_size) {
   batch.results.resize(size);
   batch.group_ids.resize(size);
   batch.rewards.resize(size);
+  batch.scores.resize(size);
   batch.out.resize(size);
   for (std::size_t i = 0; i < size; ++i) {
     leap::Outcome& o = batch.results[i];
@@ -48,6 +53,7 @@ Batch make_batch(std::size_t size, std::size_t group_size) {
     o.tokens = tokens(rng);
     batch.group_ids[i] = static_cast<std::uint32_t>(i / group_size);
     batch.rewards[i] = o.solved_turn > 0 ? 1.0 : 0.0;
+    batch.scores[i] = o.solved_turn > 0 ? 4.0 - o.solved_turn : 0.0;
   }
   return batch;
 }
@@ -122,6 +128,37 @@ void BM_rank_path(benchmark::State& state) {
   finish(state, groups * group_size);
 }
 
+void BM_scores(benchmark::State& state) {
+  Batch batch = make_batch(batch_size, static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    leap::rank_advantages_of_scores(batch.scores, batch.group_ids, batch.out);
+    benchmark::DoNotOptimize(batch.out.data());
+  }
+  finish(state, batch_size);
+}
+
+template <bool Sorted>
+void BM_scores_path(benchmark::State& state) {
+  const auto group_size = static_cast<std::size_t>(state.range(0));
+  const std::size_t groups = std::max<std::size_t>(1, (std::size_t{1} << 16) / group_size);
+  Batch batch = make_batch(groups * group_size, group_size);
+  for (double& s : batch.scores) s += 0.001 * static_cast<double>(&s - batch.scores.data()) / group_size;  // few ties
+  std::vector<double> sorted;
+  std::vector<double> out(group_size);
+  for (auto _ : state) {
+    for (std::size_t g = 0; g < groups; ++g) {
+      const auto group = std::span<const double>(batch.scores).subspan(g * group_size, group_size);
+      if constexpr (Sorted) {
+        leap::detail::score_group_sorted<double>(group, 0.0, sorted, out);
+      } else {
+        leap::detail::score_group_pairwise<double>(group, 0.0, out);
+      }
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  finish(state, groups * group_size);
+}
+
 void group_sizes(benchmark::internal::Benchmark* b) {
   for (int g : {2, 4, 8, 16, 64, 256, 1024, 4096}) b->Arg(g);
 }
@@ -134,3 +171,6 @@ BENCHMARK(BM_grpo)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_rloo)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_rank_path, false)->Name("BM_rank_pairwise")->DenseRange(8, 128, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_rank_path, true)->Name("BM_rank_sorted")->DenseRange(8, 128, 8)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_scores)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_scores_path, false)->Name("BM_scores_pairwise")->RangeMultiplier(2)->Range(4, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_scores_path, true)->Name("BM_scores_sorted")->RangeMultiplier(2)->Range(4, 256)->Unit(benchmark::kMicrosecond);

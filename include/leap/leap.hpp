@@ -15,6 +15,7 @@
 #include "leap/metrics_json.hpp"
 #include "leap/outcome.hpp"
 #include "leap/rank_advantage.hpp"
+#include "leap/rank_advantage_of_scores.hpp"
 #include "leap/rollout.hpp"
 #include "leap/step_metrics.hpp"
 #include "leap/trajectory.hpp"

@@ -29,6 +29,8 @@ static_assert(std::is_aggregate_v<Outcome> && std::is_aggregate_v<KernelOrder> &
                                     GrpoOptions) = &grpo_advantages;
 [[maybe_unused]] void (*const rloo)(std::span<const double>, std::span<const std::uint32_t>, std::span<double>) =
     &rloo_advantages;
+[[maybe_unused]] void (*const by_scores)(std::span<const double>, std::span<const std::uint32_t>, std::span<double>,
+                                         double) = &rank_advantages_of_scores;
 [[maybe_unused]] GroupStats (*const stats_of)(std::span<const Verdict>) = &group_stats;
 [[maybe_unused]] int (KernelOrder::*const compare_member)(const Outcome&, const Outcome&) const = &KernelOrder::compare;
 [[maybe_unused]] Expansion (FailBandGate::*const decide_member)(const GroupStats&) const = &FailBandGate::decide;
