@@ -2,7 +2,10 @@
 // Throughput of the advantage computations on one step's batch of about 1M results (2^20), split
 // into groups of G. Items per second = results per second. Compare figures from one run only.
 //
-//   BM_rank          leap::rank_advantages, batched, default KernelOrder (speedup band + tokens)
+//   BM_rank          leap::rank_advantages, batched, KernelOrder::with_speedup_and_tokens() (three keys,
+//                    tolerance bands: the most work per match)
+//   BM_rank_published          the same with KernelOrder{} (LEAP as published: solved, then turn)
+//   BM_rank_turn_weighted      KernelOrder{} with turn_weight = 0.5 (adds the turn-decided correction)
 //   BM_rank_oracle   leap::rank_advantages_reference group by group (on fewer results for large G,
 //                    since it is O(G^2); items per second stays comparable)
 //   BM_grpo, BM_rloo the baselines on a binary reward over the same grouping
@@ -63,14 +66,22 @@ void finish(benchmark::State& state, std::size_t items) {
   state.counters["G"] = static_cast<double>(state.range(0));
 }
 
-void BM_rank(benchmark::State& state) {
+void rank_batch(benchmark::State& state, const leap::KernelOrder& order) {
   const auto group_size = static_cast<std::size_t>(state.range(0));
   Batch batch = make_batch(batch_size, group_size);
   for (auto _ : state) {
-    leap::rank_advantages(batch.results, batch.group_ids, batch.out);
+    leap::rank_advantages(batch.results, batch.group_ids, batch.out, order);
     benchmark::DoNotOptimize(batch.out.data());
   }
   finish(state, batch_size);
+}
+
+void BM_rank(benchmark::State& state) { rank_batch(state, leap::KernelOrder::with_speedup_and_tokens()); }
+void BM_rank_published(benchmark::State& state) { rank_batch(state, leap::KernelOrder{}); }
+void BM_rank_turn_weighted(benchmark::State& state) {
+  leap::KernelOrder order;
+  order.turn_weight = 0.5;
+  rank_batch(state, order);
 }
 
 void BM_rank_oracle(benchmark::State& state) {
@@ -81,7 +92,8 @@ void BM_rank_oracle(benchmark::State& state) {
   for (auto _ : state) {
     for (std::size_t g = 0; g < groups; ++g) {
       auto advantages = leap::rank_advantages_reference(
-          std::span<const leap::Outcome>(batch.results).subspan(g * group_size, group_size));
+          std::span<const leap::Outcome>(batch.results).subspan(g * group_size, group_size),
+          leap::KernelOrder::with_speedup_and_tokens());
       benchmark::DoNotOptimize(advantages.data());
     }
   }
@@ -111,7 +123,7 @@ void BM_rank_path(benchmark::State& state) {
   const auto group_size = static_cast<std::size_t>(state.range(0));
   const std::size_t groups = std::max<std::size_t>(1, (std::size_t{1} << 16) / group_size);
   Batch batch = make_batch(groups * group_size, group_size);
-  const leap::KernelOrder order;
+  const leap::KernelOrder order = leap::KernelOrder::with_speedup_and_tokens();
   leap::detail::RankWorkspace workspace;
   std::vector<std::int64_t> scores(group_size);
   for (auto _ : state) {
@@ -166,6 +178,8 @@ void group_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_rank)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_rank_published)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_rank_turn_weighted)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_rank_oracle)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_grpo)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_rloo)->Apply(group_sizes)->Unit(benchmark::kMillisecond);

@@ -18,7 +18,7 @@ int main() {
   const std::vector<std::uint32_t> prompt_of = {0, 1, 0, 1, 0, 1, 0, 1};
   std::vector<float> advantages(results.size());  // e.g. the trainer's float advantage buffer
 
-  leap::rank_advantages(results, prompt_of, advantages);  // default KernelOrder; no copies
+  leap::rank_advantages(results, prompt_of, advantages);  // KernelOrder{}: LEAP as published; no copies
 
   double sum[2] = {0, 0};
   for (std::size_t i = 0; i < results.size(); ++i) {

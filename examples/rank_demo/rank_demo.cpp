@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Ranks one sample group of eight trajectories and prints each one's advantage under LEAP's order,
-// next to what GRPO's z-score would give the same group with a binary "solved" reward.
+// Ranks one sample group of eight trajectories and prints each one's advantage under LEAP's order
+// (the default), under the speed-aware preset, with successes tied (turn_weight 0), and what GRPO's
+// z-score would give the same group with a binary "solved" reward.
 #include <cstdio>
 #include <vector>
 
@@ -18,8 +19,11 @@ int main() {
       {0, Verdict::compile_error, std::numeric_limits<double>::quiet_NaN(), 3000},
       {0, Verdict::runtime_error, std::numeric_limits<double>::quiet_NaN(), 2900},
   };
-  const std::vector<double> rank = leap::rank_advantages(group);
-  const std::vector<double> turns_only = leap::rank_advantages(group, leap::KernelOrder::turns_only());
+  const std::vector<double> rank = leap::rank_advantages(group);  // KernelOrder{}: LEAP as published
+  const std::vector<double> speed = leap::rank_advantages(group, leap::KernelOrder::with_speedup(0.05));
+  leap::KernelOrder tied;
+  tied.turn_weight = 0.0;  // any success beats any failure; successes tie
+  const std::vector<double> binary = leap::rank_advantages(group, tied);
 
   std::vector<double> solved(group.size());
   for (std::size_t i = 0; i < group.size(); ++i) solved[i] = group[i].solved() ? 1.0 : 0.0;
@@ -27,14 +31,15 @@ int main() {
   std::vector<double> grpo(group.size());
   leap::grpo_advantages(solved, ids, grpo);
 
-  std::printf("%-4s %-6s %-14s %8s %7s | %10s %10s %10s\n", "i", "turn", "verdict", "speedup", "tokens", "leap",
-              "turns-only", "grpo");
+  std::printf("%-4s %-6s %-14s %8s %7s | %10s %10s %10s %10s\n", "i", "turn", "verdict", "speedup", "tokens", "leap",
+              "speed 5%", "w = 0", "grpo");
   for (std::size_t i = 0; i < group.size(); ++i) {
     const Outcome& o = group[i];
-    std::printf("%-4zu %-6d %-14s %8.2f %7u | %+10.3f %+10.3f %+10.3f\n", i, o.solved_turn,
-                std::string(leap::to_string(o.best_verdict)).c_str(), o.speedup, o.tokens, rank[i], turns_only[i],
+    std::printf("%-4zu %-6d %-14s %8.2f %7u | %+10.3f %+10.3f %+10.3f %+10.3f\n", i, o.solved_turn,
+                std::string(leap::to_string(o.best_verdict)).c_str(), o.speedup, o.tokens, rank[i], speed[i], binary[i],
                 grpo[i]);
   }
-  std::printf("\nleap: default KernelOrder (turn, then speedup within 5%%, then fewer tokens); advantages sum to 0.\n");
+  std::printf("\nleap: KernelOrder{} (an earlier success beats a later one, any success beats a failure);\n"
+              "speed 5%%: KernelOrder::with_speedup(0.05); w = 0: turn_weight 0. Each column sums to 0.\n");
   return 0;
 }

@@ -319,7 +319,8 @@ int main(int argc, char** argv) {
 
   // Every method at every learning rate, on the same tasks and seeds.
   std::vector<std::vector<MethodResult>> runs(4);
-  const leap::RankAdvantage<> rank{options.turns_only ? leap::KernelOrder::turns_only() : leap::KernelOrder{}};
+  const leap::RankAdvantage<> rank{options.turns_only ? leap::KernelOrder::turns_only()
+                                                       : leap::KernelOrder::with_speedup_and_tokens()};
   for (double rate : options.learning_rates) {
     runs[0].push_back(trainer.train("single_turn", leap::NeverExpand{}, leap::GrpoAdvantage<>{}, 1, rate));
     runs[1].push_back(trainer.train("multi_turn", leap::AlwaysExpand{},

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "leap/advantage_normalization.hpp"
 #include "leap/baselines.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"
@@ -25,12 +26,17 @@ concept advantage_estimator =
     requires(const Estimator& estimator, std::span<const Outcome> outcomes, std::span<const std::uint32_t> ids,
              std::span<double> out) { estimator.compute(outcomes, ids, out); };
 
-// LEAP's rank-based advantage under an order on outcomes.
+// LEAP's rank-based advantage under an order on outcomes: RankAdvantage<>{} is LEAP as published.
+// normalization rescales the step's advantages afterwards (see advantage_normalization.hpp), for
+// learning rates tuned on GRPO's scale; none by default.
 template <outcome_order Order = KernelOrder>
 struct RankAdvantage {
   Order order{};
+  AdvantageNormalization normalization = AdvantageNormalization::none;
+  double epsilon = 1e-6;  // added to the std or RMS before dividing
   void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids, std::span<double> out) const {
     rank_advantages(outcomes, group_ids, out, order);
+    normalize_advantages(out, group_ids, normalization, epsilon);
   }
 };
 

@@ -4,8 +4,9 @@
 // Formats (round trips are exact; doubles are written with all their digits):
 //   Verdict     its name: "compile_error" | "runtime_error" | "timeout" | "wrong_answer" | "correct"
 //   Outcome     {"solved_turn": 1, "best_verdict": "correct", "speedup": 1.5, "tokens": 900}
-//   KernelOrder {"by_turn": true, "by_severity": false, "speedup_tolerance": 0.05, "token_tolerance": 0.0,
-//                "tokens_only_when_solved": true}   (every key optional: missing keys keep their default)
+//   KernelOrder {"by_turn": true, "by_severity": false, "speedup_tolerance": -1.0, "token_tolerance": -1.0,
+//                "tokens_only_when_solved": true, "turn_weight": 1.0}
+//               (every key optional: missing keys keep their default)
 //   Turn        {"verdict": "wrong_answer", "speedup": null, "tokens": 300, "feedback": "...", "payload": ...}
 //               ("payload" only when the payload type is not NoPayload)
 //   Trajectory  {"turns": [Turn, ...]}
@@ -146,7 +147,8 @@ inline void to_json(nlohmann::json& j, const KernelOrder& order) {
                      {"by_severity", order.by_severity},
                      {"speedup_tolerance", order.speedup_tolerance},
                      {"token_tolerance", order.token_tolerance},
-                     {"tokens_only_when_solved", order.tokens_only_when_solved}};
+                     {"tokens_only_when_solved", order.tokens_only_when_solved},
+                     {"turn_weight", order.turn_weight}};
 }
 inline void from_json(const nlohmann::json& j, KernelOrder& order) {
   using namespace detail::json_io;
@@ -165,6 +167,12 @@ inline void from_json(const nlohmann::json& j, KernelOrder& order) {
   tolerance("speedup_tolerance", read.speedup_tolerance);
   tolerance("token_tolerance", read.token_tolerance);
   flag("tokens_only_when_solved", read.tokens_only_when_solved);
+  if (const json* value = member(object, "KernelOrder", "turn_weight", false)) {
+    if (!value->is_number() || !(value->get<double>() >= 0.0 && value->get<double>() <= 1.0)) {
+      fail(field_name("KernelOrder", "turn_weight"), "expected a number in [0, 1]", *value);
+    }
+    read.turn_weight = value->get<double>();
+  }
   order = read;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "leap/advantage_estimator.hpp"
+#include "leap/advantage_normalization.hpp"
 #include "leap/baselines.hpp"
 #include "leap/difficulty_tracker.hpp"
 #include "leap/eigen.hpp"

@@ -12,9 +12,11 @@
 //                  "groups_by_reason": {"in_band": 2, ...every GateReason},
 //                  "evaluations": 50, "evaluations_per_turn": [32, 12, 6], "policy_errors": 0,
 //                  "environment_errors": 0, "completion_tokens": 51200, "feedback_tokens": 800,
-//                  "wall_seconds": 1.25}
+//                  "advantage_rms": 0.48, "solved_later": 5, "solved_later_negative": 2,
+//                  "solved_later_negative_share": 0.4, "wall_seconds": 1.25}
 // Reading is strict about types and names the field on error (leap::json_error); unknown keys are
-// ignored, and missing counts in groups_by_* read as 0.
+// ignored, and missing counts in groups_by_* read as 0. The advantage fields are optional (lines
+// written before they existed read as 0); the share is derived from the two counts, not read.
 #pragma once
 
 #include <cstddef>
@@ -119,6 +121,10 @@ inline void to_json(nlohmann::json& j, const StepMetrics& metrics) {
                      {"environment_errors", metrics.environment_errors},
                      {"completion_tokens", metrics.completion_tokens},
                      {"feedback_tokens", metrics.feedback_tokens},
+                     {"advantage_rms", metrics.advantage_rms},
+                     {"solved_later", metrics.solved_later},
+                     {"solved_later_negative", metrics.solved_later_negative},
+                     {"solved_later_negative_share", metrics.solved_later_negative_share()},
                      {"wall_seconds", metrics.wall_seconds}};
 }
 
@@ -163,6 +169,17 @@ inline void from_json(const nlohmann::json& j, StepMetrics& metrics) {
   read.environment_errors = read_int_field(object, "StepMetrics", "environment_errors", 0, big);
   read.completion_tokens = static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "completion_tokens", 0, big));
   read.feedback_tokens = static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "feedback_tokens", 0, big));
+  if (const json* rms = member(object, "StepMetrics", "advantage_rms", false)) {
+    if (!rms->is_number() || !(rms->get<double>() >= 0.0)) fail("StepMetrics.advantage_rms", "expected a number >= 0", *rms);
+    read.advantage_rms = rms->get<double>();
+  }
+  if (member(object, "StepMetrics", "solved_later", false) != nullptr) {
+    read.solved_later = static_cast<int>(read_int_field(object, "StepMetrics", "solved_later", 0, int_max));
+  }
+  if (member(object, "StepMetrics", "solved_later_negative", false) != nullptr) {
+    read.solved_later_negative =
+        static_cast<int>(read_int_field(object, "StepMetrics", "solved_later_negative", 0, read.solved_later));
+  }
   const json& wall = *member(object, "StepMetrics", "wall_seconds", true);
   if (!wall.is_number()) fail("StepMetrics.wall_seconds", "expected a number", wall);
   read.wall_seconds = wall.get<double>();

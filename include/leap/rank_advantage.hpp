@@ -2,10 +2,11 @@
 // The rank-based (pairwise tournament) advantage of LEAP.
 //
 // Within a group every pair of trajectories plays one match decided by an order on outcomes
-// (KernelOrder by default). Trajectory i's Copeland score is wins - losses; its advantage is
-// score / (G - 1), in [-1, 1]. The advantages of a group sum to zero, are 0 for an all-tied group,
-// and do not change when every speedup is multiplied by one constant. A group of one has no
-// opponent: its advantage is 0.
+// (KernelOrder{} by default: LEAP as published, an earlier success beats a later one and any success
+// beats a failure). Trajectory i's Copeland score is wins - losses (a match decided by the turn counts
+// KernelOrder::turn_weight, 1 unless set); its advantage is score / (G - 1), in [-1, 1]. The
+// advantages of a group sum to zero, are 0 for an all-tied group, and do not change when every
+// speedup is multiplied by one constant. A group of one has no opponent: its advantage is 0.
 //
 // Which path computes it (results are identical; tests check every path against the oracle):
 //   KernelOrder, G <= 12                          each pair once, O(G^2), on the stack
@@ -13,6 +14,8 @@
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for
 //                                                 non-transitive tolerance ties (detail/rank_kernels.hpp)
 //   any other order                               each ordered pair, O(G^2), like the oracle
+// With turn_weight < 1 the KernelOrder paths add the turn-decided part of each score, counted by
+// binary search over the solved turns (detail/rank_kernels.hpp).
 #pragma once
 
 #include <cstddef>
@@ -56,23 +59,31 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
     std::fill(out.begin(), out.end(), Real{0});
     return;
   }
-  workspace.scores.resize(group.size());
-  const std::span<std::int64_t> scores(workspace.scores);
   if constexpr (std::is_same_v<Order, KernelOrder>) {
     if (group.size() <= small_group_max) {
       small_group_advantages(group, workspace.encoder, out);
       return;
     }
+    workspace.scores.resize(group.size());
+    const std::span<std::int64_t> scores(workspace.scores);
     if (group.size() < pairwise_crossover) {
       pairwise_scores(group, order, workspace.keys, scores);
     } else {
       sorted_scores(group, order, workspace, scores);
     }
+    const double opponents = static_cast<double>(group.size() - 1);
+    if (!order.turn_weighted()) {
+      for (std::size_t i = 0; i < group.size(); ++i) out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
+      return;
+    }
+    workspace.turn_decided.resize(group.size());
+    turn_scores(group, workspace.solved_turns, workspace.turn_decided);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      out[i] = static_cast<Real>(weighted_advantage(scores[i], workspace.turn_decided[i], order.turn_weight, opponents));
+    }
   } else {
-    pairwise_scores_full(group, order, scores);
+    pairwise_advantages_full(group, order, out);
   }
-  const double opponents = static_cast<double>(group.size() - 1);
-  for (std::size_t i = 0; i < group.size(); ++i) out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
 }
 
 template <class Real, class Order>
@@ -107,6 +118,8 @@ std::vector<double> rank_advantages(std::span<const Outcome> group, const Order&
 }
 
 // The pairwise definition, O(G^2) and nothing clever: the oracle the fast paths are tested against.
+// Each match adds order.match(a, b) where the order has it (KernelOrder: +-1, or +-turn_weight when
+// the turn decides it), else the sign of order.compare(a, b).
 template <class Order = KernelOrder>
 std::vector<double> rank_advantages_reference(std::span<const Outcome> group, const Order& order = {}) {
   detail::check_order_type<Order>();
@@ -115,15 +128,12 @@ std::vector<double> rank_advantages_reference(std::span<const Outcome> group, co
   std::vector<double> out(group.size(), 0.0);
   if (group.size() < 2) return out;
   for (std::size_t i = 0; i < group.size(); ++i) {
-    int wins = 0;
-    int losses = 0;
+    double score = 0.0;
     for (std::size_t j = 0; j < group.size(); ++j) {
       if (i == j) continue;
-      const int result = static_cast<int>(order.compare(group[i], group[j]));
-      wins += result > 0;
-      losses += result < 0;
+      score += detail::match_value(order, group[i], group[j]);
     }
-    out[i] = static_cast<double>(wins - losses) / static_cast<double>(group.size() - 1);
+    out[i] = score / static_cast<double>(group.size() - 1);
   }
   return out;
 }

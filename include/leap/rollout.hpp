@@ -5,8 +5,8 @@
 //   2. group_stats of each task's turn-1 verdicts, and the gate's decision per group;
 //   3. for expanded groups, every trajectory not yet solved gets the environment's feedback and another
 //      turn, up to max_turns (a solved trajectory stops);
-//   4. the Outcome of each trajectory, the advantage estimator per group (rank-based by default), and
-//      turn_advantages per trajectory;
+//   4. the Outcome of each trajectory, the advantage estimator per group (RankAdvantage<>{}, LEAP as
+//      published, by default), and turn_advantages per trajectory;
 //   5. one training sample per turn, and the step's metrics.
 //
 // What a trainer plugs in:
@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -338,6 +339,7 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
 
   // 5. Samples and metrics, in index order.
   std::vector<std::int64_t> solved_at(static_cast<std::size_t>(options.max_turns) + 1, 0);
+  double squared_advantages = 0.0;
   for (std::size_t i = 0; i < count; ++i) {
     const Trajectory<Payload>& trajectory = result.trajectories[i];
     const Outcome& outcome = result.outcomes[i];
@@ -348,13 +350,19 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
       result.samples.push_back(TrainingSample{i / group_size, task_ids[i / group_size], static_cast<int>(i % group_size),
                                               i, turn, per_turn[static_cast<std::size_t>(turn - 1)], record.tokens});
       metrics.completion_tokens += record.tokens;
+      squared_advantages += per_turn[static_cast<std::size_t>(turn - 1)] * per_turn[static_cast<std::size_t>(turn - 1)];
     }
     if (outcome.solved_turn > 0) ++solved_at[static_cast<std::size_t>(outcome.solved_turn)];
+    if (outcome.solved_turn > 1) {
+      ++metrics.solved_later;
+      metrics.solved_later_negative += result.advantages[i] < 0.0;
+    }
     metrics.policy_errors += counters[i].policy_errors;
     metrics.environment_errors += counters[i].environment_errors;
     metrics.feedback_tokens += counters[i].feedback_tokens;
   }
   for (std::int64_t evaluations : metrics.evaluations_per_turn) metrics.evaluations += evaluations;
+  if (!result.samples.empty()) metrics.advantage_rms = std::sqrt(squared_advantages / static_cast<double>(result.samples.size()));
   metrics.accuracy_at_turn.assign(static_cast<std::size_t>(options.max_turns), 0.0);
   std::int64_t solved = 0;
   for (int turn = 1; turn <= options.max_turns; ++turn) {

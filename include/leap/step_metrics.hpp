@@ -28,10 +28,22 @@ struct StepMetrics {
   std::int64_t environment_errors = 0;  // evaluations whose environment threw (recorded as runtime_error)
   std::uint64_t completion_tokens = 0;  // tokens the policy generated, all turns
   std::uint64_t feedback_tokens = 0;    // tokens of feedback the environment reported
+  // The scale of the training signal: root mean square of the training samples' advantages (one
+  // per turn, after turn credit). Compare it across estimators before sharing a learning rate.
+  double advantage_rms = 0.0;
+  // Trajectories solved at turn 2 or later (successful repairs), and how many of them got a negative
+  // advantage (under LEAP's order: when their group had more earlier successes than failures; see
+  // turn_credit.hpp). A negative advantage pushes every turn of the repair down.
+  int solved_later = 0;
+  int solved_later_negative = 0;
   double wall_seconds = 0.0;            // the only field that differs between identical runs
 
   int groups(Expansion expansion) const noexcept { return groups_by_expansion[static_cast<std::size_t>(expansion)]; }
   int groups(GateReason reason) const noexcept { return groups_by_reason[static_cast<std::size_t>(reason)]; }
+  // solved_later_negative / solved_later, 0 when nothing was solved later.
+  double solved_later_negative_share() const noexcept {
+    return solved_later > 0 ? static_cast<double>(solved_later_negative) / solved_later : 0.0;
+  }
   double accuracy_at(int turn) const noexcept {
     if (turn < 1 || static_cast<std::size_t>(turn) > accuracy_at_turn.size()) return 0.0;
     return accuracy_at_turn[static_cast<std::size_t>(turn - 1)];

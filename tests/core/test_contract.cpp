@@ -33,6 +33,8 @@ static_assert(std::is_aggregate_v<Outcome> && std::is_aggregate_v<KernelOrder> &
                                          double) = &rank_advantages_of_scores;
 [[maybe_unused]] GroupStats (*const stats_of)(std::span<const Verdict>) = &group_stats;
 [[maybe_unused]] int (KernelOrder::*const compare_member)(const Outcome&, const Outcome&) const = &KernelOrder::compare;
+[[maybe_unused]] KernelOrder (*const turns_only_preset)() = &KernelOrder::turns_only;
+[[maybe_unused]] KernelOrder (*const with_speedup_preset)(double) = &KernelOrder::with_speedup;
 [[maybe_unused]] Expansion (FailBandGate::*const decide_member)(const GroupStats&) const = &FailBandGate::decide;
 
 TEST_CASE("contract: enumerators in the contract's order", "[contract]") {
@@ -56,12 +58,24 @@ TEST_CASE("contract: defaults", "[contract]") {
   const KernelOrder order;
   CHECK(order.by_turn);
   CHECK_FALSE(order.by_severity);
-  CHECK(order.speedup_tolerance == 0.05);
-  CHECK(order.token_tolerance == 0.0);
+  CHECK(order.speedup_tolerance == -1.0);
+  CHECK(order.token_tolerance == -1.0);
   CHECK(order.tokens_only_when_solved);
   const GrpoOptions options;
   CHECK(options.epsilon == 1e-6);
   CHECK(options.scale_by_std);
+}
+
+TEST_CASE("contract: KernelOrder{} is LEAP as published, turns_only() its name, with_speedup() the band", "[contract]") {
+  const KernelOrder published;
+  const KernelOrder named = KernelOrder::turns_only();
+  CHECK((named.by_turn == published.by_turn && named.by_severity == published.by_severity &&
+         named.speedup_tolerance == published.speedup_tolerance && named.token_tolerance == published.token_tolerance &&
+         named.tokens_only_when_solved == published.tokens_only_when_solved));
+  const KernelOrder speed = KernelOrder::with_speedup();
+  CHECK(speed.speedup_tolerance == 0.05);
+  CHECK(speed.token_tolerance == -1.0);
+  CHECK(speed.by_turn);
 }
 
 TEST_CASE("contract: aggregates initialise in the contract's member order", "[contract]") {
@@ -82,7 +96,9 @@ TEST_CASE("contract: aggregates initialise in the contract's member order", "[co
 TEST_CASE("contract: the calls as written in DESIGN.md", "[contract]") {
   const std::vector<Outcome> group = {{1, Verdict::correct, 2.0, 10}, {2, Verdict::correct, 1.0, 10}, {}};
   CHECK(rank_advantages(group) == rank_advantages_reference(group));
+  CHECK(rank_advantages(group) == std::vector<double>{1.0, 0.0, -1.0});
   CHECK(rank_advantages(group, KernelOrder::turns_only()) == std::vector<double>{1.0, 0.0, -1.0});
+  CHECK(rank_advantages(group, KernelOrder::with_speedup()) == std::vector<double>{1.0, 0.0, -1.0});
   const std::vector<std::uint32_t> ids = {9, 9, 9};
   std::vector<double> out(3);
   rank_advantages(group, ids, out);

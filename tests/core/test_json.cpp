@@ -49,7 +49,9 @@ TEST_CASE("KernelOrder round trips; missing keys keep their defaults", "[json]")
   order.speedup_tolerance = 0.123456789012345;
   order.token_tolerance = -1.0;
   order.tokens_only_when_solved = false;
+  order.turn_weight = 0.3;
   const KernelOrder back = round_trip(order);
+  CHECK(back.turn_weight == 0.3);
   CHECK(back.by_turn == order.by_turn);
   CHECK(back.by_severity);
   CHECK(back.speedup_tolerance == order.speedup_tolerance);
@@ -59,6 +61,9 @@ TEST_CASE("KernelOrder round trips; missing keys keep their defaults", "[json]")
   const KernelOrder partial = json::parse(R"({"by_severity": true})").get<KernelOrder>();
   CHECK(partial.by_severity);
   CHECK(partial.speedup_tolerance == KernelOrder{}.speedup_tolerance);
+  CHECK(partial.turn_weight == 1.0);
+  CHECK_THROWS_WITH(json::parse(R"({"turn_weight": 1.5})").get<KernelOrder>(),
+                    Contains("KernelOrder.turn_weight") && Contains("in [0, 1]"));
 }
 
 TEST_CASE("Turn and Trajectory round trip, with and without a payload", "[json]") {

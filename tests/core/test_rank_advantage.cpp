@@ -37,12 +37,68 @@ TEST_CASE("LEAP's order by hand: earlier success beats later, any success beats 
   CHECK(leap::rank_advantages_reference(group, KernelOrder::turns_only()) == expected);
 }
 
-TEST_CASE("the default order breaks turn ties by speedup, then tokens", "[rank]") {
+TEST_CASE("the default order is LEAP's: speed and length do not count", "[rank]") {
+  const std::vector<Outcome> group = {solved(1, 2.0, 500), solved(1, 1.0, 100), solved(1, 1.02, 50), failed()};
+  const std::vector<double> expected = {1.0 / 3, 1.0 / 3, 1.0 / 3, -1.0};
+  CHECK(leap::rank_advantages(group) == expected);
+  CHECK(leap::rank_advantages(group, KernelOrder::turns_only()) == expected);
+  std::vector<double> out(group.size());
+  leap::rank_advantages(group, std::vector<std::uint32_t>(group.size(), 1), out);
+  CHECK(out == expected);
+}
+
+TEST_CASE("with_speedup_and_tokens breaks turn ties by speedup, then tokens", "[rank]") {
   const std::vector<Outcome> group = {solved(1, 2.0, 500), solved(1, 1.0, 100), solved(1, 1.02, 50), failed()};
   // 0 beats 1, 2 (speedup) and 3: +3.  1 vs 2: speedup tie, 2 has fewer tokens: 1 beats 3 only: +1 - 2 = -1.
   // 2 beats 1 and 3, loses to 0: +1.  3 loses to all: -3.
   const std::vector<double> expected = {1.0, -1.0 / 3, 1.0 / 3, -1.0};
-  CHECK(leap::rank_advantages(group) == expected);
+  CHECK(leap::rank_advantages(group, KernelOrder::with_speedup_and_tokens()) == expected);
+  // with_speedup alone: 1 and 2 tie on speedup and nothing else decides; each beats the failure only.
+  CHECK(leap::rank_advantages(group, KernelOrder::with_speedup()) == std::vector<double>{1.0, 0.0, 0.0, -1.0});
+}
+
+TEST_CASE("turn_weight by hand: w = 1 published, w = 0 successes tie, w = 0.5 between", "[rank][turn_weight]") {
+  // Two turn-1 successes, one turn-2 success (a repair), one failure.
+  const std::vector<Outcome> group = {solved(1), solved(1), solved(2), failed()};
+  KernelOrder order;
+  order.turn_weight = 1.0;  // the repair loses to both turn-1s: (1 - 2) / 3
+  CHECK(leap::rank_advantages(group, order) == std::vector<double>{2.0 / 3, 2.0 / 3, -1.0 / 3, -1.0});
+  order.turn_weight = 0.0;  // all successes tie: each beats the failure only
+  CHECK(leap::rank_advantages(group, order) == std::vector<double>{1.0 / 3, 1.0 / 3, 1.0 / 3, -1.0});
+  CHECK(leap::rank_advantages_reference(group, order) == std::vector<double>{1.0 / 3, 1.0 / 3, 1.0 / 3, -1.0});
+  order.turn_weight = 0.5;  // the repair: (1 - 0.5 - 0.5) / 3 = 0; a turn-1: (0.5 + 1) / 3
+  CHECK(leap::rank_advantages(group, order) == std::vector<double>{0.5, 0.5, 0.0, -1.0});
+  CHECK(leap::rank_advantages_reference(group, order) == std::vector<double>{0.5, 0.5, 0.0, -1.0});
+}
+
+TEST_CASE("turn_weight in a batch on every path: one group per path", "[rank][turn_weight][batch]") {
+  // Sizes 8 (stack), 40 (vectorised) and 200 (sorted), interleaved, at w = 0.25.
+  KernelOrder order;
+  order.turn_weight = 0.25;
+  std::vector<Outcome> results;
+  std::vector<std::uint32_t> ids;
+  std::vector<std::vector<Outcome>> groups;
+  for (std::size_t size : {8u, 40u, 200u}) {
+    std::vector<Outcome> group;
+    for (std::size_t i = 0; i < size; ++i) group.push_back(i % 4 == 3 ? failed() : solved(static_cast<int>(i % 4) + 1));
+    groups.push_back(group);
+  }
+  for (std::size_t i = 0; i < 200; ++i) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (i < groups[g].size()) {
+        results.push_back(groups[g][i]);
+        ids.push_back(static_cast<std::uint32_t>(g));
+      }
+    }
+  }
+  std::vector<double> out(results.size());
+  leap::rank_advantages(results, ids, out, order);
+  std::vector<std::size_t> next(groups.size(), 0);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const auto& group = groups[ids[k]];
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    CHECK(out[k] == Approx(oracle[next[ids[k]]++]).margin(1e-12));
+  }
 }
 
 TEST_CASE("an all-tied group gets zero everywhere", "[rank]") {
@@ -52,7 +108,7 @@ TEST_CASE("an all-tied group gets zero everywhere", "[rank]") {
 
 TEST_CASE("a non-transitive cycle scores zero for each member", "[rank]") {
   const std::vector<Outcome> group = {solved(1, 1.00, 100), solved(1, 1.04, 200), solved(1, 1.08, 300)};
-  CHECK(leap::rank_advantages(group) == std::vector<double>{0.0, 0.0, 0.0});
+  CHECK(leap::rank_advantages(group, KernelOrder::with_speedup_and_tokens()) == std::vector<double>{0.0, 0.0, 0.0});
 }
 
 TEST_CASE("batched: arbitrary ids, groups interleaved, each ranked on its own", "[rank][batch]") {
@@ -135,6 +191,13 @@ TEST_CASE("bad input: a clear invalid_argument, and nothing written", "[rank][er
     const std::vector<std::uint32_t> ids = {0, 0, 0};
     CHECK_THROWS_WITH(leap::rank_advantages(results, ids, out, order), Contains("speedup_tolerance is NaN"));
     CHECK_THROWS_AS(leap::rank_advantages(results, order), std::invalid_argument);
+  }
+  SECTION("a turn weight outside [0, 1]") {
+    KernelOrder order;
+    order.turn_weight = 2.0;
+    const std::vector<std::uint32_t> ids = {0, 0, 0};
+    CHECK_THROWS_WITH(leap::rank_advantages(results, ids, out, order), Contains("turn_weight (2)"));
+    CHECK_THROWS_WITH(leap::rank_advantages_reference(results, order), Contains("outside [0, 1]"));
   }
   CHECK(out == std::vector<double>(3, 7.0));
 }

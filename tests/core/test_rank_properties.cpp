@@ -106,11 +106,83 @@ TEST_CASE("fast path == oracle on random groups, every path, every order", "[ran
   }
 }
 
+// Every ranking path at turn weights 0, 1 and between, against the oracle (which sums match()).
+// w = 0 and w = 1 are sums of integers, so those must agree exactly; other weights to rounding.
+TEST_CASE("turn_weight: every path == oracle on random groups at w = 0, 1 and fractions", "[rank][property][turn_weight]") {
+  std::mt19937_64 rng(20261130);
+  const double weights[] = {0.0, 1.0, 0.5, 0.25, 1.0 / 3.0, 0.9};
+  for (int round = 0; round < 3000; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    KernelOrder order = random_order(rng);
+    order.turn_weight = round % 7 == 6 ? std::uniform_real_distribution<double>(0.0, 1.0)(rng) : weights[round % 6];
+    const bool exact = order.turn_weight == 0.0 || order.turn_weight == 1.0;
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    const auto agrees = [&](double value, std::size_t i) {
+      return exact ? value == oracle[i] : std::abs(value - oracle[i]) <= 1e-12;
+    };
+
+    const auto dispatched = leap::rank_advantages(group, order);
+    for (std::size_t i = 0; i < group.size(); ++i) REQUIRE(agrees(dispatched[i], i));
+    if (group.size() < 2) continue;
+
+    // Each path on its own, whatever size the dispatcher would pick for this group.
+    leap::detail::RankWorkspace workspace;
+    const double opponents = static_cast<double>(group.size() - 1);
+    std::vector<std::int64_t> scores(group.size()), turn_decided(group.size());
+    leap::detail::turn_scores(group, workspace.solved_turns, turn_decided);
+    if (!order.by_turn) std::fill(turn_decided.begin(), turn_decided.end(), 0);
+    leap::detail::pairwise_scores(group, order, workspace.keys, scores);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      REQUIRE(agrees(leap::detail::weighted_advantage(scores[i], turn_decided[i], order.turn_weight, opponents), i));
+    }
+    leap::detail::sorted_scores(group, order, workspace, scores);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      REQUIRE(agrees(leap::detail::weighted_advantage(scores[i], turn_decided[i], order.turn_weight, opponents), i));
+    }
+    if (group.size() <= leap::detail::small_group_max) {
+      std::vector<double> stack_out(group.size());
+      leap::detail::small_group_advantages(group, leap::detail::KeyEncoder(order), std::span<double>(stack_out));
+      for (std::size_t i = 0; i < group.size(); ++i) REQUIRE(agrees(stack_out[i], i));
+      REQUIRE(stack_out == dispatched);  // one formula, so the paths agree with each other bit for bit
+    }
+  }
+}
+
+TEST_CASE("turn_weight = 1 is the unweighted order, bit for bit", "[rank][property][turn_weight]") {
+  std::mt19937_64 rng(31);
+  for (int round = 0; round < 500; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    KernelOrder order = random_order(rng);
+    order.turn_weight = 1.0;
+    std::vector<Outcome> copy = group;
+    REQUIRE(leap::rank_advantages(group, order) == leap::rank_advantages_reference(copy, order));
+    REQUIRE_FALSE(order.turn_weighted());
+  }
+}
+
+TEST_CASE("turn_weight interpolates: A(w) = (1 - w) A(0) + w A(1)", "[rank][property][turn_weight]") {
+  // Only matches decided by the turn change with w, and each changes linearly.
+  std::mt19937_64 rng(37);
+  for (int round = 0; round < 500; ++round) {
+    const auto group = random_group(rng, random_size(rng));
+    KernelOrder order = random_order(rng);
+    order.turn_weight = 0.0;
+    const auto at_zero = leap::rank_advantages(group, order);
+    order.turn_weight = 1.0;
+    const auto at_one = leap::rank_advantages(group, order);
+    order.turn_weight = 0.375;
+    const auto between = leap::rank_advantages(group, order);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      REQUIRE(std::abs(between[i] - (0.625 * at_zero[i] + 0.375 * at_one[i])) <= 1e-12);
+    }
+  }
+}
+
 TEST_CASE("fast path == oracle on large groups", "[rank][property]") {
   std::mt19937_64 rng(7);
   for (std::size_t size : {1024u, 3000u}) {
     const auto group = random_group(rng, size);
-    const KernelOrder order;  // the default: speedup band and token key, the non-transitive case
+    const KernelOrder order = KernelOrder::with_speedup_and_tokens();  // the non-transitive case
     REQUIRE(leap::rank_advantages(group, order) == leap::rank_advantages_reference(group, order));
   }
 }
@@ -119,7 +191,9 @@ TEST_CASE("advantages sum to zero per group and lie in [-1, 1]", "[rank][propert
   std::mt19937_64 rng(11);
   for (int round = 0; round < 2000; ++round) {
     const auto group = random_group(rng, random_size(rng));
-    const auto advantages = leap::rank_advantages(group, random_order(rng));
+    KernelOrder order = random_order(rng);
+    order.turn_weight = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    const auto advantages = leap::rank_advantages(group, order);
     const double sum = std::accumulate(advantages.begin(), advantages.end(), 0.0);
     REQUIRE(std::abs(sum) < 1e-9);
     for (double a : advantages) REQUIRE((a >= -1.0 && a <= 1.0));

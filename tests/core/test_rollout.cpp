@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -372,4 +373,57 @@ TEST_CASE("step metrics serialise to JSON lines and read back", "[rollout][json]
   broken["groups_by_reason"]["in_band"] = "two";
   CHECK_THROWS_WITH(broken.get<leap::StepMetrics>(), Contains("StepMetrics.groups_by_reason.in_band"));
   CHECK_THROWS_AS(nlohmann::json("expnd").get<leap::Expansion>(), leap::json_error);
+}
+
+TEST_CASE("step metrics: advantage RMS and successful repairs with a negative advantage", "[rollout][metrics]") {
+  const auto tasks = script();
+  // LEAP as published. Task 11 (solved at 1, 2, 3, never): the turn-2 repair beats the failure and
+  // the turn-3 one, loses to turn 1: +1/3; the turn-3 repair: -1/3. Task 13 (1, 1, 2, never): the
+  // turn-2 repair loses to two turn-1 successes and beats one failure: -1/3.
+  const auto published = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                        leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(published.metrics.solved_later == 3);
+  CHECK(published.metrics.solved_later_negative == 2);
+  CHECK(published.metrics.solved_later_negative_share() == Approx(2.0 / 3));
+  double squares = 0.0;
+  for (const auto& sample : published.samples) squares += sample.advantage * sample.advantage;
+  CHECK(published.metrics.advantage_rms == Approx(std::sqrt(squares / static_cast<double>(published.samples.size()))));
+  CHECK(published.metrics.advantage_rms > 0.0);
+
+  // turn_weight = 0: successes tie, so no repair is pushed down.
+  leap::KernelOrder binary;
+  binary.turn_weight = 0.0;
+  const auto tied = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                   leap::RankAdvantage<>{binary}, leap::InlineExecutor{}, options());
+  CHECK(tied.metrics.solved_later == 3);
+  CHECK(tied.metrics.solved_later_negative == 0);
+  CHECK(tied.metrics.solved_later_negative_share() == 0.0);
+
+  // batch_rms normalisation puts the trajectories' advantages at RMS 1 (before turn credit).
+  const auto scaled = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{{}, leap::AdvantageNormalization::batch_rms, 0.0},
+                                     leap::InlineExecutor{}, options());
+  double trajectory_squares = 0.0;
+  for (double a : scaled.advantages) trajectory_squares += a * a;
+  CHECK(std::sqrt(trajectory_squares / static_cast<double>(scaled.advantages.size())) == Approx(1.0));
+  CHECK(scaled.metrics.solved_later_negative == 2);  // scaling keeps signs
+
+  // The JSON line carries the fields; the share is derived.
+  const auto document = nlohmann::json::parse(leap::to_json_line(published.metrics));
+  CHECK(document["advantage_rms"].get<double>() == published.metrics.advantage_rms);
+  CHECK(document["solved_later"] == 3);
+  CHECK(document["solved_later_negative"] == 2);
+  CHECK(document["solved_later_negative_share"].get<double>() == Approx(2.0 / 3));
+  CHECK(document.get<leap::StepMetrics>() == published.metrics);
+  auto older = document;  // a line written before the fields existed
+  older.erase("advantage_rms");
+  older.erase("solved_later");
+  older.erase("solved_later_negative");
+  older.erase("solved_later_negative_share");
+  const auto read = older.get<leap::StepMetrics>();
+  CHECK(read.advantage_rms == 0.0);
+  CHECK(read.solved_later == 0);
+  auto inconsistent = document;
+  inconsistent["solved_later_negative"] = 4;
+  CHECK_THROWS_WITH(inconsistent.get<leap::StepMetrics>(), Contains("StepMetrics.solved_later_negative"));
 }

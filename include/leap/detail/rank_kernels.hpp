@@ -20,7 +20,12 @@
 //      ties: against unknown-speedup members by binary search in their sorted token counts; against
 //      the window by scanning it when the windows are short (a narrow band, the usual case), else
 //      offline, with a Fenwick tree over token ranks while sweeping the speedup order.
-// Custom orders use pairwise_scores_full, the definition itself.
+// turn_weight w < 1: the paths above count every match as 1. The matches decided by the turn (both
+// solved, different turns) contribute T_i = (solved later than i) - (solved earlier than i) to that
+// count, and are worth w instead, so each path ends with
+//   advantage_i = ((S_i - T_i) + w * T_i) / (G - 1)
+// in that order of operations (turn_scores and weighted_advantage below); for w = 1 it is S_i / (G - 1).
+// Custom orders use pairwise_advantages_full, the definition itself.
 #pragma once
 
 #include <algorithm>
@@ -43,17 +48,42 @@ namespace leap::detail {
 // BM_rank_pairwise vs BM_rank_sorted).
 inline constexpr std::size_t pairwise_crossover = 96;
 
-// Every ordered pair, exactly the definition: score_i = sum over j != i of sign(order.compare(g[i], g[j])).
-template <class Order>
-void pairwise_scores_full(std::span<const Outcome> group, const Order& order, std::span<std::int64_t> scores) {
+// Every ordered pair, exactly the definition: score_i = sum over j != i of the match's value
+// (order.match where the order has it, else the sign of order.compare). Writes score_i / (G - 1).
+template <class Real, class Order>
+void pairwise_advantages_full(std::span<const Outcome> group, const Order& order, std::span<Real> out) {
+  const double opponents = static_cast<double>(group.size() - 1);
   for (std::size_t i = 0; i < group.size(); ++i) {
-    std::int64_t score = 0;
+    double score = 0.0;
     for (std::size_t j = 0; j < group.size(); ++j) {
-      if (i == j) continue;
-      const int result = static_cast<int>(order.compare(group[i], group[j]));
-      score += (result > 0) - (result < 0);
+      if (i != j) score += match_value(order, group[i], group[j]);
     }
-    scores[i] = score;
+    out[i] = static_cast<Real>(score / opponents);
+  }
+}
+
+// One member's advantage from its unweighted score and the part of it the turn decided.
+inline double weighted_advantage(std::int64_t score, std::int64_t turn_score, double turn_weight, double opponents) noexcept {
+  return (static_cast<double>(score - turn_score) + turn_weight * static_cast<double>(turn_score)) / opponents;
+}
+
+// T_i of the file comment for every member: (solved later) - (solved earlier) for a solved member,
+// 0 for an unsolved one. O(G log G) by binary search in the sorted solved turns.
+inline void turn_scores(std::span<const Outcome> group, std::vector<int>& solved_turns, std::span<std::int64_t> out) {
+  solved_turns.clear();
+  for (const Outcome& o : group) {
+    if (o.solved_turn > 0) solved_turns.push_back(o.solved_turn);
+  }
+  std::sort(solved_turns.begin(), solved_turns.end());
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const int turn = group[i].solved_turn;
+    if (turn <= 0) {
+      out[i] = 0;
+      continue;
+    }
+    const auto earlier = std::lower_bound(solved_turns.begin(), solved_turns.end(), turn) - solved_turns.begin();
+    const auto later = solved_turns.end() - std::upper_bound(solved_turns.begin(), solved_turns.end(), turn);
+    out[i] = static_cast<std::int64_t>(later) - static_cast<std::int64_t>(earlier);
   }
 }
 
@@ -77,6 +107,8 @@ struct KeyEncoder {
   double by_turn, by_severity;
   bool speedup_on, tokens_solved, tokens_unsolved;
   double speedup_factor, token_factor;
+  bool turn_weighted;  // some matches are worth turn_weight rather than 1
+  double turn_weight;
 
   explicit KeyEncoder(const KernelOrder& order)
       : by_turn(order.by_turn ? 1.0 : 0.0),
@@ -85,7 +117,9 @@ struct KeyEncoder {
         tokens_solved(order.token_key_on(true)),
         tokens_unsolved(order.token_key_on(false)),
         speedup_factor(1.0 + order.speedup_tolerance),
-        token_factor(1.0 + order.token_tolerance) {}
+        token_factor(1.0 + order.token_tolerance),
+        turn_weighted(order.turn_weighted()),
+        turn_weight(order.turn_weight) {}
 
   static double severity(Verdict verdict) noexcept {
     static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank
@@ -167,7 +201,19 @@ void small_group_advantages(std::span<const Outcome> group, const KeyEncoder& en
     score[i] += score_a;
   }
   const double opponents = static_cast<double>(n - 1);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Real>(static_cast<double>(score[i]) / opponents);
+  if (!encode.turn_weighted) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Real>(static_cast<double>(score[i]) / opponents);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {  // the matches the turn decided, each pair once
+    const int turn_i = group[i].solved_turn;
+    std::int64_t turn_score = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const int turn_j = group[j].solved_turn;
+      if (turn_i > 0 && turn_j > 0) turn_score += static_cast<int>(turn_i < turn_j) - static_cast<int>(turn_i > turn_j);
+    }
+    out[i] = static_cast<Real>(weighted_advantage(score[i], turn_score, encode.turn_weight, opponents));
+  }
 }
 
 // Each pair once over the keys. The inner loop is branch-free and its iterations independent
@@ -223,7 +269,9 @@ enum class WindowCounting { automatic, scan, fenwick };
 struct RankWorkspace {
   WindowCounting window_counting = WindowCounting::automatic;
   KeyEncoder encoder{KernelOrder{}};  // the batch's order, encoded once for the small-group pass
-  std::vector<std::int64_t> scores;     // one group's Copeland scores
+  std::vector<std::int64_t> scores;     // one group's Copeland scores, every match worth 1
+  std::vector<std::int64_t> turn_decided;  // the part of them the turn decided (turn_weight < 1)
+  std::vector<int> solved_turns;           // sorted, for turn_scores
   std::vector<double> tokens_by_speed;  // tokens of the known members, in speedup order
   OrderKeys keys;
   std::vector<std::pair<double, std::uint32_t>> by_class;     // (class, member), ascending
