@@ -17,6 +17,11 @@ enum class CompileStatus {
 
 std::string_view to_string(CompileStatus status) noexcept;
 
+struct CompileResult;
+// The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes (the code
+// itself stays out: a client that wants it links the library).
+std::string to_json(const CompileResult& result);
+
 struct LoweredName {
   std::string expression;  // as given in CompileOptions::name_expressions
   std::string lowered;     // the mangled symbol to look up in the module

@@ -72,5 +72,6 @@ NvrtcVersion nvrtc_version();
 std::vector<int> supported_archs();  // e.g. {75, 80, ..., 121}
 unsigned cupti_api_version();         // cuptiGetVersion; 0 when CUPTI cannot say
 std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
+std::string toolchain_versions();        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
 
 }  // namespace leap::sandbox

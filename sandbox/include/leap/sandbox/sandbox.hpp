@@ -11,6 +11,7 @@
 #include "leap/sandbox/driver_probe.hpp"
 #include "leap/sandbox/evaluator.hpp"
 #include "leap/sandbox/include_jail.hpp"
+#include "leap/sandbox/request_handler.hpp"
 #include "leap/sandbox/sha256.hpp"
 #include "leap/sandbox/size_expr.hpp"
 #include "leap/sandbox/task.hpp"

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include <leap/sandbox/compile_cache.hpp>
+
+namespace leap_cli {
+
+void usage_error(const std::string& what) {
+  std::cerr << "leap-sandbox: " << what << "\n(try leap-sandbox --help)\n";
+  std::exit(2);
+}
+
+const std::string& option_value(const Arguments& args, std::size_t& i) {
+  if (i + 1 >= args.size()) usage_error(args[i] + " needs a value");
+  return args[++i];
+}
+
+long parse_number(const std::string& option, const std::string& text, long lo, long hi) {
+  long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi) {
+    usage_error(option + " expects a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'");
+  }
+  return v;
+}
+
+std::string default_cache_dir() {
+  if (const char* d = std::getenv("LEAP_SANDBOX_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/leap-sandbox";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/leap-sandbox";
+  return {};
+}
+
+leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time) {
+  leap::sandbox::EvaluatorConfig c;
+  c.arch = arch;
+  c.seed = seed;
+  c.time = time;
+  leap::sandbox::CacheOptions cache;
+  if (const std::string dir = default_cache_dir(); !dir.empty()) cache.directory = dir;
+  c.compiler.cache = std::make_shared<leap::sandbox::CompileCache>(cache);
+  return c;
+}
+
+}  // namespace leap_cli

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox compile: candidate sources through the include jail, the cache and NVRTC.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include <leap/sandbox/compile_cache.hpp>
+#include <leap/sandbox/compile_options.hpp>
+#include <leap/sandbox/compiler.hpp>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+namespace {
+
+namespace sb = leap::sandbox;
+using nlohmann::json;
+
+struct CompileCommandLine {
+  bool as_json = false;
+  bool no_cache = false;
+  bool quiet = false;
+  std::optional<std::string> cache_dir;
+  sb::CompileOptions options;
+  sb::CompilerConfig config;
+  std::vector<std::string> files;
+};
+
+CompileCommandLine parse(const Arguments& args) {
+  CompileCommandLine c;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") c.as_json = true;
+    else if (a == "--arch") c.options.arch = option_value(args, i);
+    else if (a == "--std") c.options.cxx_standard = static_cast<int>(parse_number(a, option_value(args, i), 11, 20));
+    else if (a == "--timeout-ms") c.options.timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 1, 3600000));
+    else if (a == "--cache-dir") c.cache_dir = option_value(args, i);
+    else if (a == "--no-cache") c.no_cache = true;
+    else if (a == "-j") c.config.workers = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
+    else if (a.starts_with("-j") && a.size() > 2) c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
+    else if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
+      const std::string d = a == "-D" ? option_value(args, i) : a.substr(2);
+      const std::size_t eq = d.find('=');
+      c.options.defines.push_back({d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1)});
+    } else if (a == "--fast-math") c.options.fast_math = true;
+    else if (a == "--line-info") c.options.line_info = true;
+    else if (a == "--in-process") c.config.isolation = sb::Isolation::in_process;
+    else if (a == "--quiet") c.quiet = true;
+    else if (a == "--") {
+      c.files.insert(c.files.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    } else if (a.starts_with("-") && a != "-") usage_error("compile: unknown option '" + a + "'");
+    else c.files.push_back(a);
+  }
+  if (c.files.empty()) usage_error("compile: no input files");
+  if (c.no_cache && c.cache_dir) usage_error("compile: --cache-dir and --no-cache exclude each other");
+  try {
+    sb::validate(c.options);
+  } catch (const std::invalid_argument& e) {
+    usage_error(e.what());
+  }
+  return c;
+}
+
+// A progress line on stderr for batches of more than 4 files: rewritten in place on a terminal,
+// every tenth of the batch otherwise.
+class Progress {
+ public:
+  explicit Progress(bool shown) : shown_(shown), tty_(::isatty(2) != 0) {}
+  void operator()(const sb::BatchProgress& p) {
+    if (!p.result->ok()) ++failed_;
+    if (!shown_) return;
+    if (tty_) {
+      std::cerr << "\r[" << p.done << "/" << p.total << "] " << failed_ << " failed" << (p.done == p.total ? "\n" : "")
+                << std::flush;
+    } else if (p.done == p.total || (p.done * 10 / p.total) != ((p.done - 1) * 10 / p.total)) {
+      std::cerr << "leap-sandbox: compiled " << p.done << "/" << p.total << ", " << failed_ << " failed\n";
+    }
+  }
+
+ private:
+  bool shown_;
+  bool tty_;
+  std::size_t failed_ = 0;
+};
+
+int run_compile(const Arguments& args) {
+  CompileCommandLine c = parse(args);
+  std::vector<sb::CompileJob> jobs;
+  bool unreadable = false;
+  for (const std::string& f : c.files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) {
+      std::cerr << "leap-sandbox: cannot read " << f << "\n";
+      unreadable = true;
+      continue;
+    }
+    sb::CompileJob job;
+    job.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    job.options = c.options;
+    jobs.push_back(std::move(job));
+  }
+  if (unreadable) return 2;
+
+  if (!c.no_cache) {
+    sb::CacheOptions cache;
+    const std::string dir = c.cache_dir ? *c.cache_dir : default_cache_dir();
+    if (!dir.empty()) cache.directory = dir;
+    c.config.cache = std::make_shared<sb::CompileCache>(cache);
+  }
+  sb::Compiler compiler(c.config);
+  Progress progress(!c.quiet && jobs.size() > 4);
+  const std::vector<sb::CompileResult> results =
+      compiler.compile_batch(jobs, [&](const sb::BatchProgress& p) { progress(p); });
+  bool all_ok = true;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const sb::CompileResult& r = results[i];
+    all_ok = all_ok && r.ok();
+    if (c.as_json) {
+      json j = {{"file", c.files[i]}};
+      j.update(json::parse(sb::to_json(r)));
+      std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    } else {
+      std::cout << c.files[i] << ": " << sb::to_string(r.status) << " (" << r.seconds << " s"
+                << (r.cache_hit ? ", cache hit" : "") << ")\n";
+      if (!r.log.empty()) std::cout << r.log << (r.log.back() == '\n' ? "" : "\n");
+    }
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+const Command compile_command{"compile", "compile [options] FILE...",
+                              R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve only to
+  the allow-listed CUDA headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, cooperative_groups,
+  cuda/...); anything else, absolute, relative or macro-built, is refused.
+  --json               one JSON object per file, one per line: file, status (ok|error|timeout|
+                       refused), log, seconds, cache_hit, ptx_bytes, cubin_bytes
+  --arch A             target, sm_XY or compute_XY (default sm_90)
+  --std N              C++ standard: 11, 14, 17 or 20 (default 17)
+  --timeout-ms N       wall-clock limit per compile in milliseconds (default 10000)
+  --cache-dir D        on-disk cache directory (default $LEAP_SANDBOX_CACHE_DIR, else
+                       $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox)
+  --no-cache           no cache at all
+  -j N                 compile N files at a time (default: number of CPUs, at most 8)
+  -D NAME[=VALUE]      define a macro (repeatable)
+  --fast-math          --use_fast_math
+  --line-info          --generate-line-info
+  --in-process         compile in this process (time limit only between NVRTC phases; for
+                       trusted sources) instead of a watchdogged child per compile
+  --quiet              no progress line on stderr
+  A progress line goes to stderr when more than 4 files are compiled.
+  Exit status: 0 when every file compiled, 1 when any did not, 2 for bad usage or unreadable files.
+)",
+                              run_compile};
+
+}  // namespace leap_cli

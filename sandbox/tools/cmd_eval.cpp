@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox eval: one candidate against one task, with a verdict, a speedup and feedback.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <optional>
+
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/task.hpp>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+namespace {
+
+namespace sb = leap::sandbox;
+
+// A built-in task by name, else a spec file; on failure `error` says which of the two was meant.
+std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::string& error) {
+  if (const sb::BuiltinTask* t = sb::find_builtin_task(name_or_file)) return t->spec;
+  std::ifstream probe(name_or_file);
+  if (!probe) {
+    std::string names;
+    for (const sb::BuiltinTask& t : sb::builtin_tasks()) names += (names.empty() ? "" : ", ") + t.spec.name;
+    error = "unknown task '" + name_or_file + "' (not a built-in task: " + names + "; and no such spec file)";
+    return std::nullopt;
+  }
+  try {
+    return sb::load_task_file(name_or_file);
+  } catch (const sb::TaskError& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+}
+
+int exit_code(sb::EvalStatus status) {
+  switch (status) {
+    case sb::EvalStatus::verdict: return 0;
+    case sb::EvalStatus::no_gpu: return 3;
+    case sb::EvalStatus::error: return 1;
+  }
+  return 1;
+}
+
+int run_eval(const Arguments& args) {
+  bool as_json = false, time = true;
+  std::optional<std::uint64_t> seed;
+  std::string arch;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") as_json = true;
+    else if (a == "--no-time") time = false;
+    else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
+    else if (a == "--arch") arch = option_value(args, i);
+    else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
+    else positional.push_back(a);
+  }
+  if (positional.size() != 2) usage_error("eval: expected TASK CANDIDATE.cu");
+  std::string error;
+  const std::optional<sb::TaskSpec> task = find_task(positional[0], error);
+  if (!task) {
+    std::cerr << "leap-sandbox: " << error << "\n";
+    return 2;
+  }
+  std::ifstream in(positional[1], std::ios::binary);
+  if (!in) {
+    std::cerr << "leap-sandbox: cannot read " << positional[1] << "\n";
+    return 2;
+  }
+  const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  sb::Evaluator evaluator(evaluator_config(arch, seed, time));
+  const sb::EvalResult r = evaluator.evaluate(*task, source);
+  if (as_json) {
+    std::cout << sb::to_json(r) << "\n";
+  } else {
+    std::cout << task->name << ": " << sb::to_string(r.status);
+    if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
+    if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
+    std::cout << "\n" << (r.error.empty() ? r.feedback : r.error) << "\n";
+  }
+  return exit_code(r.status);
+}
+
+}  // namespace
+
+const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
+                           R"(  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
+  check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
+  unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
+  task's time limit. Without a GPU the compile verdict is real and a compiling candidate gets status
+  no_gpu. Prints a summary, or with --json one object: status, verdict, speedup, timings, compile,
+  cuda_error, detail, feedback, error, seed, trials.
+  --json               JSON output
+  --seed N             base seed of the trials (default: random)
+  --no-time            verdict only, no timing
+  --arch A             compile target (default: the GPU's, else sm_90)
+  Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
+  malformed spec, unreadable file), 1 the harness failed.
+)",
+                           run_eval};
+
+}  // namespace leap_cli

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox info: versions, the architectures NVRTC targets and the GPU status.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/driver_probe.hpp>
+#include <leap/version.hpp>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+namespace {
+
+namespace sb = leap::sandbox;
+using nlohmann::json;
+
+int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
+  const sb::NvrtcVersion v = sb::nvrtc_version();
+  json devices = json::array();
+  for (const sb::DeviceInfo& d : gpu.devices) {
+    devices.push_back({{"ordinal", d.ordinal},
+                       {"name", d.name},
+                       {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                       {"total_memory", d.total_memory}});
+  }
+  const json j = {{"leap_version", leap::version_string},
+                  {"nvrtc_version", std::to_string(v.major) + "." + std::to_string(v.minor)},
+                  {"cupti_api_version", sb::cupti_api_version()},
+                  {"supported_archs", archs},
+                  {"cuda_include_dir", sb::default_cuda_include_dir()},
+                  {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
+                           {"driver_version", gpu.driver_version}, {"reason", gpu.reason}, {"devices", devices}}}};
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
+int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
+  std::cout << sb::toolchain_versions() << "\nsupported archs:";
+  for (int a : archs) std::cout << " sm_" << a;
+  std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << "\nGPU: " << sb::to_string(gpu.state);
+  if (!gpu.reason.empty()) std::cout << " (" << gpu.reason << ")";
+  if (gpu.driver_version > 0) {
+    std::cout << ", driver " << gpu.driver_version / 1000 << "." << gpu.driver_version % 1000 / 10;
+  }
+  std::cout << "\n";
+  for (const sb::DeviceInfo& d : gpu.devices) {
+    std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << ", "
+              << d.total_memory / (1024 * 1024) << " MiB\n";
+  }
+  return 0;
+}
+
+int run_info(const Arguments& args) {
+  bool as_json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") as_json = true;
+    else usage_error("info: unknown option '" + a + "'");
+  }
+  const std::vector<int> archs = sb::supported_archs();
+  const sb::GpuStatus gpu = sb::probe_gpu();
+  return as_json ? print_json(archs, gpu) : print_text(archs, gpu);
+}
+
+}  // namespace
+
+const Command info_command{"info", "info [--json]",
+                           R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the GPU
+  status (found through a forked probe that loads libcuda.so.1; "no driver", "stub driver" and
+  "no device" come with the reason). Exits 0.
+  --json               one JSON object instead of text
+)",
+                           run_info};
+
+}  // namespace leap_cli

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox tasks: the built-in tasks and their variants.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/task.hpp>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+namespace {
+
+namespace sb = leap::sandbox;
+using nlohmann::json;
+
+json task_json(const sb::BuiltinTask& t) {
+  json j = json::parse(sb::task_to_json(t.spec));
+  json variants = json::array();
+  for (const sb::TaskVariant& v : t.variants) variants.push_back({{"name", v.name}, {"expect", v.expect}});
+  j["variants"] = variants;
+  return j;
+}
+
+int run_tasks(const Arguments& args) {
+  bool as_json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") as_json = true;
+    else usage_error("tasks: unknown option '" + a + "'");
+  }
+  if (as_json) {
+    json all = json::array();
+    for (const sb::BuiltinTask& t : sb::builtin_tasks()) all.push_back(task_json(t));
+    std::cout << all.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+    std::cout << t.spec.name << " (kernel " << t.spec.entry << "; variants:";
+    for (const sb::TaskVariant& v : t.variants) std::cout << " " << v.name;
+    std::string d = t.spec.description;
+    if (d.size() > 160) d = d.substr(0, 157) + "...";
+    std::cout << ")\n  " << d << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Command tasks_command{"tasks", "tasks [--json]",
+                            R"(  Lists the built-in tasks with their variants (reference, fast, wrong, broken).
+  --json               a JSON array: each task's full spec, reference source included, and its variants
+)",
+                            run_tasks};
+
+}  // namespace leap_cli
