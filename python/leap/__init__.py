@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+"""leap: LEAP's rank-based advantages, GRPO-family baselines, turn credit and DCP gates for Python
+trainers, computed by the C++ core on numpy arrays and torch CPU tensors without copies.
+
+    import leap
+    adv = leap.rank_advantages(solved_turn, group_ids)            # the published order
+    adv = leap.rank_advantages_of_scores(scores, uids)            # scalar rewards, any hashable ids
+    adv = leap.grpo_advantages(rewards, group_ids)                # the baseline
+
+leap.verl registers these as verl advantage estimators; leap.sandbox drives `leap-sandbox serve`.
+"""
+from . import _core
+from ._advantages import grpo_advantages, rank_advantages, rank_advantages_of_scores, rloo_advantages
+from ._convert import dense_group_ids
+from ._core import (Expansion, FailBandGate, GateReason, GroupStats, KernelOrder, Outcome, Verdict, group_stats,
+                    rank_advantages_of_scores_reference, rank_advantages_reference, turn_advantages)
+
+__version__ = _core.__version__
+
+__all__ = [
+    "Expansion", "FailBandGate", "GateReason", "GroupStats", "KernelOrder", "Outcome", "Verdict",
+    "dense_group_ids", "grpo_advantages", "group_stats", "rank_advantages", "rank_advantages_of_scores",
+    "rank_advantages_of_scores_reference", "rank_advantages_reference", "rloo_advantages", "turn_advantages",
+]

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Arguments as the C++ core takes them: numpy arrays that share the caller's memory.
+
+numpy arrays pass as they are. torch CPU tensors are viewed as numpy arrays (``tensor.numpy()``
+shares the tensor's storage), so neither is copied; the core then checks dimensions, dtypes and
+contiguity and says what to pass instead. Lists and tuples become new arrays. Group ids that are
+not integers (uid strings in an object array, as verl keeps them) are numbered densely, once.
+"""
+import sys
+
+import numpy as np
+
+
+def _torch():
+    """The torch module when the caller has imported it (leap never imports torch itself)."""
+    return sys.modules.get("torch")
+
+
+def is_tensor(value):
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def as_array(value, name):
+    """A numpy view of a numpy array or torch CPU tensor; a new array for a list or tuple."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    if is_tensor(value):
+        if value.device.type != "cpu":
+            raise ValueError(f"{name} is on {value.device}; leap computes on the CPU: pass {name}.cpu()")
+        try:
+            return value.detach().numpy()
+        except TypeError as error:  # bfloat16 and other dtypes numpy has no view of
+            raise ValueError(f"{name} has dtype {value.dtype}, which leap does not take; "
+                             f"pass {name}.double() or {name}.float()") from error
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    raise TypeError(f"{name} must be a numpy array or a torch CPU tensor, not {type(value).__name__}")
+
+
+def as_output(value):
+    """A writeable view of the caller's out (numpy array or torch CPU tensor), or None."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    if is_tensor(value):
+        return as_array(value, "out")
+    raise TypeError(f"out must be a numpy array or a torch CPU tensor, not {type(value).__name__}")
+
+
+def dense_group_ids(group_ids):
+    """Group ids as a uint32 array: integer arrays pass through (the core narrows or renumbers them),
+    anything else (uid strings in an object array, tuples, ...) is numbered in order of first
+    appearance. Equal ids get equal numbers; call once and reuse the result for several estimators."""
+    array = as_array(group_ids, "group_ids")
+    if array.dtype.kind in "iu":
+        return array
+    if array.ndim != 1:
+        raise ValueError(f"group_ids must be one-dimensional (one id per sample), got shape {array.shape}")
+    if array.dtype.kind in "US":  # fixed-width strings: numpy numbers them without Python objects
+        _, dense = np.unique(array, return_inverse=True)
+        return dense.astype(np.uint32)
+    if array.dtype.kind == "f":
+        raise ValueError("group_ids has dtype float; pass integers, or hashable uids in an object array")
+    numbers = {}
+    try:
+        return np.fromiter((numbers.setdefault(uid, len(numbers)) for uid in array), dtype=np.uint32,
+                           count=len(array))
+    except TypeError as error:
+        raise ValueError(f"group_ids must hold integers or hashable values: {error}") from None
+
+
+def result(out_given, out_array, inputs):
+    """What a function returns: the caller's own out, else the new array, as a tensor when the inputs
+    were tensors (sharing the array's memory)."""
+    if out_given is not None:
+        return out_given
+    if any(is_tensor(value) for value in inputs):
+        return _torch().from_numpy(out_array)
+    return out_array
