@@ -82,8 +82,8 @@ def test_leap_rank_is_the_rank_of_the_outcome_scores():
         leap_score_tolerance = 0.5
     tied, _ = lv.leap_rank_advantage(rewards, mask, index, config=AlgoConfig())
     assert torch.equal(tied, lv.leap_rank_advantage(rewards, mask, index, config={"leap_score_tolerance": 0.5})[0])
-    assert torch.equal(tied[:, :1].squeeze(-1) * 0 + torch.from_numpy(leap.rank_advantages_of_scores(outcome, index, 0.5)) *
-                       mask[:, 0], tied[:, 0])
+    expected_tied = torch.from_numpy(leap.rank_advantages_of_scores(outcome, index, 0.5)).unsqueeze(-1) * mask
+    assert torch.equal(tied, expected_tied) and not torch.equal(tied, got)
 
 
 def test_turn_score_gives_the_published_order_through_verl():
