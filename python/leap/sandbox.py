@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A pool of ``leap-sandbox serve`` processes behind futures. Standard library only.
+
+    from leap.sandbox import SandboxPool
+
+    with SandboxPool("build/default/sandbox/leap-sandbox", devices=range(8)) as pool:
+        futures = [pool.eval("softmax", source) for source in candidates]
+        results = [f.result() for f in futures]     # dicts: verdict, speedup, feedback, ...
+
+One server per device (``CUDA_VISIBLE_DEVICES`` set for each), requests spread to the least busy
+one. ``compile``/``eval``/``info``/``submit`` return ``concurrent.futures.Future`` objects whose
+result is the response's ``result`` object; a response with ``"ok": false`` sets a SandboxError.
+
+Back-pressure: at most ``max_in_flight`` requests are accepted and unanswered at a time; a submit
+beyond that waits (or raises TimeoutError after its ``timeout``). A server that dies (a crash, the
+OOM killer, a kill) is restarted on its device and the requests it held are sent again, once: a
+request that was in flight on two dead servers fails with SandboxError instead of killing a third.
+``close()`` (or leaving the ``with`` block) waits for every accepted request, then ends the servers:
+nothing accepted is lost.
+"""
+import concurrent.futures
+import itertools
+import json
+import os
+import subprocess
+import threading
+import time
+
+__all__ = ["SandboxError", "SandboxPool"]
+
+
+class SandboxError(RuntimeError):
+    """A request the sandbox could not answer: it replied with an error, or two servers died holding it."""
+
+
+class _Request:
+    __slots__ = ("id", "line", "future", "attempts")
+
+    def __init__(self, request_id, line):
+        self.id = request_id
+        self.line = line
+        self.future = concurrent.futures.Future()
+        self.attempts = 0
+
+
+class _Server:
+    """One serve process and the requests it holds."""
+
+    def __init__(self, slot, device):
+        self.slot = slot
+        self.device = device
+        self.process = None
+        self.pending = {}  # id -> _Request, sent to this process and not answered
+        self.write_lock = threading.Lock()
+        self.reader = None
+        self.started_at = 0.0
+        self.answered = 0
+        self.quick_deaths = 0  # deaths in a row before answering anything
+        self.disabled = False
+
+
+class SandboxPool:
+    """A pool of ``leap-sandbox serve`` processes; see the module's documentation."""
+
+    def __init__(self, executable="leap-sandbox", devices=None, *, servers=None, args=(), max_in_flight=None,
+                 env=None, max_quick_deaths=3):
+        """executable: the leap-sandbox program, or a list (program and leading arguments).
+        devices:  CUDA device ids, one server each (CUDA_VISIBLE_DEVICES=<id> for it). Default: the ids
+                  in this process's CUDA_VISIBLE_DEVICES, else one server that sees every device.
+        servers:  without devices, this many servers with the inherited environment.
+        args:     extra arguments to `serve` (e.g. ["-j", "4"]).
+        max_in_flight: accepted, unanswered requests at most (default 64 per server).
+        max_quick_deaths: a server that dies this many times in a row without answering anything
+                  is not restarted again (a broken installation, not a bad request)."""
+        command = [executable] if isinstance(executable, (str, os.PathLike)) else list(executable)
+        self._command = [os.fspath(part) for part in command] + ["serve"] + [str(a) for a in args]
+        if devices is not None and servers is not None:
+            raise ValueError("pass devices or servers, not both")
+        if devices is None:
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+            if servers is not None:
+                devices = [None] * int(servers)
+            else:
+                devices = [d.strip() for d in visible.split(",") if d.strip()] or [None]
+        devices = list(devices)
+        if not devices:
+            raise ValueError("a pool needs at least one server")
+        self._env = dict(os.environ if env is None else env)
+        self._max_in_flight = int(max_in_flight) if max_in_flight is not None else 64 * len(devices)
+        if self._max_in_flight < 1:
+            raise ValueError(f"max_in_flight ({max_in_flight}) must be >= 1")
+        self._max_quick_deaths = max_quick_deaths
+        self._ids = itertools.count(1)
+        self._state = threading.Condition()  # guards everything below and each server's pending
+        self._in_flight = 0
+        self._closing = False
+        self._closed = False
+        self._servers = [_Server(slot, None if d is None else str(d)) for slot, d in enumerate(devices)]
+        self.restarts = 0  # servers started again after dying
+        self.retried = 0   # requests sent again after their server died
+        try:
+            for server in self._servers:
+                self._start(server)
+        except BaseException:
+            self._kill_all()
+            raise
+
+    # ---- requests ---------------------------------------------------------------------------------
+    def submit(self, op, *, timeout=None, **fields):
+        """Sends {"op": op, **fields}; returns a Future of the response's result."""
+        if "id" in fields or "op" in fields:
+            raise ValueError("the pool sets a request's id and op itself")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._state:
+            while True:
+                if self._closing:
+                    raise RuntimeError("SandboxPool is closed: no new requests")
+                if self._in_flight < self._max_in_flight:
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError(f"{self._in_flight} requests in flight (max_in_flight = "
+                                       f"{self._max_in_flight}); none finished within {timeout} s")
+                self._state.wait(remaining)
+            self._in_flight += 1
+            request_id = next(self._ids)
+        try:
+            line = json.dumps({"id": request_id, "op": op, **fields}) + "\n"
+        except (TypeError, ValueError):
+            with self._state:
+                self._in_flight -= 1
+                self._state.notify_all()
+            raise
+        request = _Request(request_id, line)
+        self._send(request)
+        return request.future
+
+    def compile(self, source, *, timeout=None, **fields):
+        """Compiles CUDA source (fields: arch, ...); the result has status ok|error|timeout|refused and the log."""
+        return self.submit("compile", timeout=timeout, source=source, **fields)
+
+    def eval(self, task, source, *, timeout=None, **fields):
+        """Evaluates a candidate against a task (a built-in name or a spec object); fields: seed, time, ..."""
+        return self.submit("eval", timeout=timeout, task=task, source=source, **fields)
+
+    def info(self, *, timeout=None):
+        return self.submit("info", timeout=timeout)
+
+    @property
+    def in_flight(self):
+        with self._state:
+            return self._in_flight
+
+    def pending_by_server(self):
+        """How many requests each server holds (sent, not answered), by slot."""
+        with self._state:
+            return [len(s.pending) for s in self._servers]
+
+    def server_pids(self):
+        """The process ids of the running servers, by slot (for monitoring, and for tests)."""
+        with self._state:
+            return [s.process.pid if s.process is not None else None for s in self._servers]
+
+    # ---- shutdown ---------------------------------------------------------------------------------
+    def close(self, timeout=None):
+        """Waits until every accepted request has its answer, then ends the servers (end of input; they
+        exit 0 when idle). Idempotent."""
+        with self._state:
+            self._closing = True
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while self._in_flight > 0:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError(f"{self._in_flight} requests still in flight after {timeout} s")
+                self._state.wait(remaining)
+            if self._closed:
+                return
+            self._closed = True
+            servers = list(self._servers)
+        for server in servers:
+            process = server.process
+            if process is None:
+                continue
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if server.reader is not None and server.reader is not threading.current_thread():
+                server.reader.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- internals --------------------------------------------------------------------------------
+    def _start(self, server):
+        env = dict(self._env)
+        if server.device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = server.device
+        process = subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                   text=True, bufsize=1)
+        server.process = process
+        server.started_at = time.monotonic()
+        server.answered = 0
+        server.reader = threading.Thread(target=self._read, args=(server, process),
+                                         name=f"leap-sandbox-reader-{server.slot}", daemon=True)
+        server.reader.start()
+
+    def _least_busy(self):
+        alive = [s for s in self._servers if not s.disabled and s.process is not None]
+        return min(alive, key=lambda s: len(s.pending)) if alive else None
+
+    def _send(self, request):
+        """Sends a request to the least busy server; a write to a dying server is left to the reader,
+        which retries what the dead server held."""
+        with self._state:
+            server = self._least_busy()
+            if server is None:
+                self._finish(request, error=SandboxError("no sandbox server is running (each died at start; "
+                                                         f"command: {' '.join(self._command)})"))
+                return
+            request.attempts += 1
+            server.pending[request.id] = request
+            process = server.process
+        try:
+            with server.write_lock:
+                process.stdin.write(request.line)
+                process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the reader sees the end of output and hands the request on
+
+    def _finish(self, request, result=None, error=None):
+        """Resolves a request's future and frees its slot. Called with self._state held."""
+        if error is not None:
+            request.future.set_exception(error)
+        else:
+            request.future.set_result(result)
+        self._in_flight -= 1
+        self._state.notify_all()
+
+    def _read(self, server, process):
+        for line in process.stdout:
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a dying server
+            with self._state:
+                request = server.pending.pop(reply.get("id"), None) if isinstance(reply, dict) else None
+                if request is None:
+                    continue
+                server.answered += 1
+                server.quick_deaths = 0
+                if reply.get("ok"):
+                    self._finish(request, result=reply.get("result"))
+                else:
+                    self._finish(request, error=SandboxError(reply.get("error", "the sandbox reported an error")))
+        process.wait()
+        self._on_exit(server, process)
+
+    def _on_exit(self, server, process):
+        with self._state:
+            if server.process is not process:
+                return
+            orphans = list(server.pending.values())
+            server.pending.clear()
+            if self._closed and not orphans:
+                return  # the normal end after close()
+            if server.answered == 0:
+                server.quick_deaths += 1
+            restart = server.quick_deaths < self._max_quick_deaths
+            server.process = None
+            if not restart:
+                server.disabled = True
+        if restart:
+            try:
+                self._start(server)
+                with self._state:
+                    self.restarts += 1
+            except OSError:
+                with self._state:
+                    server.disabled = True
+        for request in orphans:
+            if request.attempts >= 2:
+                with self._state:
+                    self._finish(request, error=SandboxError(
+                        f"request {request.id} was in flight on two sandbox servers that died "
+                        f"(last exit status {process.returncode}); it is not sent a third time"))
+            else:
+                with self._state:
+                    self.retried += 1
+                self._send(request)
+
+    def _kill_all(self):
+        for server in getattr(self, "_servers", []):
+            if server.process is not None and server.process.poll() is None:
+                server.process.kill()
