@@ -154,7 +154,9 @@ void BM_scores_path(benchmark::State& state) {
   const auto group_size = static_cast<std::size_t>(state.range(0));
   const std::size_t groups = std::max<std::size_t>(1, (std::size_t{1} << 16) / group_size);
   Batch batch = make_batch(groups * group_size, group_size);
-  for (double& s : batch.scores) s += 0.001 * static_cast<double>(&s - batch.scores.data()) / group_size;  // few ties
+  for (std::size_t i = 0; i < batch.scores.size(); ++i) {  // few ties: a distinct offset per member
+    batch.scores[i] += 0.001 * static_cast<double>(i % group_size) / static_cast<double>(group_size);
+  }
   std::vector<double> sorted;
   std::vector<double> out(group_size);
   for (auto _ : state) {
