@@ -10,15 +10,18 @@ trainers, computed by the C++ core on numpy arrays and torch CPU tensors without
 leap.verl registers these as verl advantage estimators; leap.sandbox drives `leap-sandbox serve`.
 """
 from . import _core
-from ._advantages import grpo_advantages, rank_advantages, rank_advantages_of_scores, rloo_advantages
+from ._advantages import (grpo_advantages, normalize_advantages, rank_advantages, rank_advantages_of_scores,
+                          rloo_advantages)
 from ._convert import dense_group_ids
-from ._core import (Expansion, FailBandGate, GateReason, GroupStats, KernelOrder, Outcome, Verdict, group_stats,
-                    rank_advantages_of_scores_reference, rank_advantages_reference, turn_advantages)
+from ._core import (AdvantageNormalization, Expansion, FailBandGate, GateReason, GroupStats, KernelOrder, Outcome,
+                    Verdict, group_stats, rank_advantages_of_scores_reference, rank_advantages_reference,
+                    turn_advantages)
 
 __version__ = _core.__version__
 
 __all__ = [
-    "Expansion", "FailBandGate", "GateReason", "GroupStats", "KernelOrder", "Outcome", "Verdict",
-    "dense_group_ids", "grpo_advantages", "group_stats", "rank_advantages", "rank_advantages_of_scores",
-    "rank_advantages_of_scores_reference", "rank_advantages_reference", "rloo_advantages", "turn_advantages",
+    "AdvantageNormalization", "Expansion", "FailBandGate", "GateReason", "GroupStats", "KernelOrder", "Outcome",
+    "Verdict", "dense_group_ids", "grpo_advantages", "group_stats", "normalize_advantages", "rank_advantages",
+    "rank_advantages_of_scores", "rank_advantages_of_scores_reference", "rank_advantages_reference",
+    "rloo_advantages", "turn_advantages",
 ]

@@ -50,3 +50,18 @@ def rloo_advantages(rewards, group_ids, *, out=None):
     ids = dense_group_ids(group_ids)
     out_array = _core._rloo_advantages(as_array(rewards, "rewards"), ids, as_output(out))
     return result(out, out_array, (rewards,))
+
+
+def normalize_advantages(advantages, group_ids=None, normalization="group_std", *, epsilon=1e-6):
+    """Rescales advantages in place and returns them: "group_std" divides each group by (its unbiased
+    std + epsilon), "batch_rms" the batch by (its root mean square + epsilon), "none" leaves them.
+    Only scales, never shifts. group_ids are needed by group_std only."""
+    if isinstance(normalization, str):
+        try:
+            normalization = _core.AdvantageNormalization.__members__[normalization]
+        except KeyError:
+            raise ValueError(f"normalization {normalization!r} is not one of "
+                             f"{', '.join(_core.AdvantageNormalization.__members__)}") from None
+    ids = None if group_ids is None else dense_group_ids(group_ids)
+    _core._normalize_advantages(as_output(advantages), ids, normalization, float(epsilon))
+    return advantages

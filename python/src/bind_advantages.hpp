@@ -24,6 +24,7 @@
 
 #include "array_views.hpp"
 #include "group_ids.hpp"
+#include "leap/advantage_normalization.hpp"
 #include "leap/baselines.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"
@@ -73,6 +74,7 @@ struct OutcomeColumns {
   std::optional<IntegerVector> tokens;
   std::optional<IntegerVector> verdict;
   std::optional<py::array> speedup;
+  bool speedup_single = false;  // float32 speedups (read while the GIL is held)
 
   OutcomeColumns(const py::object& turns, const py::object& speedup_object, const py::object& tokens_object,
                  const py::object& verdict_object)
@@ -92,10 +94,12 @@ struct OutcomeColumns {
         value_error("speedup has dtype ", dtype_text(*speedup), "; expected float64 or float32 (NaN = unknown)");
       }
       require_length("speedup", static_cast<std::size_t>(speedup->shape(0)), "solved_turn", n);
+      speedup_single = is_float32(*speedup);
     }
   }
 
   // Fills outcomes; throws ValueError (before the caller's out is touched) for a value out of range.
+  // Runs without the GIL: reads only the arrays' memory.
   void gather(std::vector<Outcome>& outcomes) const {
     const std::size_t n = solved_turn.size;
     outcomes.assign(n, Outcome{});
@@ -134,12 +138,12 @@ struct OutcomeColumns {
       });
     }
     if (speedup) {
-      if (is_float64(*speedup)) {
-        const auto values = const_view<double>(*speedup);
-        for (std::size_t i = 0; i < n; ++i) outcomes[i].speedup = values[i];
-      } else {
+      if (speedup_single) {
         const auto values = const_view<float>(*speedup);
         for (std::size_t i = 0; i < n; ++i) outcomes[i].speedup = static_cast<double>(values[i]);
+      } else {
+        const auto values = const_view<double>(*speedup);
+        for (std::size_t i = 0; i < n; ++i) outcomes[i].speedup = values[i];
       }
     }
   }
@@ -223,6 +227,36 @@ inline py::array rloo_binding(const py::object& rewards, const py::object& group
   return inputs.out;
 }
 
+// Rescales advantages in place (float64 or float32); group ids only for group_std (None otherwise).
+inline py::object normalize_binding(const py::object& advantages_object, const py::object& group_ids,
+                                    AdvantageNormalization normalization, double epsilon) {
+  py::array advantages = require_output(advantages_object, "advantages",
+                                        static_cast<std::size_t>(require_vector(advantages_object, "advantages").shape(0)));
+  if (!is_float64(advantages) && !is_float32(advantages)) {
+    value_error("advantages has dtype ", dtype_text(advantages), "; expected float64 or float32");
+  }
+  std::optional<IntegerVector> ids;
+  if (!group_ids.is_none()) {
+    ids = group_id_vector(group_ids);
+    require_length("group_ids", ids->size, "advantages", static_cast<std::size_t>(advantages.shape(0)));
+  } else if (normalization == AdvantageNormalization::group_std) {
+    value_error("normalization group_std needs group_ids");
+  }
+  const bool single = is_float32(advantages);  // asked before the GIL is let go
+  {
+    py::gil_scoped_release release;
+    std::optional<GroupIds> dense;
+    if (ids) dense.emplace(*ids);
+    const std::span<const std::uint32_t> view = dense ? dense->view() : std::span<const std::uint32_t>{};
+    if (single) {
+      normalize_advantages(mutable_view<float>(advantages), view, normalization, epsilon);
+    } else {
+      normalize_advantages(mutable_view<double>(advantages), view, normalization, epsilon);
+    }
+  }
+  return advantages_object;
+}
+
 // Seconds per call of the C++ function itself on the same arrays, `repeats` calls in a row, for
 // benchmarks/python/bench_advantages.py (the Python call's overhead is measured against this).
 inline double native_seconds(const std::string& kind, int repeats, const py::object& values,
@@ -266,6 +300,8 @@ inline void bind_advantages(py::module_& m) {
   m.def("_grpo_advantages", &grpo_binding, py::arg("rewards"), py::arg("group_ids"), py::arg("epsilon"),
         py::arg("scale_by_std"), py::arg("out"));
   m.def("_rloo_advantages", &rloo_binding, py::arg("rewards"), py::arg("group_ids"), py::arg("out"));
+  m.def("_normalize_advantages", &normalize_binding, py::arg("advantages"), py::arg("group_ids"),
+        py::arg("normalization"), py::arg("epsilon"));
   m.def("_native_seconds", &native_seconds, py::arg("kind"), py::arg("repeats"), py::arg("values"),
         py::arg("group_ids"), py::arg("out"));
 

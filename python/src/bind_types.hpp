@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The core's value types in Python: Verdict, Outcome, KernelOrder (every field and preset the C++
 // struct has, with its defaults read from KernelOrder{}), Expansion, GateReason, GroupStats and
-// FailBandGate with a vectorised decide over a batch of groups.
+// FailBandGate with a vectorised decide over a batch of groups, AdvantageNormalization.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "array_views.hpp"
+#include "leap/advantage_normalization.hpp"
 #include "leap/gate.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"
@@ -37,27 +38,6 @@ T from_keywords(const py::kwargs& fields, const std::vector<std::string>& names,
     py::setattr(instance, key, value);
   }
   return instance.cast<T>();
-}
-
-// turn_weight arrived with the published-order defaults; bound when the core has it.
-template <class Order>
-void bind_order_fields_of_this_build(py::class_<Order>& order, std::vector<std::string>& fields) {
-  if constexpr (requires(Order o) { o.turn_weight = 1.0; }) {
-    order.def_readwrite("turn_weight", &Order::turn_weight,
-                        "weight in [0, 1] of matches decided by turn alone (1 as published, 0: all successes tie)");
-    fields.push_back("turn_weight");
-  }
-}
-
-template <class Order>
-void bind_order_presets_of_this_build(py::class_<Order>& order) {
-  if constexpr (requires { Order::with_speedup(0.05); }) {
-    order.def_static("with_speedup", &Order::with_speedup, py::arg("tolerance") = 0.05, "turn, then the speedup band");
-  }
-  if constexpr (requires { Order::with_speedup_and_tokens(0.05, 0.0); }) {
-    order.def_static("with_speedup_and_tokens", &Order::with_speedup_and_tokens, py::arg("speedup_tolerance") = 0.05,
-                     py::arg("token_tolerance") = 0.0, "turn, then the speedup band, then fewer tokens");
-  }
 }
 
 inline std::string repr_double(double value) { return py::repr(py::float_(value)).cast<std::string>(); }
@@ -88,9 +68,9 @@ inline void bind_types(py::module_& m) {
                               ")");
       });
 
-  // The fields KernelOrder has in this build: turn_weight and the presets appear with the core.
-  std::vector<std::string> order_fields = {"by_turn", "by_severity", "speedup_tolerance", "token_tolerance",
-                                           "tokens_only_when_solved"};
+  const std::vector<std::string> order_fields = {"by_turn",         "by_severity",
+                                                 "speedup_tolerance", "token_tolerance",
+                                                 "tokens_only_when_solved", "turn_weight"};
   py::class_<KernelOrder> order(m, "KernelOrder",
                                 "The order that decides each match of the tournament. KernelOrder() is the C++ "
                                 "default; set fields by keyword, e.g. KernelOrder(speedup_tolerance=0.05).");
@@ -102,15 +82,21 @@ inline void bind_types(py::module_& m) {
       .def_readwrite("token_tolerance", &KernelOrder::token_tolerance,
                      ">= 0 turns the key on: fewer tokens win unless max <= (1 + tol) * min")
       .def_readwrite("tokens_only_when_solved", &KernelOrder::tokens_only_when_solved,
-                     "the token key applies only when both are solved");
-  bind_order_fields_of_this_build(order, order_fields);
+                     "the token key applies only when both are solved")
+      .def_readwrite("turn_weight", &KernelOrder::turn_weight,
+                     "in [0, 1]: what a match decided by the turn is worth (1 as published, 0: all successes tie)");
   order.def(py::init([order_fields](const py::kwargs& fields) {
                 return from_keywords<KernelOrder>(fields, order_fields, "KernelOrder");
               }))
       .def_static("turns_only", &KernelOrder::turns_only, "LEAP's order as published: solved beats unsolved, an "
                                                           "earlier turn beats a later one");
-  bind_order_presets_of_this_build(order);
+  order.def_static("with_speedup", &KernelOrder::with_speedup, py::arg("tolerance") = 0.05,
+                   "turn, then the speedup band")
+      .def_static("with_speedup_and_tokens", &KernelOrder::with_speedup_and_tokens, py::arg("speedup_tolerance") = 0.05,
+                  py::arg("token_tolerance") = 0.0, "turn, then the speedup band, then fewer tokens");
   order.def("compare", &KernelOrder::compare, py::arg("a"), py::arg("b"), "+1: a beats b, -1: b beats a, 0: tie")
+      .def("match", &KernelOrder::match, py::arg("a"), py::arg("b"),
+           "what the match is worth to a: +-1, +-turn_weight when the turn decides it, 0 for a tie")
       .def("validate", &KernelOrder::validate, "raises ValueError when a setting is invalid (a NaN tolerance)")
       .def("__eq__",
            [order_fields](const py::object& a, const py::object& b) {
@@ -128,6 +114,11 @@ inline void bind_types(py::module_& m) {
         }
         return text + ")";
       });
+
+  py::enum_<AdvantageNormalization>(m, "AdvantageNormalization", "Optional rescaling of a batch of advantages.")
+      .value("none", AdvantageNormalization::none)
+      .value("group_std", AdvantageNormalization::group_std)
+      .value("batch_rms", AdvantageNormalization::batch_rms);
 
   py::enum_<Expansion>(m, "Expansion", "What happens to a group after turn 1.")
       .value("expand", Expansion::expand)

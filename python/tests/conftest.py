@@ -39,7 +39,8 @@ def cpp_results(batch, order, score_tolerance=0.0, epsilon=1e-6):
         flag = lambda value: "1" if value else "0"
         subprocess.run([executable, source, target, flag(order.by_turn), flag(order.by_severity),
                         repr(order.speedup_tolerance), repr(order.token_tolerance),
-                        flag(order.tokens_only_when_solved), repr(score_tolerance), repr(epsilon)], check=True)
+                        flag(order.tokens_only_when_solved), repr(score_tolerance), repr(epsilon),
+                        repr(order.turn_weight)], check=True)
         data = open(target, "rb").read()
     doubles = np.frombuffer(data[:5 * 8 * n], dtype=np.float64).reshape(5, n)
     floats = np.frombuffer(data[5 * 8 * n:], dtype=np.float32).reshape(4, n)

@@ -3,7 +3,7 @@
 // the core's functions on it directly, and writes their outputs.
 //
 //   leap_python_cpp_reference IN OUT by_turn by_severity speedup_tol token_tol tokens_only_when_solved
-//                             score_tolerance epsilon
+//                             score_tolerance epsilon turn_weight
 // IN:  uint64 n; int32 solved_turn[n]; uint8 verdict[n]; float64 speedup[n]; uint32 tokens[n];
 //      uint32 group_ids[n]; float64 rewards[n]
 // OUT: float64 rank[n], of_scores[n], grpo[n], dr_grpo[n], rloo[n]; float32 rank[n], of_scores[n],
@@ -36,9 +36,9 @@ void write_column(std::ofstream& out, const std::vector<T>& column) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
+  if (argc != 11) {
     std::cerr << "usage: leap_python_cpp_reference IN OUT by_turn by_severity speedup_tol token_tol "
-                 "tokens_only_when_solved score_tolerance epsilon\n";
+                 "tokens_only_when_solved score_tolerance epsilon turn_weight\n";
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   order.speedup_tolerance = std::strtod(argv[5], nullptr);
   order.token_tolerance = std::strtod(argv[6], nullptr);
   order.tokens_only_when_solved = std::string(argv[7]) == "1";
+  order.turn_weight = std::strtod(argv[10], nullptr);
   const double score_tolerance = std::strtod(argv[8], nullptr);
   const leap::GrpoOptions grpo{std::strtod(argv[9], nullptr), true};
   const leap::GrpoOptions dr_grpo{grpo.epsilon, false};

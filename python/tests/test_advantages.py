@@ -15,6 +15,8 @@ ORDERS = {
     "severity_tokens": leap.KernelOrder(by_severity=True, speedup_tolerance=0.05, token_tolerance=0.05,
                                         tokens_only_when_solved=False),
     "no_turn": leap.KernelOrder(by_turn=False, speedup_tolerance=0.0, token_tolerance=-1.0),
+    "weighted_speedup": leap.KernelOrder(turn_weight=0.25, speedup_tolerance=0.05),
+    "with_speedup_and_tokens": leap.KernelOrder.with_speedup_and_tokens(0.05, 0.0),
 }
 
 
@@ -61,6 +63,15 @@ def test_every_integer_dtype_and_hashable_ids_give_the_same_groups():
         assert same_bits(got, expected), variant.dtype if hasattr(variant, "dtype") else type(variant)
     dense = leap.dense_group_ids(np.array(["b", "a", "b", None], dtype=object))
     assert dense.dtype == np.uint32 and list(dense) == [0, 1, 0, 2]
+
+
+def test_float32_speedups_are_widened_exactly():
+    rng = np.random.default_rng(8)
+    batch = random_batch(rng, 3000, 100)
+    speedup32 = batch["speedup"].astype(np.float32)
+    order = leap.KernelOrder.with_speedup(0.05)
+    assert same_bits(leap.rank_advantages(batch["turns"], batch["ids"], speedup=speedup32, order=order),
+                     leap.rank_advantages(batch["turns"], batch["ids"], speedup=speedup32.astype(np.float64), order=order))
 
 
 def test_out_is_written_in_place_and_inputs_are_not_copied():
