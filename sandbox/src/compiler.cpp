@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "detail.hpp"
+#include "leap/sandbox/compat_headers.hpp"
 
 #ifndef LEAP_SANDBOX_CUDA_INCLUDE_DIR
 #define LEAP_SANDBOX_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -260,8 +261,19 @@ std::string default_cuda_include_dir() {
   return LEAP_SANDBOX_CUDA_INCLUDE_DIR;
 }
 
+// The job NVRTC sees: the task's headers, then the compatibility stand-ins it does not shadow.
+CompileJob with_compat_headers(const CompileJob& job) {
+  CompileJob out = job;
+  for (const CompatHeader& c : compat_headers()) {
+    const bool shadowed = std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == c.name; });
+    if (!shadowed) out.headers.push_back({std::string(c.name), std::string(c.content)});
+  }
+  return out;
+}
+
 struct Compiler::Impl {
   CompilerConfig config;
+  IncludePolicy policy;  // config.includes, plus the compatibility headers' names while they are on
   std::vector<std::string> include_dirs;
   std::vector<PathScrub> scrubs;
   std::vector<std::string> jail_roots;  // diagnostics may point below these
@@ -272,7 +284,7 @@ struct Compiler::Impl {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
     // withhold the log and the output rather than risk echoing a host file.
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) ||
+      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
           std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
           std::any_of(jail_roots.begin(), jail_roots.end(), [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {
@@ -300,7 +312,7 @@ struct Compiler::Impl {
 
   CompileResult compile(const CompileJob& job) {
     const auto t0 = Clock::now();
-    const JailVerdict verdict = check_job(job, config.includes);
+    const JailVerdict verdict = check_job(job, policy);
     if (!verdict.allowed) {
       CompileResult r;
       r.status = CompileStatus::refused;
@@ -317,8 +329,9 @@ struct Compiler::Impl {
         return r;
       }
     }
-    CompileResult r = config.isolation == Isolation::process ? isolated_compile(job, include_dirs)
-                                                             : nvrtc_compile(job, include_dirs);
+    const CompileJob& nvrtc_job = config.compat_headers ? with_compat_headers(job) : job;
+    CompileResult r = config.isolation == Isolation::process ? isolated_compile(nvrtc_job, include_dirs)
+                                                             : nvrtc_compile(nvrtc_job, include_dirs);
     if (r.status == CompileStatus::timeout) {
       r.log = "compile stopped at the time limit of " + std::to_string(job.options.timeout.count()) + " ms" +
               (r.log.empty() ? "" : "\n" + r.log);
@@ -355,6 +368,11 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   if (!ec && cwd.size() > 1) m.scrubs.push_back({cwd, "<cwd>"});
   const NvrtcVersion v = nvrtc_version();
   m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+  m.policy = m.config.includes;
+  if (m.config.compat_headers) {
+    m.version_tag += " " + compat_headers_tag();
+    for (const CompatHeader& c : compat_headers()) m.policy.headers.emplace_back(c.name);
+  }
   if (m.config.isolation == Isolation::process) preload_nvrtc_builtins(v);
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }

@@ -7,7 +7,10 @@
 #include <array>
 #include <cctype>
 #include <cstddef>
+#include <filesystem>
 #include <string>
+
+#include "leap/sandbox/compiler.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -76,6 +79,40 @@ Spliced splice(std::string_view in) {
   return out;
 }
 
+// The C++ standard library's headers, and the C ones device code meets most; none is available to
+// device code under NVRTC unless the compatibility layer or libcu++ supplies it.
+constexpr std::array<std::string_view, 97> k_standard_headers = {
+    "algorithm", "any", "array", "atomic", "barrier", "bit", "bitset", "charconv", "chrono", "codecvt", "compare",
+    "complex", "concepts", "condition_variable", "coroutine", "deque", "exception", "execution", "expected",
+    "filesystem", "format", "forward_list", "fstream", "functional", "future", "initializer_list", "iomanip", "ios",
+    "iosfwd", "iostream", "istream", "iterator", "latch", "list", "locale", "map", "memory", "memory_resource",
+    "mutex", "new", "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio", "regex",
+    "semaphore", "set", "shared_mutex", "source_location", "span", "sstream", "stack", "stdexcept", "stop_token",
+    "streambuf", "string", "string_view", "system_error", "thread", "tuple", "type_traits", "typeindex",
+    "typeinfo", "unordered_map", "unordered_set", "utility", "valarray", "variant", "vector", "version", "limits",
+    "cstdint", "climits", "cfloat", "cmath", "cstdio", "cassert", "cstddef", "cstdlib", "cstring", "ctime",
+    "cerrno", "cctype", "cinttypes", "cstdarg", "csignal", "cwchar", "time.h", "errno.h", "ctype.h", "stdarg.h",
+    "inttypes.h", "stdbool.h"};
+
+constexpr std::array<std::string_view, 4> k_runtime_headers = {"cuda_runtime.h", "cuda_runtime_api.h",
+                                                               "device_launch_parameters.h", "cuda.h"};
+
+bool is_host_framework(std::string_view name) {
+  for (std::string_view p : {"torch/", "ATen/", "c10/", "caffe2/", "pybind11/", "THC/"}) {
+    if (name.starts_with(p)) return true;
+  }
+  return name == "Python.h" || name == "torch.h" || name == "extension.h";
+}
+
+// "cmath" -> "cuda/std/cmath"; "math.h" -> "cuda/std/cmath"; "" when libcu++ has no counterpart.
+std::string libcudacxx_counterpart(std::string_view name, const IncludePolicy& policy) {
+  std::string base(name);
+  if (base.size() > 2 && base.ends_with(".h")) base = "c" + base.substr(0, base.size() - 2);
+  if (base.find('/') != std::string::npos) return {};
+  const std::string candidate = "cuda/std/" + base;
+  return policy.allows(candidate) ? candidate : std::string();
+}
+
 class Scanner {
  public:
   Scanner(std::string_view file, std::span<const Header> shipped, const IncludePolicy& policy,
@@ -114,25 +151,31 @@ class Scanner {
         line_start = false;
       }
     }
+    verdict_.message = format_refusals(verdict_.refusals);
     return std::move(verdict_);
   }
 
  private:
-  bool ok() const noexcept { return verdict_.allowed; }
+  bool ok() const noexcept { return !stop_; }
   char peek(std::size_t k) const noexcept { return i_ + k < s_.size() ? s_[i_ + k] : '\0'; }
   int line_at(std::size_t pos) const noexcept { return line_[std::min(pos, line_.size() - 1)]; }
 
-  void refuse(std::size_t pos, const std::string& what) {
-    if (!verdict_.allowed) return;
+  // Records a refusal and scans on, so one answer lists every problem of the source.
+  void refuse(std::size_t pos, const std::string& what, std::string advice = {}, std::string include = {}) {
     verdict_.allowed = false;
-    verdict_.message = std::string(file_) + "(" + std::to_string(line_at(pos)) + "): refused by the include jail: " + what;
+    verdict_.refusals.push_back({std::string(file_), line_at(pos), what, std::move(advice), std::move(include)});
+  }
+  // A refusal after which the scanner cannot know where it is (an unterminated comment): stop.
+  void fatal(std::size_t pos, const std::string& what) {
+    refuse(pos, what);
+    stop_ = true;
   }
 
   void skip_block_comment() {
     const std::size_t start = i_;
     const std::size_t end = s_.find("*/", i_ + 2);
     if (end == std::string::npos) {
-      refuse(start, "unterminated comment");
+      fatal(start, "unterminated comment");
       i_ = s_.size();
       return;
     }
@@ -191,7 +234,7 @@ class Scanner {
     const std::size_t start = i_;
     const std::size_t open = s_.find('(', i_ + 1);
     if (open == std::string::npos || open - i_ - 1 > 16) {
-      refuse(start, "malformed raw string literal");
+      fatal(start, "malformed raw string literal");
       return;
     }
     std::string close(1, ')');  // built by append: GCC 12 warns falsely (-Wrestrict) on operator+ here
@@ -199,7 +242,7 @@ class Scanner {
     close.push_back('"');
     const std::size_t end = s_.find(close, open + 1);
     if (end == std::string::npos) {
-      refuse(start, "unterminated raw string literal");
+      fatal(start, "unterminated raw string literal");
       i_ = s_.size();
       return;
     }
@@ -245,7 +288,8 @@ class Scanner {
   void check_identifier(std::size_t pos, const std::string& w) {
     const std::string low = lower(w);
     if (low.find("has_include") != std::string::npos || low.find("has_embed") != std::string::npos) {
-      refuse(pos, "'" + w + "' (probing for files is not allowed)");
+      refuse(pos, "'" + w + "' (probing for files is not allowed)",
+             "include the header unconditionally: every toolkit header is available here");
       return;
     }
     if (w == "_Pragma" || w == "__pragma") {
@@ -282,7 +326,7 @@ class Scanner {
     while (e < text.size() && is_ident_char(text[e])) ++e;
     const std::string_view first = text.substr(k, e - k);
     if (!contains(k_pragmas, first)) {
-      refuse(pos, "#pragma '" + std::string(first) + "' is not on the allow-list");
+      refuse(pos, "#pragma '" + std::string(first) + "' is not on the allow-list", "remove the pragma");
       return;
     }
     if (first == "GCC" || first == "clang") {
@@ -292,7 +336,8 @@ class Scanner {
       while (e2 < text.size() && is_ident_char(text[e2])) ++e2;
       const std::string_view second = text.substr(k2, e2 - k2);
       if (second != "diagnostic" && second != "unroll" && second != "ivdep") {
-        refuse(pos, "#pragma '" + std::string(first) + " " + std::string(second) + "' is not on the allow-list");
+        refuse(pos, "#pragma '" + std::string(first) + " " + std::string(second) + "' is not on the allow-list",
+               "remove the pragma");
       }
     }
   }
@@ -344,7 +389,8 @@ class Scanner {
       std::size_t e = i_;
       while (e < s_.size() && !is_newline(s_[e])) ++e;
       refuse(pos, "#include " + std::string(s_.substr(i_, std::min<std::size_t>(e - i_, 80))) +
-                      " (the operand is not a literal \"name\" or <name>; macro-built includes are refused)");
+                      " (the operand is not a literal \"name\" or <name>; macro-built includes are refused)",
+             "write the header's name literally, e.g. #include <cuda_fp16.h>");
       return;
     }
     const char close = s_[i_] == '"' ? '"' : '>';
@@ -358,12 +404,12 @@ class Scanner {
     ++i_;
     const std::string shown = (close == '"' ? "\"" + name + "\"" : "<" + name + ">");
     if (!rest_of_line_empty()) {
-      if (ok()) refuse(pos, "#include " + shown + " followed by extra tokens");
+      if (ok()) refuse(pos, "#include " + shown + " followed by extra tokens", "write one header name per #include line", name);
       return;
     }
     const bool is_shipped = std::any_of(shipped_.begin(), shipped_.end(), [&](const Header& h) { return h.name == name; });
     if (!is_shipped && !policy_.allows(name)) {
-      refuse(pos, "#include " + shown + " is not a shipped header nor on the allow-list");
+      refuse(pos, "#include " + shown, include_advice(name, policy_), name);
       return;
     }
     verdict_.includes.push_back(name);
@@ -375,6 +421,7 @@ class Scanner {
   std::string_view s_;
   const std::vector<int>& line_;
   std::size_t i_ = 0;
+  bool stop_ = false;
   JailVerdict verdict_;
 };
 
@@ -396,20 +443,65 @@ bool is_clean_relative_name(std::string_view name) noexcept {
   return true;
 }
 
-IncludePolicy IncludePolicy::cuda_defaults() {
+IncludePolicy IncludePolicy::toolkit(const std::string& include_dir) {
   IncludePolicy p;
-  p.headers = {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cuda_fp6.h", "cuda_fp4.h", "mma.h",
-               "cooperative_groups.h", "cuda_pipeline.h", "cuda_awbarrier.h", "cuda/std/cstdint"};
-  p.prefixes = {"cuda/", "cooperative_groups/"};
+  p.roots = {include_dir};
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(include_dir) / "cccl", ec)) p.roots.push_back(include_dir + "/cccl");
   return p;
 }
+
+IncludePolicy IncludePolicy::cuda_defaults() { return toolkit(default_cuda_include_dir()); }
 
 bool IncludePolicy::allows(std::string_view name) const {
   if (!is_clean_relative_name(name)) return false;
   if (std::find(headers.begin(), headers.end(), name) != headers.end()) return true;
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
-    return !p.empty() && name.size() > p.size() && name.compare(0, p.size(), p) == 0;
+  if (std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+        return !p.empty() && name.size() > p.size() && name.compare(0, p.size(), p) == 0;
+      })) {
+    return true;
+  }
+  // A clean relative name stays beneath the root; the OS confinement of the compile, not this
+  // check, is what keeps a link inside the toolkit from reaching further.
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& root) {
+    std::error_code ec;
+    return !root.empty() && std::filesystem::is_regular_file(std::filesystem::path(root) / name, ec);
   });
+}
+
+std::string include_advice(std::string_view name, const IncludePolicy& policy) {
+  if (!is_clean_relative_name(name)) {
+    return "outside the toolkit: include toolkit headers by their relative name (e.g. <cuda_fp16.h>) and ship "
+           "your own headers with the task";
+  }
+  if (is_host_framework(name)) {
+    return "host-only: torch and pybind11 code is not run here; submit device code only, the harness launches "
+           "your kernel";
+  }
+  if (contains(k_runtime_headers, name)) return "remove it: NVRTC needs no runtime header";
+  const std::string libcu = libcudacxx_counterpart(name, policy);
+  if (!libcu.empty()) {
+    return "not available to device code under NVRTC: use <" + libcu + "> (its names are in cuda::std)";
+  }
+  if (contains(k_standard_headers, name)) {
+    return "host-only standard header: device code cannot use it; remove it (device code prints with printf and "
+           "keeps its data in arrays, registers or shared memory)";
+  }
+  return "not in the toolkit: inline it or ship it as a header";
+}
+
+std::string format_refusals(std::span<const JailRefusal> refusals) {
+  if (refusals.empty()) return {};
+  constexpr std::size_t k_max_listed = 24;
+  std::string out = "refused by the include jail: " + std::to_string(refusals.size()) +
+                    (refusals.size() == 1 ? " problem" : " problems") + ", fix all of them:";
+  for (std::size_t i = 0; i < refusals.size() && i < k_max_listed; ++i) {
+    const JailRefusal& r = refusals[i];
+    out += "\n" + r.file + "(" + std::to_string(r.line) + "): " + r.what;
+    if (!r.advice.empty()) out += ": " + r.advice;
+  }
+  if (refusals.size() > k_max_listed) out += "\n... and " + std::to_string(refusals.size() - k_max_listed) + " more";
+  return out;
 }
 
 JailVerdict scan_source(std::string_view text, std::string_view file_name, std::span<const Header> shipped,
@@ -419,7 +511,8 @@ JailVerdict scan_source(std::string_view text, std::string_view file_name, std::
     int line = 1;
     for (std::size_t k = 0; k < pos && k < text.size(); ++k) line += text[k] == '\n' ? 1 : 0;
     v.allowed = false;
-    v.message = std::string(file_name) + "(" + std::to_string(line) + "): refused by the include jail: " + what;
+    v.refusals.push_back({std::string(file_name), line, what, "remove it", {}});
+    v.message = format_refusals(v.refusals);
     return v;
   };
   if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) return refuse_raw(nul, "NUL byte in source");
@@ -434,12 +527,14 @@ JailVerdict scan_source(std::string_view text, std::string_view file_name, std::
 
 JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy) {
   JailVerdict all = scan_source(job.source, job.file_name, job.headers, policy);
-  if (!all.allowed) return all;
   for (const Header& h : job.headers) {
     JailVerdict v = scan_source(h.content, h.name, job.headers, policy);
-    if (!v.allowed) return v;
+    all.allowed = all.allowed && v.allowed;
+    all.refusals.insert(all.refusals.end(), v.refusals.begin(), v.refusals.end());
     all.includes.insert(all.includes.end(), v.includes.begin(), v.includes.end());
   }
+  all.message = format_refusals(all.refusals);
+  if (!all.allowed) all.includes.clear();
   return all;
 }
 

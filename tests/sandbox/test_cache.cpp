@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <leap/sandbox/compat_headers.hpp>
 #include <leap/sandbox/compiler.hpp>
 #include <string>
 #include <thread>
@@ -108,7 +109,7 @@ TEST_CASE("cache: disk tier survives the process, and a corrupt entry is recompi
   }
   auto cache = std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path));
   const CacheKey key = make_cache_key(plain_job(), "nvrtc " + std::to_string(nvrtc_version().major) + "." +
-                                                       std::to_string(nvrtc_version().minor));
+                                                       std::to_string(nvrtc_version().minor) + " " + compat_headers_tag());
   REQUIRE(std::filesystem::exists(cache->entry_path(key)));
   Compiler c(leap_test::config(Isolation::in_process, 0, cache));
   const CompileResult hit = c.compile(plain_job());

@@ -120,3 +120,70 @@ TEST_CASE("jail: scrub_paths replaces the longest prefix first", "[sandbox][jail
   const std::vector<PathScrub> s = {{"/usr/local/cuda", "<cuda>"}, {"/usr/local/cuda/include", "<cuda>/include"}, {"/", "never"}};
   CHECK(scrub_paths("/usr/local/cuda/include/x.h(3): /usr/local/cuda/bin", s) == "<cuda>/include/x.h(3): <cuda>/bin");
 }
+
+TEST_CASE("jail: the allow-list follows the toolkit: any header under its include directories", "[sandbox][jail]") {
+  const IncludePolicy toolkit = IncludePolicy::cuda_defaults();
+  for (const char* name : {"cuda_runtime.h", "curand_kernel.h", "math_constants.h", "cub/block/block_reduce.cuh",
+                           "cub/warp/warp_reduce.cuh", "thrust/functional.h", "vector_types.h", "mma.h",
+                           "cooperative_groups.h", "cooperative_groups/reduce.h", "cuda/std/cstdint", "cuda_fp16.h"}) {
+    INFO(name);
+    CHECK(toolkit.allows(name));
+  }
+  for (const char* name : {"no_such_header.h", "cub/no_such.cuh", "torch/extension.h", "../include/cuda_fp16.h",
+                           "/usr/local/cuda/include/cuda_fp16.h", "cub", "cuda"}) {
+    INFO(name);
+    CHECK_FALSE(toolkit.allows(name));
+  }
+}
+
+TEST_CASE("jail: every refused include of a source in one answer, each located and with what to do", "[sandbox][jail]") {
+  const JailVerdict v = scan(
+      "#include <torch/extension.h>\n"
+      "#include <pybind11/pybind11.h>\n"
+      "#include <cuda_fp16.h>\n"
+      "#include \"helper_math.h\"\n"
+      "#include </etc/passwd>\n"
+      "#include <iostream>\n"
+      "#include <tuple>\n"
+      "__global__ void k() {}\n");
+  INFO(v.message);
+  REQUIRE_FALSE(v.allowed);
+  REQUIRE(v.refusals.size() == 6);
+  const std::string host = "host-only: torch and pybind11 code is not run here; submit device code only, the harness "
+                           "launches your kernel";
+  CHECK(v.message.starts_with("refused by the include jail: 6 problems, fix all of them:\n"));
+  CHECK(v.message.find("kernel.cu(1): #include <torch/extension.h>: " + host) != std::string::npos);
+  CHECK(v.message.find("kernel.cu(2): #include <pybind11/pybind11.h>: " + host) != std::string::npos);
+  CHECK(v.message.find("kernel.cu(4): #include \"helper_math.h\": not in the toolkit: inline it or ship it as a header") !=
+        std::string::npos);
+  CHECK(v.message.find("kernel.cu(5): #include </etc/passwd>: outside the toolkit") != std::string::npos);
+  CHECK(v.message.find("kernel.cu(6): #include <iostream>: host-only standard header") != std::string::npos);
+  CHECK(v.message.find("kernel.cu(7): #include <tuple>: not available to device code under NVRTC: use <cuda/std/tuple>") !=
+        std::string::npos);
+  CHECK(v.message.find("#include <cuda_fp16.h>") == std::string::npos);
+  CHECK(v.refusals[0].include == "torch/extension.h");
+  CHECK(v.refusals[0].line == 1);
+  CHECK(v.refusals[3].include == "/etc/passwd");
+}
+
+TEST_CASE("jail: a runtime header refused by a narrow policy is explained as removable", "[sandbox][jail]") {
+  const JailVerdict v = scan_source("#include <cuda_runtime.h>\n#include <device_launch_parameters.h>\n", "kernel.cu", {},
+                                    IncludePolicy::none());
+  INFO(v.message);
+  REQUIRE(v.refusals.size() == 2);
+  CHECK(v.refusals[0].advice == "remove it: NVRTC needs no runtime header");
+  CHECK(v.refusals[1].advice == "remove it: NVRTC needs no runtime header");
+}
+
+TEST_CASE("jail: refusals of the source and of its shipped headers come together", "[sandbox][jail]") {
+  CompileJob job;
+  job.source = "#include \"util.cuh\"\n#include <vector>\n";
+  job.headers = {{"util.cuh", "#pragma once\n#include <torch/extension.h>\n#if __has_include(<x.h>)\n#endif\n"}};
+  const JailVerdict v = check_job(job, IncludePolicy::cuda_defaults());
+  INFO(v.message);
+  REQUIRE(v.refusals.size() == 3);
+  CHECK(v.message.find("kernel.cu(2): #include <vector>") != std::string::npos);
+  CHECK(v.message.find("util.cuh(2): #include <torch/extension.h>: host-only") != std::string::npos);
+  CHECK(v.message.find("util.cuh(3): '__has_include'") != std::string::npos);
+  CHECK(v.includes.empty());
+}

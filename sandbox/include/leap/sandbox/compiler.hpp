@@ -28,6 +28,10 @@ enum class Isolation {
 
 struct CompilerConfig {
   IncludePolicy includes = IncludePolicy::cuda_defaults();
+  // The NVRTC compatibility layer (compat_headers.hpp): stand-ins for the standard and runtime headers
+  // NVRTC lacks, so kernels written for nvcc compile as written. Off: those includes are refused,
+  // each with what to use instead.
+  bool compat_headers = true;
   Isolation isolation = Isolation::process;
   unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers

@@ -14,21 +14,46 @@ namespace leap::sandbox {
 struct IncludePolicy {
   std::vector<std::string> headers;   // exact names, e.g. "cuda_fp16.h"
   std::vector<std::string> prefixes;  // directories, e.g. "cuda/std/" allows "cuda/std/cstdint"
-  // The toolkit headers a kernel commonly needs: cuda_fp16/bf16/fp8 and friends, mma.h,
-  // cooperative_groups, and libcu++ under cuda/.
+  // Directories whose files may all be included by their relative name: the allow-list follows the
+  // toolkit (<cuda_runtime.h>, <curand_kernel.h>, <cub/...>, <mma.h>, ...) instead of a hand list.
+  std::vector<std::string> roots;
+  // Every header of the CUDA toolkit the sandbox compiles against (its include directory and the
+  // cccl/ directory inside it; default_cuda_include_dir()). A Compiler adds the names of the NVRTC
+  // compatibility headers (<cstdint>, <cuda_runtime.h>, ...) while that layer is on.
   static IncludePolicy cuda_defaults();
+  // The same for a toolkit at `include_dir`.
+  static IncludePolicy toolkit(const std::string& include_dir);
   static IncludePolicy none() { return {}; }  // shipped headers only
   bool allows(std::string_view name) const;   // also requires a clean relative name
 };
 
+// One refused construct, located, with what to do about it.
+struct JailRefusal {
+  std::string file;     // the source or shipped header it was found in
+  int line = 0;         // 1-based
+  std::string what;     // e.g. "#include <torch/extension.h>"
+  std::string advice;   // e.g. "host-only: torch and pybind11 code is not run here; ..."; may be empty
+  std::string include;  // the included name when the refusal is an #include, else empty
+};
+
 struct JailVerdict {
   bool allowed = true;
-  std::string message;  // when refused: which file, which line, what, and why
+  // When refused: every refusal, one per line ("kernel.cu(3): #include <x>: what to do"), under a
+  // first line that says how many. The same words go into the feedback a policy reads.
+  std::string message;
+  std::vector<JailRefusal> refusals;
   std::vector<std::string> includes;  // every header name the text includes (when allowed)
 };
 
+// What to do about an #include the policy refuses: remove a runtime header, drop host-only code,
+// use the libcu++ form of a standard header, or ship the header. Used in the jail's messages.
+std::string include_advice(std::string_view name, const IncludePolicy& policy);
+
+// The message for a list of refusals, as JailVerdict::message holds it.
+std::string format_refusals(std::span<const JailRefusal> refusals);
+
 // Scans one translation-unit text the way the preprocessor will see it (line splices, comments,
-// string and raw-string literals, digraphs) and refuses, naming the construct:
+// string and raw-string literals, digraphs) and refuses, naming every construct (not just the first):
 //   * an #include whose operand is not a literal "name" or <name>, e.g. built by a macro;
 //   * an included name that is neither shipped nor allowed by the policy (absolute, "..", anything else);
 //   * #include_next, #import, #embed, #line or line markers with a file name, unknown directives;
@@ -39,7 +64,7 @@ struct JailVerdict {
 JailVerdict scan_source(std::string_view text, std::string_view file_name, std::span<const Header> shipped,
                         const IncludePolicy& policy);
 
-// Checks the source and every shipped header.
+// Checks the source and every shipped header; the refusals of all of them in one verdict.
 JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy);
 
 // True for a clean relative header name: [A-Za-z0-9_.+-/] only, no empty, "." or ".." segment.
