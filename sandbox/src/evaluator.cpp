@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/evaluator.hpp"
 
+#include "worker_reply.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -15,33 +17,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-std::string fmt(double v, int precision = 4) {
-  std::ostringstream os;
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
-
 bool defines_entry(const std::string& ptx, const std::string& entry) {
   return ptx.find(".entry " + entry + "(") != std::string::npos;
-}
-
-KernelTiming timing_from(const json& k, const std::string& method) {
-  KernelTiming t;
-  t.method = method;
-  auto num = [&](const char* key) {
-    const auto it = k.find(key);
-    return it != k.end() && it->is_number() ? it->get<double>() : KernelTiming::nan;
-  };
-  t.median_ms = num("median_ms");
-  t.p25_ms = num("p25_ms");
-  t.p75_ms = num("p75_ms");
-  t.min_ms = num("min_ms");
-  t.spread = num("spread");
-  t.runs = k.value("runs", 0);
-  t.events_median_ms = num("events_median_ms");
-  t.wall_median_ms = num("wall_median_ms");
-  return t;
 }
 
 }  // namespace
@@ -197,9 +174,19 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     std::lock_guard lock(m.worker_mutex);
     call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                          std::chrono::milliseconds(task.time_limit_ms));
+    // The device heap outlives the module that used it, and a sticky error the context: either way
+    // the next evaluation gets a fresh worker. Decided under the same lock as the call.
+    bool restart = detail::references_device_malloc(r.compile.ptx);
+    if (call.status == CallStatus::ok) {
+      try {
+        restart = restart || json::from_cbor(call.reply).value("restart", false);
+      } catch (const std::exception&) {
+        restart = true;
+      }
+    }
+    if (restart) m.worker.restart_next();
   }
-  const bool in_candidate = call.last_stage == "candidate" || call.last_stage == "timing:candidate" || call.last_stage == "timing" ||
-                            call.last_stage == "load";
+  const bool in_candidate = detail::is_candidate_stage(call.last_stage);
   if (call.status == CallStatus::timeout) {
     if (in_candidate) {
       verdict(Verdict::timeout);
@@ -232,45 +219,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.error = std::string("malformed worker reply: ") + e.what();
     return done();
   }
-  if (reply.value("restart", false)) {
-    std::lock_guard lock(m.worker_mutex);
-    m.worker.restart_next();
-  }
-  r.device = reply.value("device", "");
-  r.trials = reply.value("trials", 0);
-  if (!reply.value("ok", false)) {
-    r.status = EvalStatus::error;
-    r.error = reply.value("error", "the worker reported a failure");
-    return done();
-  }
-  const std::string v = reply.value("verdict", "");
-  r.detail = reply.value("detail", "");
-  if (v == "runtime_error") {
-    verdict(Verdict::runtime_error);
-    r.cuda_error = reply.value("cuda_error", "");
-    r.feedback = "Runtime error: " + r.detail;
-  } else if (v == "wrong_answer") {
-    verdict(Verdict::wrong_answer);
-    r.feedback = "Wrong answer: " + r.detail;
-  } else if (v == "correct") {
-    verdict(Verdict::correct);
-    if (reply.contains("timing")) {
-      const json& t = reply.at("timing");
-      const std::string method = t.value("method", "");
-      r.candidate = timing_from(t.value("candidate", json::object()), method);
-      r.reference = timing_from(t.value("reference", json::object()), method);
-      r.timing_note = t.value("note", "");
-      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
-      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
-                   " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +
-                   method + ", " + std::to_string(r.candidate.runs) + " runs each).";
-    } else {
-      r.feedback = "Correct (not timed).";
-    }
-  } else {
-    r.status = EvalStatus::error;
-    r.error = "the worker gave no verdict";
-  }
+  detail::read_worker_reply(reply, r);
   return done();
 }
 

@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs inside a worker process only. The driver is dlopen'ed (never linked); CUPTI records every
-// kernel of the timed windows, on every stream.
 #include "gpu_harness.hpp"
 
-#include <cuda.h>
-#include <cupti.h>
-#include <dlfcn.h>
-
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cuda_driver.hpp"
+#include "input_generator.hpp"
 #include "leap/sandbox/check.hpp"
 #include "leap/sandbox/task.hpp"
 
@@ -25,286 +23,20 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// The symbol names come from cuda.h's own macros (cuMemAlloc -> cuMemAlloc_v2, ...), so the ABI
-// version we call is the one the declarations describe.
-#define LEAP_STR2(x) #x
-#define LEAP_STR(x) LEAP_STR2(x)
-#define LEAP_CU_FUNCS(X)                                                                                          \
-  X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) \
-  X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)              \
-  X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD16)          \
-  X(cuMemsetD32) X(cuEventCreate) X(cuEventRecord) X(cuEventDestroy) X(cuGetErrorName)
-#define LEAP_CU_OPTIONAL(X) X(cuCtxSetLimit) X(cuCtxResetPersistingL2Cache) X(cuGetErrorString)
-
-struct Driver {
-#define LEAP_DECLARE(F) decltype(&::F) F = nullptr;
-  LEAP_CU_FUNCS(LEAP_DECLARE)
-  LEAP_CU_OPTIONAL(LEAP_DECLARE)
-#undef LEAP_DECLARE
-  CUresult (*event_elapsed)(float*, CUevent, CUevent) = nullptr;
-  void* lib = nullptr;
-
-  std::string load(const std::string& path) {
-    lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (lib == nullptr) {
-      const char* e = ::dlerror();
-      return "cannot load " + path + ": " + (e != nullptr ? e : "unknown error");
-    }
-#define LEAP_LOAD(F)                                                   \
-  F = reinterpret_cast<decltype(F)>(::dlsym(lib, LEAP_STR(F)));       \
-  if (F == nullptr) return path + " lacks " LEAP_STR(F);
-    LEAP_CU_FUNCS(LEAP_LOAD)
-#undef LEAP_LOAD
-#define LEAP_LOAD_OPT(F) F = reinterpret_cast<decltype(F)>(::dlsym(lib, LEAP_STR(F)));
-    LEAP_CU_OPTIONAL(LEAP_LOAD_OPT)
-#undef LEAP_LOAD_OPT
-    // cuda.h 13 maps cuEventElapsedTime to _v2 (driver 12.8+); older drivers have the plain one.
-    event_elapsed = reinterpret_cast<decltype(event_elapsed)>(::dlsym(lib, LEAP_STR(cuEventElapsedTime)));
-    if (event_elapsed == nullptr) event_elapsed = reinterpret_cast<decltype(event_elapsed)>(::dlsym(lib, "cuEventElapsedTime"));
-    if (event_elapsed == nullptr) return path + " lacks cuEventElapsedTime";
-    return {};
-  }
-
-  std::string name(CUresult r) const {
-    const char* s = nullptr;
-    if (cuGetErrorName != nullptr && cuGetErrorName(r, &s) == CUDA_SUCCESS && s != nullptr) return s;
-    return "CUDA error " + std::to_string(static_cast<int>(r));
-  }
-  std::string text(CUresult r) const {
-    const char* s = nullptr;
-    if (cuGetErrorString != nullptr && cuGetErrorString(r, &s) == CUDA_SUCCESS && s != nullptr) return s;
-    return {};
-  }
-};
-
-// ---- CUPTI activity records ------------------------------------------------------------------------
-struct KernelRecord {
-  std::uint64_t start = 0, end = 0;
-  std::uint32_t stream = 0;
-};
-std::mutex g_records_mutex;
-std::vector<KernelRecord> g_records;
-constexpr std::size_t k_cupti_buffer = 4u << 20;
-
-void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, k_cupti_buffer));
-  *size = *buffer != nullptr ? k_cupti_buffer : 0;
-  *max_records = 0;
-}
-
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  std::lock_guard lock(g_records_mutex);
-  CUpti_Activity* rec = nullptr;
-  while (buffer != nullptr && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (k->end > k->start) g_records.push_back({k->start, k->end, k->streamId});
-    }
-  }
-  std::free(buffer);
-}
-
-std::string cupti_error(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return s != nullptr ? s : "CUPTI error " + std::to_string(static_cast<int>(r));
-}
-
-// ---- the worker's CUDA state, set up once per worker -----------------------------------------------
-struct Gpu {
-  Driver drv;
-  bool ready = false;
-  std::string init_error;
-  CUdevice dev = 0;
-  CUcontext ctx = nullptr;
-  std::string device_name;
-  CUdeviceptr scratch = 0;  // written between timed runs to evict the L2
-  std::size_t scratch_bytes = 0;
-  bool cupti = false;
-  std::string cupti_note;
-  CUevent ev0 = nullptr, ev1 = nullptr;
-};
-
-Gpu& gpu_state() {
-  static Gpu g;
-  return g;
-}
-
-#define LEAP_CHECK_INIT(call)                                                    \
-  if (CUresult rc_ = (call); rc_ != CUDA_SUCCESS) {                              \
-    g.init_error = std::string(#call " failed: ") + g.drv.name(rc_);             \
-    return false;                                                                \
-  }
-
-bool init_gpu(const WorkerConfig& config, const StageFn& stage) {
-  Gpu& g = gpu_state();
-  if (g.ready) return true;
-  if (!g.init_error.empty()) return false;
-  stage("init");
-  if (std::string e = g.drv.load(config.driver_library); !e.empty()) {
-    g.init_error = e;
-    return false;
-  }
-  // CUPTI first, so the context is created with activity collection already on.
-  if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS) {
-    g.cupti_note = "cuptiActivityRegisterCallbacks: " + cupti_error(r);
-  } else if (CUptiResult r2 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r2 != CUPTI_SUCCESS) {
-    g.cupti_note = "cuptiActivityEnable(CONCURRENT_KERNEL): " + cupti_error(r2);
-  } else {
-    g.cupti = true;
-  }
-  LEAP_CHECK_INIT(g.drv.cuInit(0));
-  LEAP_CHECK_INIT(g.drv.cuDeviceGet(&g.dev, config.device));
-  char name[256] = {};
-  g.drv.cuDeviceGetName(name, static_cast<int>(sizeof name) - 1, g.dev);
-  g.device_name = name;
-  LEAP_CHECK_INIT(g.drv.cuDevicePrimaryCtxRetain(&g.ctx, g.dev));
-  LEAP_CHECK_INIT(g.drv.cuCtxSetCurrent(g.ctx));
-  // No persisting L2 carve-out: every timed run starts from the same, flushed cache.
-  if (g.drv.cuCtxSetLimit != nullptr) g.drv.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
-  int l2 = 0;
-  g.drv.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g.dev);
-  g.scratch_bytes = std::max<std::size_t>(static_cast<std::size_t>(l2) * 2, std::size_t{64} << 20);
-  LEAP_CHECK_INIT(g.drv.cuMemAlloc(&g.scratch, g.scratch_bytes));
-  LEAP_CHECK_INIT(g.drv.cuEventCreate(&g.ev0, CU_EVENT_DEFAULT));
-  LEAP_CHECK_INIT(g.drv.cuEventCreate(&g.ev1, CU_EVENT_DEFAULT));
-  g.ready = true;
-  stage("ready");
-  return true;
-}
-
-// ---- buffers with guard zones -----------------------------------------------------------------------
 constexpr std::size_t k_guard = 4096;
 constexpr unsigned char k_canary = 0xA5;
+constexpr int k_max_warmup_launches = 1 << 14;  // per kernel; a tiny kernel reaches 50 ms long before
 
-struct DevBuf {
-  CUdeviceptr alloc = 0, ptr = 0;
-  std::size_t bytes = 0;
+// A reply that ends the evaluation early, carried out of the nested steps.
+struct Finish {
+  json reply;
 };
 
-struct Module {
-  Driver* drv = nullptr;
-  CUmodule mod = nullptr;
-  ~Module() {
-    if (mod != nullptr) drv->cuModuleUnload(mod);
-  }
-};
+json harness_error(const std::string& what) { return {{"ok", false}, {"error", what}, {"restart", true}}; }
 
-struct RunError {
-  CUresult rc = CUDA_SUCCESS;
-  std::string where;
-};
-
-class Harness {
- public:
-  Harness(Gpu& g, const TaskSpec& t) : g_(g), d_(g.drv), t_(t) {}
-  ~Harness() { release(); }
-
-  void release() {
-    for (auto* set : {&cand_, &ref_}) {
-      for (DevBuf& b : *set) {
-        if (b.alloc != 0) d_.cuMemFree(b.alloc);
-      }
-      set->clear();
-    }
-  }
-
-  CUresult allocate(const Sizes& sizes) {
-    release();
-    for (auto* set : {&cand_, &ref_}) {
-      set->resize(t_.params.size());
-      for (std::size_t i = 0; i < t_.params.size(); ++i) {
-        const Param& p = t_.params[i];
-        if (p.kind != ParamKind::buffer) continue;
-        DevBuf& b = (*set)[i];
-        b.bytes = element_count(p, sizes) * dtype_size(p.dtype);
-        if (CUresult rc = d_.cuMemAlloc(&b.alloc, b.bytes + 2 * k_guard); rc != CUDA_SUCCESS) return rc;
-        b.ptr = b.alloc + k_guard;
-      }
-    }
-    return CUDA_SUCCESS;
-  }
-
-  // Guards armed, inputs uploaded, outputs poisoned.
-  CUresult prepare(std::vector<DevBuf>& set, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
-    for (std::size_t i = 0; i < t_.params.size(); ++i) {
-      const Param& p = t_.params[i];
-      if (p.kind != ParamKind::buffer) continue;
-      DevBuf& b = set[i];
-      if (CUresult rc = d_.cuMemsetD8(b.alloc, k_canary, b.bytes + 2 * k_guard); rc != CUDA_SUCCESS) return rc;
-      CUresult rc = CUDA_SUCCESS;
-      if (p.role == Role::out) rc = poison(p, b, seed);
-      else rc = d_.cuMemcpyHtoD(b.ptr, host[i].data(), b.bytes);
-      if (rc != CUDA_SUCCESS) return rc;
-    }
-    return d_.cuCtxSynchronize();
-  }
-
-  CUresult poison(const Param& p, const DevBuf& b, std::uint64_t seed) {
-    const std::uint32_t pat = poison_pattern(p.dtype, seed);
-    if (dtype_size(p.dtype) == 2) return d_.cuMemsetD16(b.ptr, static_cast<unsigned short>(pat), b.bytes / 2);
-    return d_.cuMemsetD32(b.ptr, pat, b.bytes / 4);
-  }
-
-  CUresult launch(CUfunction f, const std::vector<DevBuf>& set, const Sizes& sizes) {
-    const ResolvedLaunch l = resolve_launch(t_, sizes);
-    std::vector<std::uint64_t> slots(t_.params.size(), 0);
-    std::vector<void*> args(t_.params.size(), nullptr);
-    for (std::size_t i = 0; i < t_.params.size(); ++i) {
-      const Param& p = t_.params[i];
-      if (p.kind == ParamKind::buffer) {
-        const std::uint64_t ptr = set[i].ptr;
-        std::memcpy(&slots[i], &ptr, sizeof ptr);
-      } else if (p.dtype == DType::int32) {
-        const auto v = static_cast<std::int32_t>(eval_size_expr(p.value, sizes));
-        std::memcpy(&slots[i], &v, sizeof v);
-      } else {
-        float v = 0.0f;
-        try {
-          v = static_cast<float>(eval_size_expr(p.value, sizes));
-        } catch (const std::invalid_argument&) {
-          v = std::strtof(p.value.c_str(), nullptr);
-        }
-        std::memcpy(&slots[i], &v, sizeof v);
-      }
-      args[i] = &slots[i];
-    }
-    if (l.shared_bytes > 48 * 1024) {
-      d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.shared_bytes));
-    }
-    return d_.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes, nullptr,
-                             args.data(), nullptr);
-  }
-
-  CUresult run(CUfunction f, const std::vector<DevBuf>& set, const Sizes& sizes) {
-    if (CUresult rc = launch(f, set, sizes); rc != CUDA_SUCCESS) return rc;
-    return d_.cuCtxSynchronize();
-  }
-
-  CUresult download(const DevBuf& b, std::vector<unsigned char>& out) {
-    out.resize(b.bytes);
-    return d_.cuMemcpyDtoH(out.data(), b.ptr, b.bytes);
-  }
-
-  // Bytes of the guard zones that no longer hold the canary (before, after).
-  CUresult guard_damage(const DevBuf& b, std::size_t& before, std::size_t& after) {
-    std::vector<unsigned char> head(k_guard), tail(k_guard);
-    if (CUresult rc = d_.cuMemcpyDtoH(head.data(), b.alloc, k_guard); rc != CUDA_SUCCESS) return rc;
-    if (CUresult rc = d_.cuMemcpyDtoH(tail.data(), b.ptr + b.bytes, k_guard); rc != CUDA_SUCCESS) return rc;
-    before = static_cast<std::size_t>(std::count_if(head.begin(), head.end(), [](unsigned char c) { return c != k_canary; }));
-    after = static_cast<std::size_t>(std::count_if(tail.begin(), tail.end(), [](unsigned char c) { return c != k_canary; }));
-    return CUDA_SUCCESS;
-  }
-
-  std::vector<DevBuf>& cand() { return cand_; }
-  std::vector<DevBuf>& ref() { return ref_; }
-
- private:
-  Gpu& g_;
-  Driver& d_;
-  const TaskSpec& t_;
-  std::vector<DevBuf> cand_, ref_;
-};
+json wrong_answer(const std::string& detail, bool when_timed) {
+  return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", detail}, {"when_timed", when_timed}};
+}
 
 std::string sizes_text(const Sizes& s) {
   std::string out = "{";
@@ -312,232 +44,620 @@ std::string sizes_text(const Sizes& s) {
   return out + "}";
 }
 
-struct Stats {
-  double median = NAN, p25 = NAN, p75 = NAN, min = NAN, spread = NAN;
+struct DevBuf {
+  DevicePtr alloc = 0, ptr = 0;
+  std::size_t bytes = 0;
 };
 
-Stats stats(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto q = [&](double f) {
-    const double pos = f * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(pos);
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+// A kernel's arguments for one size set, built once: pointers into `slots`, so never copied.
+struct LaunchArgs {
+  std::vector<std::uint64_t> slots;
+  std::vector<void*> ptrs;
+  LaunchShape shape;
+  LaunchArgs() = default;
+  LaunchArgs(const LaunchArgs&) = delete;
+  LaunchArgs& operator=(const LaunchArgs&) = delete;
+};
+
+class Evaluation {
+ public:
+  Evaluation(GpuDriver& d, const StageFn& stage, const json& request)
+      : d_(d), stage_(stage), start_(Clock::now()) {
+    task_ = parse_task(request.at("task").get<std::string>());
+    const auto& cand = request.at("candidate").get_binary();
+    const auto& ref = request.at("reference").get_binary();
+    cand_image_.assign(cand.begin(), cand.end());
+    ref_image_.assign(ref.begin(), ref.end());
+    base_seed_ = request.value("seed", std::uint64_t{1});
+    time_ = request.value("time", true);
+    deadline_ = start_ + std::chrono::milliseconds(static_cast<long long>(k_time_limit_share * task_.time_limit_ms));
+  }
+
+  Evaluation(const Evaluation&) = delete;
+  Evaluation& operator=(const Evaluation&) = delete;
+  ~Evaluation() { clean_up(); }
+
+  // Buffers scrubbed and freed, modules unloaded, activity records dropped; false when any of it
+  // failed (the context is then suspect). Idempotent.
+  bool clean_up() {
+    if (cleaned_) return clean_ok_;
+    cleaned_ = true;
+    const bool freed = release_all();
+    const bool cand = unload(cand_mod_);
+    const bool ref = unload(ref_mod_);
+    d_.activity_reset();
+    clean_ok_ = freed && cand && ref;
+    return clean_ok_;
+  }
+
+  json run() {
+    d_.activity_reset();  // records from earlier evaluations are no business of this one
+    load_modules();
+    json reply = check_trials();
+    if (!time_) return reply;
+    reply["timing"] = time_and_check();
+    return reply;
+  }
+
+ private:
+  // ---- failures -----------------------------------------------------------------------------------
+  [[noreturn]] void harness(DeviceStatus rc, const std::string& what) {
+    throw Finish{harness_error(what + ": " + d_.error_name(rc))};
+  }
+  [[noreturn]] void candidate_failed(DeviceStatus rc, const std::string& where) {
+    const std::string name = d_.error_name(rc), text = d_.error_text(rc);
+    throw Finish{{{"ok", true},
+                  {"verdict", "runtime_error"},
+                  {"cuda_error", name},
+                  {"detail", name + (text.empty() ? "" : " (" + text + ")") + " " + where},
+                  {"restart", true}}};
+  }
+  void check(DeviceStatus rc, const std::string& what) {
+    if (rc != k_device_ok) harness(rc, what);
+  }
+
+  // ---- modules ------------------------------------------------------------------------------------
+  bool unload(ModuleHandle& m) {
+    if (m == nullptr) return true;
+    const bool ok = d_.unload_module(m) == k_device_ok;
+    m = nullptr;
+    return ok;
+  }
+
+  void load_modules() {
+    stage_("load");
+    if (DeviceStatus rc = d_.load_module(ref_image_, ref_mod_); rc != k_device_ok) harness(rc, "loading the reference module failed");
+    if (DeviceStatus rc = d_.get_function(ref_mod_, task_.entry, ref_fn_); rc != k_device_ok) {
+      throw Finish{{{"ok", false}, {"error", "the reference has no kernel '" + task_.entry + "': " + d_.error_name(rc)}, {"restart", false}}};
+    }
+    load_candidate();
+  }
+
+  void load_candidate() {
+    if (DeviceStatus rc = d_.load_module(cand_image_, cand_mod_); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
+    if (DeviceStatus rc = d_.get_function(cand_mod_, task_.entry, cand_fn_); rc != k_device_ok) {
+      candidate_failed(rc, "looking up kernel '" + task_.entry + "' (declare it extern \"C\" __global__)");
+    }
+  }
+
+  // ---- buffers ------------------------------------------------------------------------------------
+  // Freed memory is zeroed first: the next evaluation's kernels must find no answer in it.
+  bool release_all() {
+    bool ok = true;
+    for (auto* set : {&cand_, &ref_}) {
+      for (DevBuf& b : *set) {
+        if (b.alloc == 0) continue;
+        ok = d_.fill8(b.alloc, 0, b.bytes + 2 * k_guard) == k_device_ok && ok;
+        ok = d_.synchronize() == k_device_ok && ok;
+        ok = d_.release(b.alloc) == k_device_ok && ok;
+        b = {};
+      }
+      set->clear();
+    }
+    return ok;
+  }
+
+  void allocate(const Sizes& sizes) {
+    if (!release_all()) throw Finish{harness_error("scrubbing and freeing the previous buffers failed")};
+    for (auto* set : {&cand_, &ref_}) {
+      set->resize(task_.params.size());
+      for (std::size_t i = 0; i < task_.params.size(); ++i) {
+        const Param& p = task_.params[i];
+        if (p.kind != ParamKind::buffer) continue;
+        DevBuf& b = (*set)[i];
+        b.bytes = element_count(p, sizes) * dtype_size(p.dtype);
+        check(d_.allocate(b.bytes + 2 * k_guard, b.alloc), "allocating " + std::to_string(b.bytes) + " bytes for '" + p.name + "'");
+        b.ptr = b.alloc + k_guard;
+        check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
+      }
+    }
+  }
+
+  void build_args(LaunchArgs& a, const std::vector<DevBuf>& set, const Sizes& sizes, FunctionHandle f) {
+    const ResolvedLaunch l = resolve_launch(task_, sizes);
+    for (int k = 0; k < 3; ++k) {
+      a.shape.grid[k] = l.grid[k];
+      a.shape.block[k] = l.block[k];
+    }
+    a.shape.shared_bytes = l.shared_bytes;
+    a.slots.assign(task_.params.size(), 0);
+    a.ptrs.assign(task_.params.size(), nullptr);
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (p.kind == ParamKind::buffer) {
+        const std::uint64_t ptr = set[i].ptr;
+        std::memcpy(&a.slots[i], &ptr, sizeof ptr);
+      } else if (p.dtype == DType::int32) {
+        const auto v = static_cast<std::int32_t>(eval_size_expr(p.value, sizes));
+        std::memcpy(&a.slots[i], &v, sizeof v);
+      } else {
+        float v = 0.0f;
+        try {
+          v = static_cast<float>(eval_size_expr(p.value, sizes));
+        } catch (const std::invalid_argument&) {
+          v = std::strtof(p.value.c_str(), nullptr);
+        }
+        std::memcpy(&a.slots[i], &v, sizeof v);
+      }
+      a.ptrs[i] = &a.slots[i];
+    }
+    allow_shared(f, a.shape);
+  }
+
+  void allow_shared(FunctionHandle f, const LaunchShape& s) {
+    if (s.shared_bytes <= 48 * 1024) return;
+    if (DeviceStatus rc = d_.allow_dynamic_shared(f, s.shared_bytes); rc != k_device_ok) {
+      candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
+    }
+  }
+
+  void poison(const Param& p, const DevBuf& b, std::uint64_t seed) {
+    const std::uint32_t pat = poison_pattern(p.dtype, seed);
+    if (dtype_size(p.dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning '" + p.name + "'");
+    else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning '" + p.name + "'");
+  }
+
+  bool is_input(const Param& p) const { return p.kind == ParamKind::buffer && p.role != Role::out; }
+  bool is_output(const Param& p) const { return p.kind == ParamKind::buffer && p.role != Role::in; }
+
+  // Host-drawn inputs uploaded, outputs poisoned (the correctness trials).
+  void prepare_from_host(std::vector<DevBuf>& set, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (is_input(p)) check(d_.upload(set[i].ptr, host[i].data(), set[i].bytes), "uploading '" + p.name + "'");
+      else if (is_output(p)) poison(p, set[i], seed);
+    }
+    check(d_.synchronize(), "preparing the buffers");
+  }
+
+  // Inputs drawn on the device from `seed`, outputs poisoned (timed runs and their checks).
+  void prepare_on_device(std::vector<DevBuf>& set, std::uint64_t seed) {
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (is_input(p)) {
+        check(d_.generate_inputs(set[i].ptr, p.dtype, p.generator, trial_seed(seed, i), set[i].bytes / dtype_size(p.dtype)),
+              "drawing inputs for '" + p.name + "'");
+      } else if (is_output(p)) {
+        poison(p, set[i], seed);
+      }
+    }
+  }
+
+  void download(const DevBuf& b, std::vector<unsigned char>& out, const std::string& where, bool candidate) {
+    out.resize(b.bytes);
+    if (DeviceStatus rc = d_.download(out.data(), b.ptr, b.bytes); rc != k_device_ok) {
+      if (candidate) candidate_failed(rc, where);
+      harness(rc, "downloading results " + where);
+    }
+  }
+
+  // Bytes of the guard zones that no longer hold the canary: (before, after).
+  std::pair<std::size_t, std::size_t> guard_damage(const DevBuf& b, const std::string& where) {
+    std::vector<unsigned char> head(k_guard), tail(k_guard);
+    if (DeviceStatus rc = d_.download(head.data(), b.alloc, k_guard); rc != k_device_ok) candidate_failed(rc, where);
+    if (DeviceStatus rc = d_.download(tail.data(), b.ptr + b.bytes, k_guard); rc != k_device_ok) candidate_failed(rc, where);
+    auto bad = [](const std::vector<unsigned char>& v) {
+      return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](unsigned char c) { return c != k_canary; }));
+    };
+    return {bad(head), bad(tail)};
+  }
+
+  // The candidate's guards; after timing also the reference's (only the candidate ran untrusted code
+  // in between, so damage there is its doing: an attempt to slow the reference down).
+  void check_guards(const std::string& where, bool when_timed) {
+    for (int set = 0; set < (when_timed ? 2 : 1); ++set) {
+      for (std::size_t i = 0; i < task_.params.size(); ++i) {
+        const Param& p = task_.params[i];
+        if (p.kind != ParamKind::buffer) continue;
+        const auto [before, after] = guard_damage(set == 0 ? cand_[i] : ref_[i], where);
+        if (before + after == 0) continue;
+        const std::string counts = std::to_string(before) + " bytes before its start, " + std::to_string(after) + " after its end";
+        if (set == 0) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
+        throw Finish{wrong_answer("wrote outside its own buffers, into the guard zones around the reference's buffer '" + p.name +
+                                      "' (" + counts + ") " + where,
+                                  when_timed)};
+      }
+    }
+  }
+
+  // ---- correctness trials -------------------------------------------------------------------------
+  json check_trials() {
+    std::vector<Sizes> size_sets = task_.check_sizes;
+    size_sets.push_back(task_.sizes);  // last, so its buffers stay allocated for timing
+    std::uint64_t trial_no = 0;
+    int trials_run = 0;
+    for (const Sizes& sizes : size_sets) {
+      allocate(sizes);
+      cand_args_ = std::make_unique<LaunchArgs>();
+      ref_args_ = std::make_unique<LaunchArgs>();
+      build_args(*ref_args_, ref_, sizes, ref_fn_);
+      build_args(*cand_args_, cand_, sizes, cand_fn_);
+      const std::size_t np = task_.params.size();
+      std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
+      for (int trial = 0; trial < task_.trials; ++trial) {
+        const std::uint64_t seed = trial_seed(base_seed_, trial_no++);
+        const std::string where = "(trial " + std::to_string(trial + 1) + ", sizes " + sizes_text(sizes) + ")";
+        for (std::size_t i = 0; i < np; ++i) {
+          const Param& p = task_.params[i];
+          if (!is_input(p)) continue;
+          const std::size_t n = element_count(p, sizes);
+          host[i].assign(n * dtype_size(p.dtype), 0);
+          generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
+        }
+        // The candidate first: nothing in memory holds this trial's answer yet.
+        stage_("candidate");
+        prepare_from_host(cand_, host, seed);
+        if (DeviceStatus rc = d_.launch(cand_fn_, cand_args_->shape, cand_args_->ptrs.data(), cand_args_->ptrs.size()); rc != k_device_ok) candidate_failed(rc, where);
+        if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
+        stage_("check");
+        for (std::size_t i = 0; i < np; ++i) {
+          const Param& p = task_.params[i];
+          if (p.kind != ParamKind::buffer) continue;
+          download(cand_[i], cand_out[i], where, true);
+          if (p.role == Role::in && cand_out[i] != host[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
+        }
+        check_guards(where, false);
+        stage_("reference");
+        prepare_from_host(ref_, host, seed);
+        check(d_.launch(ref_fn_, ref_args_->shape, ref_args_->ptrs.data(), ref_args_->ptrs.size()), "the reference kernel failed " + where);
+        check(d_.synchronize(), "the reference kernel failed " + where);
+        stage_("check");
+        for (std::size_t i = 0; i < np; ++i) {
+          const Param& p = task_.params[i];
+          if (!is_output(p)) continue;
+          download(ref_[i], ref_out[i], where, false);
+          poison(p, ref_[i], seed);  // the answer does not linger where a later run could find it
+        }
+        check(d_.synchronize(), "poisoning the reference's outputs");
+        ++trials_run;
+        for (std::size_t i = 0; i < np; ++i) {
+          const Param& p = task_.params[i];
+          if (!is_output(p)) continue;
+          const std::size_t n = element_count(p, sizes);
+          const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out[i].data(), n, task_.tolerance_for(p.dtype));
+          if (!c.ok) {
+            json r = wrong_answer(describe(c, p.name, n) + " " + where, false);
+            r["trials"] = trials_run;
+            r["first_index"] = c.first_index;
+            r["expected"] = c.first_expected;
+            r["actual"] = std::isnan(c.first_actual) ? json("nan") : json(c.first_actual);
+            r["max_abs_error"] = c.max_abs_error;
+            r["max_rel_error"] = c.max_rel_error;
+            throw Finish{r};
+          }
+        }
+      }
+      for (auto* v : {&cand_out, &ref_out}) {  // no answer stays in host memory a device could read
+        for (auto& b : *v) std::fill(b.begin(), b.end(), 0);
+      }
+    }
+    trials_run_ = trials_run;
+    return {{"ok", true}, {"verdict", "correct"}, {"trials", trials_run}, {"device", d_.device_name()}};
+  }
+
+  // ---- timing -------------------------------------------------------------------------------------
+  struct Window {
+    std::uint64_t t0 = 0, t1 = 0, external_id = 0;
   };
-  s.median = q(0.5);
-  s.p25 = q(0.25);
-  s.p75 = q(0.75);
-  s.min = v.front();
-  s.spread = s.median > 0 ? (s.p75 - s.p25) / s.median : NAN;
-  return s;
-}
+  struct Series {
+    std::vector<Window> windows;
+    std::vector<double> event_ms, wall_ms;
+  };
 
-json stats_json(const Stats& s, std::size_t runs) {
-  return {{"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min}, {"spread", s.spread}, {"runs", runs}};
-}
+  std::uint64_t rep_seed(int rep, int which) const {
+    return trial_seed(trial_seed(base_seed_, 0x7157'0000'0000ULL), static_cast<std::uint64_t>(rep) * 2 + static_cast<std::uint64_t>(which));
+  }
 
-json runtime_error(const Driver& d, CUresult rc, const std::string& where) {
-  const std::string name = d.name(rc), text = d.text(rc);
-  return {{"ok", true},
-          {"verdict", "runtime_error"},
-          {"cuda_error", name},
-          {"detail", name + (text.empty() ? "" : " (" + text + ")") + " " + where},
-          {"restart", true}};
-}
+  // Launches of one kernel back to back in doubling batches until k_warmup_gpu_ms of GPU time.
+  json warm_up(int which) {
+    FunctionHandle f = which == 0 ? cand_fn_ : ref_fn_;
+    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
+    stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
+    prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(-1, which));
+    check(d_.synchronize(), "preparing the warm-up");
+    double gpu_ms = 0.0;
+    int launches = 0;
+    const auto wall_cap = start_ + (deadline_ - start_) / 4;
+    for (int batch = 1; launches < k_max_warmup_launches; batch = std::min(batch * 2, 256)) {
+      check(d_.record_start(), "recording the warm-up's start event");
+      for (int k = 0; k < batch; ++k) {
+        if (DeviceStatus rc = d_.launch(f, a.shape, a.ptrs.data(), a.ptrs.size()); rc != k_device_ok) {
+          if (which == 0) candidate_failed(rc, "(warm-up run)");
+          harness(rc, "the reference failed in warm-up");
+        }
+      }
+      check(d_.record_stop(), "recording the warm-up's stop event");
+      if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) {
+        if (which == 0) candidate_failed(rc, "(warm-up run)");
+        harness(rc, "the reference failed in warm-up");
+      }
+      double ms = 0.0;
+      check(d_.elapsed_ms(ms), "reading the warm-up's events");
+      gpu_ms += ms;
+      launches += batch;
+      if (launches >= task_.timing.warmup && (gpu_ms >= k_warmup_gpu_ms || Clock::now() > wall_cap)) break;
+    }
+    return {{"launches", launches}, {"gpu_ms", gpu_ms}};
+  }
 
-json harness_error(const std::string& what, bool restart) { return {{"ok", false}, {"error", what}, {"restart", restart}}; }
+  // One timed run: fresh inputs and poisoned outputs, caches flushed, then only the launch inside
+  // the events (and the external id that ties CUPTI's record to it).
+  void timed_run(int rep, int which, Series& s) {
+    FunctionHandle f = which == 0 ? cand_fn_ : ref_fn_;
+    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
+    stage_(which == 0 ? "timing:candidate" : "timing:reference");
+    prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(rep, which));
+    check(d_.flush_caches(), "flushing the caches");
+    check(d_.synchronize(), "preparing a timed run");
+    static std::atomic<std::uint64_t> next_id{1};
+    Window w;
+    w.external_id = next_id++;
+    check(d_.push_external_id(w.external_id), "pushing the external correlation id");
+    w.t0 = d_.activity_timestamp_ns();
+    const auto wall0 = Clock::now();
+    check(d_.record_start(), "recording the start event");
+    DeviceStatus rc = d_.launch(f, a.shape, a.ptrs.data(), a.ptrs.size());
+    if (rc == k_device_ok) rc = d_.record_stop();
+    if (rc == k_device_ok) rc = d_.synchronize();
+    const auto wall1 = Clock::now();
+    w.t1 = d_.activity_timestamp_ns();
+    check(d_.pop_external_id(), "popping the external correlation id");
+    if (rc != k_device_ok) {
+      if (which == 0) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")");
+      harness(rc, "the reference failed while timed");
+    }
+    double ms = 0.0;
+    check(d_.elapsed_ms(ms), "reading the timed run's events");
+    s.windows.push_back(w);
+    s.event_ms.push_back(ms);
+    s.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
+  }
+
+  // The candidate's outputs of timed run `rep`, and its inputs checked against what was drawn.
+  std::vector<std::vector<unsigned char>> keep_timed_outputs(int rep) {
+    stage_("check");
+    const std::string where = "(timed run " + std::to_string(rep + 1) + ")";
+    std::vector<std::vector<unsigned char>> out(task_.params.size());
+    std::vector<unsigned char> expected;
+    const std::uint64_t seed = rep_seed(rep, 0);
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (p.kind != ParamKind::buffer) continue;
+      download(cand_[i], out[i], where, true);
+      if (p.role == Role::in) {
+        expected.assign(cand_[i].bytes, 0);
+        generate_inputs_on_host(p.dtype, p.generator, trial_seed(seed, i), expected.data(), cand_[i].bytes / dtype_size(p.dtype));
+        if (expected != out[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where, true)};
+      }
+    }
+    return out;
+  }
+
+  // The reference on timed run `rep`'s inputs, compared with what the candidate gave then.
+  void compare_timed(int rep, int reps, const std::vector<std::vector<unsigned char>>& cand_out) {
+    const std::string where = "(timed run " + std::to_string(rep + 1) + " of " + std::to_string(reps) + ")";
+    stage_("reference");
+    prepare_on_device(ref_, rep_seed(rep, 0));
+    check(d_.synchronize(), "preparing the timed-run check");
+    check(d_.launch(ref_fn_, ref_args_->shape, ref_args_->ptrs.data(), ref_args_->ptrs.size()), "the reference kernel failed " + where);
+    check(d_.synchronize(), "the reference kernel failed " + where);
+    stage_("check");
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (!is_output(p)) continue;
+      std::vector<unsigned char> ref_out;
+      download(ref_[i], ref_out, where, false);
+      const std::size_t n = ref_[i].bytes / dtype_size(p.dtype);
+      const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out.data(), n, task_.tolerance_for(p.dtype));
+      if (!c.ok) {
+        json r = wrong_answer("the kernel gave a different result when timed " + where + ": " + describe(c, p.name, n), true);
+        r["trials"] = trials_run_;
+        throw Finish{r};
+      }
+    }
+  }
+
+  json time_and_check() {
+    const TimingSettings& ts = task_.timing;
+    stage_("reload");  // the candidate's __device__ globals do not survive into timing
+    if (!unload(cand_mod_)) throw Finish{harness_error("unloading the candidate's module failed")};
+    load_candidate();
+    cand_args_ = std::make_unique<LaunchArgs>();  // the launch arguments, built before any timed run
+    build_args(*cand_args_, cand_, task_.sizes, cand_fn_);
+
+    json warmup = {{"candidate", warm_up(0)}, {"reference", warm_up(1)}, {"min_gpu_ms", k_warmup_gpu_ms}};
+    d_.activity_reset();
+
+    // Which timed run is checked besides the last: secret, and among the first min_reps.
+    const int random_rep =
+        static_cast<int>(trial_seed(base_seed_ ^ 0xC0FFEE5EEDULL, 7) % static_cast<std::uint64_t>(std::max(1, ts.min_reps)));
+    std::vector<std::vector<unsigned char>> random_out;
+
+    Series series[2];
+    std::string stopped;
+    double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
+    int reps = 0;
+    for (int rep = 0; rep < ts.max_reps; ++rep) {
+      const auto rep0 = Clock::now();
+      for (int k = 0; k < 2; ++k) {
+        const int which = (rep % 2 == 0) ? k : 1 - k;  // alternate the order against drift
+        timed_run(rep, which, series[which]);
+        gpu_ms_used += series[which].event_ms.back();
+      }
+      reps = rep + 1;
+      if (rep == random_rep) random_out = keep_timed_outputs(rep);
+      slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
+      const bool steady = reps >= ts.min_reps && stats(series[0].event_ms).spread <= ts.target_spread &&
+                          stats(series[1].event_ms).spread <= ts.target_spread;
+      if (steady) break;
+      if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
+        if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
+        break;
+      }
+      // Room for one more run pair and the checks after it (about three run pairs' worth).
+      const auto need = std::chrono::duration<double>(4.0 * slowest_rep_s);
+      if (Clock::now() + std::chrono::duration_cast<Clock::duration>(need) > deadline_) {
+        if (reps < ts.min_reps) stopped = "the task's time limit left room for no more runs";
+        break;
+      }
+    }
+
+    // The checks, after the last timed run and outside every window.
+    stage_("check");
+    check_guards("while timed", true);
+    const int last = reps - 1;
+    const auto last_out = keep_timed_outputs(last);
+    compare_timed(last, reps, last_out);
+    if (!random_out.empty() && random_rep != last) compare_timed(random_rep, reps, random_out);
+
+    json timing = summarise(series, reps);
+    timing["warmup"] = std::move(warmup);
+    timing["checked_runs"] = random_out.empty() || random_rep == last ? json::array({last + 1}) : json::array({random_rep + 1, last + 1});
+    if (!stopped.empty()) {
+      timing["stopped_early"] = stopped;
+      timing["note"] = (timing.contains("note") ? timing["note"].get<std::string>() + "; " : std::string()) + "timed " +
+                       std::to_string(reps) + " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
+    }
+    return timing;
+  }
+
+  struct Stats {
+    double median = NAN, p25 = NAN, p75 = NAN, min = NAN, spread = NAN;
+  };
+  static Stats stats(std::vector<double> v) {
+    Stats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double f) {
+      const double pos = f * static_cast<double>(v.size() - 1);
+      const auto lo = static_cast<std::size_t>(pos);
+      const std::size_t hi = std::min(lo + 1, v.size() - 1);
+      return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+    };
+    s.median = q(0.5);
+    s.p25 = q(0.25);
+    s.p75 = q(0.75);
+    s.min = v.front();
+    s.spread = s.median > 0 ? (s.p75 - s.p25) / s.median : NAN;
+    return s;
+  }
+
+  // CUPTI durations by external id (by time window where records carry none); events where CUPTI
+  // is off, lost records, or missed a run.
+  json summarise(const Series (&series)[2], int reps) {
+    std::string note = d_.activity_note();
+    auto add_note = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
+    std::vector<double> cupti_ms[2];
+    bool cupti = d_.activity_enabled();
+    std::size_t dropped = 0;
+    if (cupti) {
+      const ActivityHarvest h = d_.harvest_activity(2 * static_cast<std::size_t>(reps));
+      dropped = h.dropped;
+      if (!h.problem.empty()) add_note(h.problem);
+      if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
+      // Records with external ids: a run whose record is missing is missing (another kernel in its
+      // time window is not its stand-in). Without ids: every kernel that started in the window.
+      const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
+      for (int which = 0; which < 2 && cupti; ++which) {
+        for (const Window& w : series[which].windows) {
+          std::uint64_t lo = UINT64_MAX, hi = 0;
+          for (const KernelActivity& k : h.kernels) {
+            if (k.external_id == w.external_id) {
+              lo = std::min(lo, k.start_ns);
+              hi = std::max(hi, k.end_ns);
+            }
+          }
+          if (!by_id) {
+            for (const KernelActivity& k : h.kernels) {
+              if (k.external_id == 0 && k.start_ns >= w.t0 && k.start_ns <= w.t1) {
+                lo = std::min(lo, k.start_ns);
+                hi = std::max(hi, k.end_ns);
+              }
+            }
+          }
+          if (hi <= lo) {
+            cupti = false;
+            add_note("CUPTI delivered no kernel record for a timed run; CUDA events used");
+            break;
+          }
+          cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
+        }
+      }
+    }
+    json timing = {{"method", cupti ? "cupti" : "events"}, {"dropped_records", dropped}, {"reps", reps}};
+    if (!note.empty()) timing["note"] = note;
+    const char* names[2] = {"candidate", "reference"};
+    for (int which = 0; which < 2; ++which) {
+      const Stats s = stats(cupti ? cupti_ms[which] : series[which].event_ms);
+      json k = {{"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min}, {"spread", s.spread},
+                {"runs", series[which].event_ms.size()}};
+      k["events_median_ms"] = stats(series[which].event_ms).median;
+      k["wall_median_ms"] = stats(series[which].wall_ms).median;
+      if (cupti) k["cupti_median_ms"] = stats(cupti_ms[which]).median;
+      timing[names[which]] = std::move(k);
+    }
+    return timing;
+  }
+
+  GpuDriver& d_;
+  const StageFn& stage_;
+  Clock::time_point start_, deadline_;
+  TaskSpec task_;
+  std::string cand_image_, ref_image_;
+  std::uint64_t base_seed_ = 1;
+  bool time_ = true;
+  ModuleHandle cand_mod_ = nullptr, ref_mod_ = nullptr;
+  FunctionHandle cand_fn_ = nullptr, ref_fn_ = nullptr;
+  std::vector<DevBuf> cand_, ref_;
+  std::unique_ptr<LaunchArgs> cand_args_, ref_args_;
+  int trials_run_ = 0;
+  bool cleaned_ = false, clean_ok_ = true;
+};
 
 }  // namespace
 
-json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& stage) {
-  if (!init_gpu(config, stage)) return harness_error("GPU initialisation failed: " + gpu_state().init_error, true);
-  Gpu& g = gpu_state();
-  Driver& d = g.drv;
-  const TaskSpec task = parse_task(request.at("task").get<std::string>());
-  const auto& cand_bin = request.at("candidate").get_binary();
-  const auto& ref_bin = request.at("reference").get_binary();
-  const std::uint64_t base_seed = request.value("seed", std::uint64_t{1});
-  const bool do_time = request.value("time", true);
-
-  Module cand_mod{&d}, ref_mod{&d};
-  CUfunction cand_fn = nullptr, ref_fn = nullptr;
-  stage("load");
-  if (CUresult rc = d.cuModuleLoadData(&ref_mod.mod, ref_bin.data()); rc != CUDA_SUCCESS) {
-    return harness_error("loading the reference module failed: " + d.name(rc), true);
+json run_evaluation(const json& request, GpuDriver& driver, const StageFn& stage) {
+  Evaluation e(driver, stage, request);
+  json reply;
+  try {
+    reply = e.run();
+  } catch (Finish& f) {
+    reply = std::move(f.reply);
   }
-  if (CUresult rc = d.cuModuleGetFunction(&ref_fn, ref_mod.mod, task.entry.c_str()); rc != CUDA_SUCCESS) {
-    return harness_error("the reference has no kernel '" + task.entry + "': " + d.name(rc), false);
-  }
-  if (CUresult rc = d.cuModuleLoadData(&cand_mod.mod, cand_bin.data()); rc != CUDA_SUCCESS) {
-    return runtime_error(d, rc, "while loading the candidate's module");
-  }
-  if (CUresult rc = d.cuModuleGetFunction(&cand_fn, cand_mod.mod, task.entry.c_str()); rc != CUDA_SUCCESS) {
-    return runtime_error(d, rc, "looking up kernel '" + task.entry + "' (declare it extern \"C\" __global__)");
-  }
-
-  Harness h(g, task);
-  // Ragged check sizes first (cheap, and they catch edge bugs); the timing sizes last, so their
-  // buffers are still allocated for timing.
-  std::vector<Sizes> size_sets = task.check_sizes;
-  size_sets.push_back(task.sizes);
-  std::uint64_t trial_no = 0;
-  int trials_run = 0;
-  for (const Sizes& sizes : size_sets) {
-    if (CUresult rc = h.allocate(sizes); rc != CUDA_SUCCESS) return harness_error("allocating buffers failed: " + d.name(rc), true);
-    std::vector<std::vector<unsigned char>> host(task.params.size()), cand_out(task.params.size()), ref_out(task.params.size());
-    for (int trial = 0; trial < task.trials; ++trial) {
-      const std::uint64_t seed = trial_seed(base_seed, trial_no++);
-      const std::string where = "(trial " + std::to_string(trial + 1) + ", sizes " + sizes_text(sizes) + ")";
-      for (std::size_t i = 0; i < task.params.size(); ++i) {
-        const Param& p = task.params[i];
-        if (p.kind != ParamKind::buffer || p.role == Role::out) continue;
-        const std::size_t n = element_count(p, sizes);
-        host[i].assign(n * dtype_size(p.dtype), 0);
-        generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
-      }
-      // The candidate first: nothing it can find in memory holds this trial's answer yet.
-      stage("candidate");
-      if (CUresult rc = h.prepare(h.cand(), host, seed); rc != CUDA_SUCCESS) return harness_error("preparing buffers failed: " + d.name(rc), true);
-      if (CUresult rc = h.run(cand_fn, h.cand(), sizes); rc != CUDA_SUCCESS) return runtime_error(d, rc, where);
-      for (std::size_t i = 0; i < task.params.size(); ++i) {
-        const Param& p = task.params[i];
-        if (p.kind != ParamKind::buffer) continue;
-        if (CUresult rc = h.download(h.cand()[i], cand_out[i]); rc != CUDA_SUCCESS) return runtime_error(d, rc, where);
-        std::size_t before = 0, after = 0;
-        if (CUresult rc = h.guard_damage(h.cand()[i], before, after); rc != CUDA_SUCCESS) return runtime_error(d, rc, where);
-        if (before + after > 0) {
-          return {{"ok", true}, {"verdict", "wrong_answer"},
-                  {"detail", "wrote outside buffer '" + p.name + "' (" + std::to_string(before) + " bytes before its start, " +
-                                 std::to_string(after) + " after its end) " + where}};
-        }
-        if (p.role == Role::in && cand_out[i] != host[i]) {
-          return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", "modified its input '" + p.name + "' " + where}};
-        }
-      }
-      stage("reference");
-      if (CUresult rc = h.prepare(h.ref(), host, seed); rc != CUDA_SUCCESS) return harness_error("preparing buffers failed: " + d.name(rc), true);
-      if (CUresult rc = h.run(ref_fn, h.ref(), sizes); rc != CUDA_SUCCESS) {
-        return harness_error("the reference kernel failed: " + d.name(rc) + " " + where, true);
-      }
-      for (std::size_t i = 0; i < task.params.size(); ++i) {
-        const Param& p = task.params[i];
-        if (p.kind != ParamKind::buffer || p.role == Role::in) continue;
-        if (CUresult rc = h.download(h.ref()[i], ref_out[i]); rc != CUDA_SUCCESS) return harness_error("download failed: " + d.name(rc), true);
-        h.poison(p, h.ref()[i], seed);  // the answer does not linger where a later candidate could find it
-      }
-      d.cuCtxSynchronize();
-      ++trials_run;
-      for (std::size_t i = 0; i < task.params.size(); ++i) {
-        const Param& p = task.params[i];
-        if (p.kind != ParamKind::buffer || p.role == Role::in) continue;
-        const std::size_t n = element_count(p, sizes);
-        const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out[i].data(), n, task.tolerance_for(p.dtype));
-        if (!c.ok) {
-          return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", describe(c, p.name, n) + " " + where},
-                  {"trials", trials_run}, {"first_index", c.first_index}, {"expected", c.first_expected},
-                  {"actual", std::isnan(c.first_actual) ? json("nan") : json(c.first_actual)},
-                  {"max_abs_error", c.max_abs_error}, {"max_rel_error", c.max_rel_error}};
-        }
-      }
-    }
-  }
-  json reply = {{"ok", true}, {"verdict", "correct"}, {"trials", trials_run}, {"device", g.device_name}};
-  if (!do_time) return reply;
-
-  // ---- timing, on the timing sizes' buffers (still allocated) ----------------------------------------
-  const TimingSettings& ts = task.timing;
-  const Sizes& sizes = task.sizes;
-  stage("timing");
-  for (int w = 0; w < ts.warmup; ++w) {
-    if (CUresult rc = h.run(cand_fn, h.cand(), sizes); rc != CUDA_SUCCESS) return runtime_error(d, rc, "(warm-up run)");
-    if (CUresult rc = h.run(ref_fn, h.ref(), sizes); rc != CUDA_SUCCESS) return harness_error("the reference failed in warm-up: " + d.name(rc), true);
-  }
-  struct Window {
-    std::uint64_t t0, t1;
-  };
-  std::vector<Window> windows[2];
-  std::vector<double> event_ms[2], wall_ms[2];
-  {
-    std::lock_guard lock(g_records_mutex);
-    g_records.clear();
-  }
-  const auto t_start = Clock::now();
-  const std::size_t words = g.scratch_bytes / 4;
-  for (int rep = 0; rep < ts.max_reps; ++rep) {
-    for (int k = 0; k < 2; ++k) {
-      const int which = (rep % 2 == 0) ? k : 1 - k;  // alternate the order against drift
-      CUfunction f = which == 0 ? cand_fn : ref_fn;
-      auto& set = which == 0 ? h.cand() : h.ref();
-      d.cuMemsetD32(g.scratch, static_cast<unsigned>(rep * 2 + k), words);  // evict the L2
-      if (d.cuCtxResetPersistingL2Cache != nullptr) d.cuCtxResetPersistingL2Cache();
-      d.cuCtxSynchronize();
-      stage(which == 0 ? "timing:candidate" : "timing:reference");
-      std::uint64_t c0 = 0, c1 = 0;
-      cuptiGetTimestamp(&c0);
-      const auto w0 = Clock::now();
-      d.cuEventRecord(g.ev0, nullptr);
-      CUresult rc = h.launch(f, set, sizes);
-      d.cuEventRecord(g.ev1, nullptr);
-      if (rc == CUDA_SUCCESS) rc = d.cuCtxSynchronize();
-      const auto w1 = Clock::now();
-      cuptiGetTimestamp(&c1);
-      if (rc != CUDA_SUCCESS) {
-        if (which == 0) return runtime_error(d, rc, "(timed run " + std::to_string(rep + 1) + ")");
-        return harness_error("the reference failed while timed: " + d.name(rc), true);
-      }
-      float ms = 0.0f;
-      d.event_elapsed(&ms, g.ev0, g.ev1);
-      windows[which].push_back({c0, c1});
-      event_ms[which].push_back(ms);
-      wall_ms[which].push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
-    }
-    const bool enough = rep + 1 >= ts.min_reps && stats(event_ms[0]).spread <= ts.target_spread &&
-                        stats(event_ms[1]).spread <= ts.target_spread;
-    const bool out_of_budget = rep + 1 >= ts.min_reps &&
-                               Clock::now() - t_start > std::chrono::milliseconds(2 * static_cast<long long>(ts.budget_ms));
-    if (enough || out_of_budget) break;
-  }
-  std::vector<KernelRecord> records;
-  std::string cupti_note = g.cupti_note;
-  if (g.cupti) {
-    if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) cupti_note = "cuptiActivityFlushAll: " + cupti_error(r);
-    std::lock_guard lock(g_records_mutex);
-    records.swap(g_records);
-  }
-  // A window's time: first kernel start to last kernel end, over every kernel on every stream.
-  std::vector<double> cupti_ms[2];
-  bool cupti_complete = g.cupti;
-  for (int which = 0; which < 2 && cupti_complete; ++which) {
-    for (const Window& w : windows[which]) {
-      std::uint64_t lo = UINT64_MAX, hi = 0;
-      for (const KernelRecord& r : records) {
-        if (r.start >= w.t0 && r.start <= w.t1) {
-          lo = std::min(lo, r.start);
-          hi = std::max(hi, r.end);
-        }
-      }
-      if (hi <= lo) {
-        cupti_complete = false;
-        if (cupti_note.empty()) cupti_note = "CUPTI delivered no kernel record for a timed window";
-        break;
-      }
-      cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
-    }
-  }
-  json timing = {{"method", cupti_complete ? "cupti" : "events"}};
-  if (!cupti_note.empty()) timing["note"] = cupti_note;
-  const char* names[2] = {"candidate", "reference"};
-  for (int which = 0; which < 2; ++which) {
-    json k = stats_json(stats(cupti_complete ? cupti_ms[which] : event_ms[which]), event_ms[which].size());
-    k["events_median_ms"] = stats(event_ms[which]).median;
-    k["wall_median_ms"] = stats(wall_ms[which]).median;
-    if (cupti_complete) k["cupti_median_ms"] = stats(cupti_ms[which]).median;
-    timing[names[which]] = std::move(k);
-  }
-  reply["timing"] = std::move(timing);
+  if (!e.clean_up()) reply["restart"] = true;  // the next evaluation gets a fresh worker and context
   return reply;
+}
+
+json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& stage) {
+  static std::unique_ptr<GpuDriver> driver;
+  static std::string open_error;
+  if (driver == nullptr && open_error.empty()) {
+    stage("init");
+    driver = open_cuda_driver(config, open_error);
+    if (driver != nullptr) stage("ready");
+  }
+  if (driver == nullptr) return harness_error("GPU initialisation failed: " + open_error);
+  return run_evaluation(request, *driver, stage);
 }
 
 }  // namespace leap::sandbox::detail

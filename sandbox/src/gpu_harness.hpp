@@ -1,22 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
-// The worker's GPU side: runs, checks and times a candidate against the reference. Internal; runs
-// only inside a worker process.
+// The evaluation protocol: runs, checks and times a candidate against the reference through a
+// GpuDriver. Internal; runs inside a worker process (or, with the CPU fake, inside a test).
+//
+// Correctness trials: for each size set and trial, fresh host-drawn inputs; the candidate runs first
+// (nothing in memory holds this trial's answer yet), its guards and inputs are checked, then the
+// reference runs and the outputs are compared on the host.
+// Timing: the candidate's module is reloaded (its __device__ state is gone); warm-up by GPU time;
+// before every timed run, outside the timed window, inputs are drawn afresh on the device from a new
+// seed and outputs poisoned; afterwards the last timed run and one chosen at random are compared with
+// the reference on the same inputs, and guards and inputs are checked again.
 #pragma once
 
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "gpu_driver.hpp"
 #include "leap/sandbox/worker.hpp"
 
 namespace leap::sandbox::detail {
 
 using StageFn = std::function<void(std::string_view)>;
 
-// request: {"op": "eval", "task": <spec JSON text>, "candidate": <cubin bytes>, "reference": <cubin bytes>,
-//           "seed": u64, "time": bool}
-// reply:   {"ok": bool, "error": text (harness failure), "verdict": "correct" | "wrong_answer" | "runtime_error",
-//           "cuda_error": name, "detail": text, "restart": bool, "timing": {...}, "device": name, "trials": n}
+// Warm-up before timing: at least this much GPU time per kernel (clocks ramp up, caches and TLBs
+// settle), and at least TimingSettings::warmup launches.
+constexpr double k_warmup_gpu_ms = 50.0;
+// The harness plans to end by this fraction of the task's time limit, so timing never turns a
+// correct kernel into a timeout: it stops early and reports fewer runs.
+constexpr double k_time_limit_share = 0.8;
+
+// request: {"op": "eval", "task": <spec JSON text>, "candidate": <module image bytes>,
+//           "reference": <module image bytes>, "seed": u64, "time": bool}
+// reply:   {"ok": bool, "error": text (harness failure), "verdict": "correct" | "wrong_answer" |
+//           "runtime_error", "cuda_error": name, "detail": text, "when_timed": bool (a timed run was
+//           wrong), "restart": bool, "timing": {...}, "device": name, "trials": n}
+nlohmann::json run_evaluation(const nlohmann::json& request, GpuDriver& driver, const StageFn& stage);
+
+// The worker's entry: the real driver, opened once per worker process.
 nlohmann::json gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage);
 
 }  // namespace leap::sandbox::detail

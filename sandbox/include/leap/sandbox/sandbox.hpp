@@ -15,4 +15,5 @@
 #include "leap/sandbox/sha256.hpp"
 #include "leap/sandbox/size_expr.hpp"
 #include "leap/sandbox/task.hpp"
+#include "leap/sandbox/timer_choice.hpp"
 #include "leap/sandbox/worker.hpp"

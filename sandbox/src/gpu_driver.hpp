@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device operations the evaluation harness needs, and nothing more. Two implementations: the
+// real one over the dlopen'ed CUDA driver and CUPTI (cuda_driver.cpp), and a CPU fake in the tests
+// whose "kernels" are host functions, so the whole evaluation protocol is tested without a GPU.
+// Internal.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leap/sandbox/task.hpp"
+
+namespace leap::sandbox::detail {
+
+// CUresult values (0 = success), so a fake can report exactly what the driver would.
+using DeviceStatus = int;
+constexpr DeviceStatus k_device_ok = 0;
+using DevicePtr = std::uint64_t;
+using ModuleHandle = void*;
+using FunctionHandle = void*;
+
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+// One kernel execution as the activity API saw it; external_id is the id pushed around its launch
+// (0 when the record carries none).
+struct KernelActivity {
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint64_t external_id = 0;
+};
+
+struct ActivityHarvest {
+  std::vector<KernelActivity> kernels;
+  std::size_t dropped = 0;   // records the activity API reports it lost
+  std::string problem;       // non-empty when the harvest itself failed
+};
+
+class GpuDriver {
+ public:
+  virtual ~GpuDriver() = default;
+
+  virtual std::string error_name(DeviceStatus status) const = 0;  // "CUDA_ERROR_ILLEGAL_ADDRESS"
+  virtual std::string error_text(DeviceStatus status) const = 0;  // the driver's sentence, may be empty
+  virtual std::string device_name() const = 0;
+  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read the worker's ordinary host
+  // memory. The harness keeps no answer there before the candidate's run (see gpu_harness.cpp).
+  virtual bool reads_pageable_host_memory() const = 0;
+
+  virtual DeviceStatus load_module(std::string_view image, ModuleHandle& module) = 0;
+  virtual DeviceStatus unload_module(ModuleHandle module) = 0;
+  virtual DeviceStatus get_function(ModuleHandle module, const std::string& name, FunctionHandle& function) = 0;
+  virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
+
+  virtual DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) = 0;
+  virtual DeviceStatus release(DevicePtr ptr) = 0;
+  virtual DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) = 0;
+  virtual DeviceStatus download(void* dst, DevicePtr src, std::size_t bytes) = 0;
+  virtual DeviceStatus fill8(DevicePtr dst, std::uint8_t value, std::size_t count) = 0;
+  virtual DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) = 0;
+  virtual DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) = 0;
+  // n elements drawn on the device by the harness's own kernel (see input_generator.hpp), so the
+  // values exist nowhere a candidate could have seen them before its run.
+  virtual DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
+                                       std::size_t n) = 0;
+  // Evicts the caches between timed runs; no persisting L2 lines survive it.
+  virtual DeviceStatus flush_caches() = 0;
+
+  // args: one pointer per kernel parameter (arg_count of them), to its value, as cuLaunchKernel
+  // takes them.
+  virtual DeviceStatus launch(FunctionHandle function, const LaunchShape& shape, void** args, std::size_t arg_count) = 0;
+  virtual DeviceStatus synchronize() = 0;
+
+  // Two events around a timed launch; elapsed is stop - start in milliseconds.
+  virtual DeviceStatus record_start() = 0;
+  virtual DeviceStatus record_stop() = 0;
+  virtual DeviceStatus elapsed_ms(double& ms) = 0;
+
+  // Kernel activity (CUPTI): every kernel the device ran, with the external id pushed around its
+  // launch. activity_enabled() false: events only, and activity_note() says why.
+  virtual bool activity_enabled() const = 0;
+  virtual std::string activity_note() const = 0;
+  virtual void activity_reset() = 0;  // forget every record so far (once per evaluation)
+  virtual DeviceStatus push_external_id(std::uint64_t id) = 0;
+  virtual DeviceStatus pop_external_id() = 0;
+  virtual std::uint64_t activity_timestamp_ns() = 0;  // the activity records' clock
+  // Delivers the records collected since activity_reset(); waits for up to `expected` kernels.
+  virtual ActivityHarvest harvest_activity(std::size_t expected) = 0;
+};
+
+}  // namespace leap::sandbox::detail

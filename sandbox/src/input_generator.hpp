@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inputs for timed runs, drawn on the device by a kernel the harness compiles itself (NVRTC), so no
+// timed run sees inputs a candidate could have recorded. The same code is compiled here for the
+// host, so the harness can re-check a timed run's inputs and the CPU fake produces the same bytes.
+// Counter-based (value i depends only on seed and i) and free of transcendental functions and
+// fused multiply-adds, so host and device agree bit for bit. Internal.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "leap/sandbox/task.hpp"
+
+namespace leap::sandbox::detail {
+
+// The code below is compiled twice: here (LEAP_HD = inline) and by NVRTC as the text of the same
+// macro argument, with LEAP_HD = __device__ and float bits through __float_as_uint.
+#define LEAP_SHARED_GENERATOR(...) \
+  __VA_ARGS__                      \
+  inline constexpr const char k_input_generator_code[] = #__VA_ARGS__;
+#define LEAP_HD inline
+#define LEAP_FBITS(x) std::bit_cast<unsigned int>(x)
+#define LEAP_ADD(x, y) ((x) + (y))
+#define LEAP_MUL(x, y) ((x) * (y))
+
+LEAP_SHARED_GENERATOR(
+LEAP_HD unsigned long long leap_gen_mix(unsigned long long z) {
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+LEAP_HD unsigned long long leap_gen_bits(unsigned long long seed, unsigned long long i) {
+  return leap_gen_mix(seed ^ leap_gen_mix(i));
+}
+LEAP_HD float leap_gen_unit(unsigned long long seed, unsigned long long i) {
+  return LEAP_MUL((float)(unsigned int)(leap_gen_bits(seed, i) >> 40), 5.9604644775390625e-8f);
+}
+LEAP_HD unsigned short leap_gen_half(float f) {
+  const unsigned int x = LEAP_FBITS(f);
+  const unsigned int sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return (unsigned short)(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0u));
+  if (mag >= 0x477FF000u) return (unsigned short)(sign | 0x7C00u);
+  if (mag < 0x38800000u) {
+    if (mag < 0x33000000u) return (unsigned short)sign;
+    const unsigned int mant = (mag & 0x7FFFFFu) | 0x800000u;
+    const int shift = 126 - (int)(mag >> 23);
+    unsigned int h = mant >> shift;
+    const unsigned int rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u) != 0u)) ++h;
+    return (unsigned short)(sign | h);
+  }
+  unsigned int h = (mag - 0x38000000u) >> 13;
+  const unsigned int rem = mag & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;
+  return (unsigned short)(sign | h);
+}
+LEAP_HD unsigned short leap_gen_bfloat16(float f) {
+  const unsigned int x = LEAP_FBITS(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+LEAP_HD void leap_gen_store(void* out, int dtype, int kind, float a, float b, long long lo, unsigned long long span,
+                            unsigned long long seed, unsigned long long i) {
+  float v = 0.0f;
+  long long integer = 0;
+  bool is_integer = true;
+  if (kind == 1) { v = a; is_integer = false; }
+  else if (kind == 2) { integer = (long long)i; }
+  else if (kind == 3) { integer = lo + (long long)(leap_gen_bits(seed, i) % span); }
+  else if (kind == 4) {
+    float s = leap_gen_unit(seed, 4 * i);
+    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 1));
+    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 2));
+    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 3));
+    v = LEAP_ADD(a, LEAP_MUL(b, LEAP_MUL(LEAP_ADD(s, -2.0f), 1.7320508f)));
+    is_integer = false;
+  } else if (kind == 5) {
+    v = LEAP_ADD(a, LEAP_MUL(b, leap_gen_unit(seed, i)));
+    is_integer = false;
+  }
+  if (is_integer && dtype != 3) v = (float)integer;
+  if (dtype == 0) ((unsigned int*)out)[i] = LEAP_FBITS(v);
+  else if (dtype == 1) ((unsigned short*)out)[i] = leap_gen_half(v);
+  else if (dtype == 2) ((unsigned short*)out)[i] = leap_gen_bfloat16(v);
+  else ((int*)out)[i] = is_integer ? (int)integer : (int)v;
+}
+)
+
+#undef LEAP_SHARED_GENERATOR
+#undef LEAP_HD
+#undef LEAP_FBITS
+#undef LEAP_ADD
+#undef LEAP_MUL
+
+// A generator as the shared code takes it: kind 0 zeros, 1 constant(a), 2 arange, 3 randint(lo,
+// lo + span - 1), 4 normal(mean a, std b), 5 uniform(a, a + b).
+struct GeneratorArgs {
+  int dtype = 0;  // DType's value
+  int kind = 0;
+  float a = 0.0f, b = 0.0f;
+  long long lo = 0;
+  unsigned long long span = 1;
+};
+GeneratorArgs generator_args(DType dtype, const Generator& generator);
+
+// The host twin of the device kernel: the same bytes for the same arguments.
+void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n);
+
+// NVRTC source of the kernel `leap_generate_inputs(void* out, unsigned long long n, int dtype,
+// int kind, float a, float b, long long lo, unsigned long long span, unsigned long long seed)`.
+std::string input_generator_source();
+
+// The kernel compiled with NVRTC for compute capability major.minor: a cubin, or PTX for the driver
+// to JIT when this NVRTC does not know the device. Returns an error text, empty on success.
+std::string compile_input_generator(int major, int minor, std::string& image);
+
+}  // namespace leap::sandbox::detail

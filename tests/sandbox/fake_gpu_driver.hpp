@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// A GpuDriver on the CPU. Device memory is one host arena (addresses are real offsets, so a kernel
+// that writes past its buffer hits the guard or a neighbour, as on a GPU); "kernels" are host
+// functions registered per module image, each with its module's own __device__ state (gone when
+// the module is reloaded); a virtual device clock advances by the durations the kernels report,
+// and both the events and the activity records read it. Every operation is logged, so tests can
+// check the order of the harness's steps.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_driver.hpp"
+
+namespace leap::sandbox::test {
+
+using detail::DevicePtr;
+using detail::DeviceStatus;
+
+constexpr DeviceStatus k_illegal_address = 700;  // CUDA_ERROR_ILLEGAL_ADDRESS
+constexpr DeviceStatus k_launch_failed = 719;    // CUDA_ERROR_LAUNCH_FAILED
+
+class FakeGpu;
+
+// What an emulated kernel sees and reports.
+struct FakeCall {
+  FakeGpu& gpu;
+  std::vector<std::uint64_t> args;                 // the raw 8-byte argument slots
+  detail::LaunchShape shape;
+  std::map<std::string, std::uint64_t>& globals;  // the module's __device__ variables
+  std::uint64_t now_ns = 0;                         // %globaltimer at the launch
+  double duration_ms = 0.0;                         // set by the kernel: how long it "ran"
+  DeviceStatus status = 0;                          // set by the kernel: e.g. k_illegal_address
+
+  DevicePtr pointer(std::size_t arg) const { return args.at(arg); }
+  float f32(std::size_t arg) const {
+    float v = 0.0f;
+    std::memcpy(&v, &args.at(arg), sizeof v);
+    return v;
+  }
+  std::int32_t i32(std::size_t arg) const {
+    std::int32_t v = 0;
+    std::memcpy(&v, &args.at(arg), sizeof v);
+    return v;
+  }
+  // `count` floats at device address p, or nullptr (and status = illegal address) outside memory.
+  float* floats(DevicePtr p, std::size_t count);
+};
+using FakeKernel = std::function<void(FakeCall&)>;
+
+struct FakeOp {
+  std::string what;  // "stage", "load", "unload", "alloc", "free", "upload", "download", "fill", "generate",
+                     // "flush", "launch", "record_start", "record_stop", "sync"
+  std::string name;  // stage name, module image, "image:kernel" of a launch
+  DevicePtr ptr = 0;
+  std::size_t bytes = 0;
+  std::uint64_t seed = 0;  // generate: the seed; fill: the value
+  std::vector<std::uint64_t> args;  // launch: the argument slots
+};
+
+class FakeGpu final : public detail::GpuDriver {
+ public:
+  explicit FakeGpu(std::size_t arena_bytes = std::size_t{32} << 20);
+
+  // Registers a module image ("fake:honest") with its kernels by name.
+  void add_module(const std::string& image, std::map<std::string, FakeKernel> kernels);
+
+  std::vector<FakeOp> log;
+  // Knobs.
+  bool activity_on = true;           // false: as if CUPTI were off
+  bool external_ids = true;          // false: records carry no external id (matched by time window)
+  std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
+  double generator_ms = 0.001;       // the input generator's own emulated time
+
+  // Facts for assertions.
+  int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
+  std::size_t live_allocations() const { return allocations_.size(); }
+  const std::map<DevicePtr, std::size_t>& allocations() const { return allocations_; }  // start -> bytes
+  std::uint64_t clock_ns() const { return now_ns_; }
+  unsigned char* memory(DevicePtr p, std::size_t bytes);  // nullptr outside the arena
+
+  // GpuDriver
+  std::string error_name(DeviceStatus status) const override;
+  std::string error_text(DeviceStatus status) const override;
+  std::string device_name() const override { return "fake GPU"; }
+  bool reads_pageable_host_memory() const override { return false; }
+  DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
+  DeviceStatus unload_module(detail::ModuleHandle module) override;
+  DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
+  DeviceStatus allow_dynamic_shared(detail::FunctionHandle, unsigned) override { return 0; }
+  DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) override;
+  DeviceStatus release(DevicePtr ptr) override;
+  DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override;
+  DeviceStatus download(void* dst, DevicePtr src, std::size_t bytes) override;
+  DeviceStatus fill8(DevicePtr dst, std::uint8_t value, std::size_t count) override;
+  DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) override;
+  DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) override;
+  DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed, std::size_t n) override;
+  DeviceStatus flush_caches() override;
+  DeviceStatus launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args, std::size_t arg_count) override;
+  DeviceStatus synchronize() override;
+  DeviceStatus record_start() override;
+  DeviceStatus record_stop() override;
+  DeviceStatus elapsed_ms(double& ms) override;
+  bool activity_enabled() const override { return activity_on; }
+  std::string activity_note() const override { return activity_on ? "" : "activity off in the fake"; }
+  void activity_reset() override;
+  DeviceStatus push_external_id(std::uint64_t id) override;
+  DeviceStatus pop_external_id() override;
+  std::uint64_t activity_timestamp_ns() override { return now_ns_; }
+  detail::ActivityHarvest harvest_activity(std::size_t expected) override;
+
+ private:
+  struct Module {
+    std::string image;
+    std::map<std::string, std::uint64_t> globals;
+  };
+  struct Function {
+    Module* module;
+    std::string name;
+    FakeKernel kernel;
+  };
+  void record_kernel(double ms, std::uint64_t external_id);
+
+  std::vector<unsigned char> arena_;
+  DevicePtr base_ = 0x10000000;
+  std::map<DevicePtr, std::size_t> allocations_;  // start -> bytes
+  std::map<std::string, std::map<std::string, FakeKernel>> registry_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::vector<std::unique_ptr<Function>> functions_;
+  std::uint64_t now_ns_ = 1'000'000'000;
+  std::uint64_t start_ns_ = 0, stop_ns_ = 0;
+  DeviceStatus sticky_ = 0;  // a kernel's error poisons the context, as on a GPU
+  std::vector<std::uint64_t> external_stack_;
+  std::vector<detail::KernelActivity> records_;
+  std::size_t record_count_ = 0, dropped_ = 0;
+};
+
+}  // namespace leap::sandbox::test

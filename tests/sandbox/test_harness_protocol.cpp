@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: Apache-2.0
+// The evaluation protocol against the CPU fake of the driver: emulated candidates (honest, memoising,
+// call-counting, clock-reading, guard-overwriting, input-writing, never-writing, reference-sabotaging,
+// slow) get exactly the verdict they must, an honest one the speedup its emulation implies, and the
+// log shows the order of poison, fresh inputs, launch and comparison, the module reload and the
+// scrubbed buffers. This is how reward integrity is proven on machines without a GPU.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <cmath>
+#include <cstring>
+#include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/task.hpp>
+#include <leap/sandbox/timer_choice.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "fake_gpu_driver.hpp"
+#include "gpu_harness.hpp"
+#include "input_generator.hpp"
+#include "worker_reply.hpp"
+
+namespace sb = leap::sandbox;
+using leap::Verdict;
+using nlohmann::json;
+using sb::test::FakeCall;
+using sb::test::FakeGpu;
+using sb::test::FakeKernel;
+
+namespace {
+
+// scale_add(x, y, out, alpha, n): out[i] = alpha * x[i] + y[i]. Three size sets, two trials each:
+// six checked calls of the candidate before timing.
+constexpr int k_checked_calls = 6;
+
+sb::TaskSpec fake_task() {
+  sb::TaskSpec t = sb::parse_task(R"json({
+    "name": "scale_add", "description": "d", "entry": "scale_add",
+    "params": [
+      {"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
+      {"name": "y", "dtype": "float32", "role": "in", "shape": ["n"]},
+      {"name": "out", "dtype": "float32", "role": "out", "shape": ["n"]},
+      {"name": "alpha", "kind": "scalar", "dtype": "float32", "value": 1.75},
+      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
+    "sizes": {"n": 4096}, "check_sizes": [{"n": 5}, {"n": 1001}],
+    "launch": {"grid": ["ceil_div(n, 1024)"], "block": [256]},
+    "reference": "extern \"C\" __global__ void scale_add(const float*, const float*, float*, float, int) {}",
+    "trials": 2,
+    "timing": {"warmup": 3, "min_reps": 10, "max_reps": 40, "target_spread": 0.02, "budget_ms": 1500},
+    "time_limit_ms": 20000})json");
+  return t;
+}
+
+// The kernel's work on the fake device; false when an argument points outside memory.
+bool compute(FakeCall& c) {
+  const int n = c.i32(4);
+  float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+  float* y = c.floats(c.pointer(1), static_cast<std::size_t>(n));
+  float* out = c.floats(c.pointer(2), static_cast<std::size_t>(n));
+  if (x == nullptr || y == nullptr || out == nullptr) return false;
+  for (int i = 0; i < n; ++i) out[i] = c.f32(3) * x[i] + y[i];
+  return true;
+}
+
+FakeKernel honest(double ms) {
+  return [ms](FakeCall& c) {
+    compute(c);
+    c.duration_ms = ms;
+  };
+}
+
+// The reference: 2 ms, or 100 times that when it meets a NaN in its input (a data-dependent slow path
+// a saboteur could aim for).
+void reference(FakeCall& c) {
+  compute(c);
+  const int n = c.i32(4);
+  const float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+  bool nan = false;
+  for (int i = 0; x != nullptr && i < n; ++i) nan = nan || std::isnan(x[i]);
+  c.duration_ms = nan ? 200.0 : 2.0;
+}
+
+// Calls so far in this module instance (after this one).
+std::uint64_t count_call(FakeCall& c) { return ++c.globals["calls"]; }
+
+struct Outcome {
+  json reply;
+  sb::EvalResult result;
+};
+
+Outcome evaluate(FakeGpu& gpu, const FakeKernel& candidate, sb::TaskSpec task = fake_task(), FakeKernel ref = reference,
+                 bool time = true) {
+  gpu.add_module("fake:candidate", {{"scale_add", candidate}});
+  gpu.add_module("fake:reference", {{"scale_add", std::move(ref)}});
+  const std::string cand = "fake:candidate", refimg = "fake:reference";
+  const json request = {{"op", "eval"},
+                        {"task", sb::task_to_json(task)},
+                        {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
+                        {"reference", json::binary(std::vector<std::uint8_t>(refimg.begin(), refimg.end()))},
+                        {"seed", 42},
+                        {"time", time}};
+  Outcome o;
+  o.reply = sb::detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
+  sb::detail::read_worker_reply(o.reply, o.result);
+  return o;
+}
+
+std::string verdict_of(const sb::EvalResult& r) {
+  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(sb::to_string(r.status)) + ": " + r.error;
+}
+
+}  // namespace
+
+TEST_CASE("harness (fake GPU): an honest kernel is correct, with the speedup its emulation implies", "[sandbox][harness]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, honest(1.0));
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+  CHECK(o.result.candidate.method == "cupti");
+  CHECK(o.result.candidate.median_ms == Approx(1.0).epsilon(1e-3));
+  CHECK(o.result.reference.median_ms == Approx(2.0).epsilon(1e-3));
+  CHECK(o.result.candidate.events_median_ms == Approx(1.0).epsilon(1e-3));
+  CHECK(o.result.candidate.runs == 10);  // no spread at all: stops at min_reps
+  CHECK(o.result.trials == k_checked_calls);
+  CHECK(o.reply.at("timing").at("dropped_records") == 0);
+  // Warm-up by GPU time: at least 50 ms of each kernel.
+  CHECK(o.reply.at("timing").at("warmup").at("candidate").at("gpu_ms").get<double>() >= 50.0);
+  CHECK(o.reply.at("timing").at("warmup").at("reference").at("gpu_ms").get<double>() >= 50.0);
+  // Clean state: every buffer scrubbed before it was freed, nothing left allocated.
+  CHECK(gpu.unscrubbed_frees == 0);
+  CHECK(gpu.live_allocations() == 0);
+}
+
+TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "[sandbox][harness]") {
+  SECTION("memoising on (input pointer, first element) in __device__ globals: never hits, honest speed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      const int n = c.i32(4);
+      const float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+      std::uint32_t first = 0;
+      std::memcpy(&first, x, 4);
+      const std::uint64_t key = c.pointer(0) ^ (std::uint64_t{first} << 32);
+      if (c.globals.count("key") != 0 && c.globals["key"] == key) {
+        c.duration_ms = 0.01;  // "the answer is still in out": return at once
+        return;
+      }
+      c.globals["key"] = key;
+      compute(c);
+      c.duration_ms = 1.0;
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));  // what an honest 1 ms kernel gets, not 200x
+  }
+  SECTION("memoising on the input pointer alone: caught by the second trial") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      if (c.globals["last_x"] == c.pointer(0)) return;
+      c.globals["last_x"] = c.pointer(0);
+      compute(c);
+      c.duration_ms = 1.0;
+    });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == false);
+    CHECK(o.result.detail.find("trial 2") != std::string::npos);
+  }
+  SECTION("counting calls and stopping work after the checked ones") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      c.duration_ms = 0.01;
+      if (count_call(c) > k_checked_calls) return;
+      compute(c);
+      c.duration_ms = 1.0;
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("different result when timed") != std::string::npos);
+    CHECK(o.result.feedback.rfind("Wrong answer when timed: ", 0) == 0);
+  }
+  SECTION("reading the clock (%globaltimer) and stopping work 30 ms after its first call") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      if (c.globals.count("t0") == 0) c.globals["t0"] = c.now_ns;
+      c.duration_ms = 0.01;
+      if (c.now_ns - c.globals["t0"] > 30'000'000) return;
+      compute(c);
+      c.duration_ms = 1.0;
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("different result when timed") != std::string::npos);
+  }
+  SECTION("writing past its buffer's end, into the guard, only when timed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 1.0;
+      if (count_call(c) <= k_checked_calls) return;
+      const int n = c.i32(4);
+      if (float* past = c.floats(c.pointer(2) + static_cast<std::uint64_t>(n + 3) * 4, 1)) *past = 1.0f;
+    });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("wrote outside buffer 'out' (0 bytes before its start, 4 after its end) while timed") !=
+          std::string::npos);
+  }
+  SECTION("writing its input, only when timed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 1.0;
+      if (count_call(c) > k_checked_calls) *c.floats(c.pointer(0), 1) = 123.0f;
+    });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("modified its input 'x' when timed") != std::string::npos);
+  }
+  SECTION("never writing its output") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) { c.duration_ms = 0.001; });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == false);
+    CHECK(o.result.detail.find("NaN (never written?)") != std::string::npos);
+    CHECK(o.result.detail.find("trial 1") != std::string::npos);
+  }
+  SECTION("sabotaging the reference: NaN over every other allocation, guards included, when timed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [&gpu](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 1.0;
+      if (count_call(c) <= k_checked_calls) return;
+      for (const auto& [start, bytes] : gpu.allocations()) {
+        bool own = false;
+        for (int a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
+        if (!own) std::memset(gpu.memory(start, bytes), 0xFF, bytes);
+      }
+    });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("guard zones around the reference's buffer") != std::string::npos);
+  }
+  SECTION("sabotaging the reference's inputs precisely (guards spared): fresh inputs undo it, honest speed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [&gpu](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 1.0;
+      if (count_call(c) <= k_checked_calls) return;
+      for (const auto& [start, bytes] : gpu.allocations()) {
+        bool own = false;
+        for (int a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
+        if (!own && bytes > 2 * 4096) std::memset(gpu.memory(start + 4096, bytes - 2 * 4096), 0xFF, bytes - 2 * 4096);
+      }
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+    CHECK(o.result.reference.median_ms == Approx(2.0).epsilon(1e-3));
+  }
+  SECTION("an illegal address only when timed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 1.0;
+      if (count_call(c) > k_checked_calls + 2) c.status = sb::test::k_illegal_address;
+    });
+    REQUIRE(verdict_of(o.result) == "runtime_error");
+    CHECK(o.result.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
+    CHECK(o.reply.at("restart") == true);
+  }
+}
+
+TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come in that order", "[sandbox][harness]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, honest(1.0));
+  REQUIRE(verdict_of(o.result) == "correct");
+  const std::vector<sb::test::FakeOp>& log = gpu.log;
+  auto stage_at = [&](const std::string& name, std::size_t from = 0) {
+    for (std::size_t i = from; i < log.size(); ++i) {
+      if (log[i].what == "stage" && log[i].name == name) return i;
+    }
+    return log.size();
+  };
+
+  // The module is reloaded after the checked trials and before any warm-up or timed launch.
+  const std::size_t reload = stage_at("reload");
+  REQUIRE(reload < log.size());
+  CHECK(log[reload + 1].what == "unload");
+  CHECK(log[reload + 1].name == "fake:candidate");
+  CHECK(log[reload + 2].what == "load");
+  CHECK(log[reload + 2].name == "fake:candidate");
+  for (std::size_t i = 0; i < reload; ++i) {
+    if (log[i].what == "stage") CHECK((log[i].name == "load" || log[i].name == "candidate" || log[i].name == "reference" || log[i].name == "check"));
+  }
+
+  // Every timed launch of the candidate: fresh inputs drawn (seeds never used before) and the output
+  // poisoned since the previous launch, caches flushed, and only the launch between the events.
+  std::set<std::uint64_t> seeds_seen;
+  std::vector<std::vector<std::uint64_t>> timed_seeds;  // per candidate timed run: x's and y's seed
+  std::size_t prev_launch = stage_at("timing:candidate");
+  REQUIRE(prev_launch < log.size());
+  for (std::size_t i = 0; i < prev_launch; ++i) {
+    if (log[i].what == "generate") seeds_seen.insert(log[i].seed);
+  }
+  std::size_t last_timed = 0;
+  int timed = 0;
+  for (std::size_t i = prev_launch; i < log.size(); ++i) {
+    if (log[i].what != "launch") continue;
+    if (log[i].name == "fake:candidate:scale_add") {
+      ++timed;
+      last_timed = i;
+      const std::vector<std::uint64_t>& args = log[i].args;
+      std::vector<std::uint64_t> seeds(2, 0);
+      bool poisoned = false, flushed = false;
+      for (std::size_t k = prev_launch; k < i; ++k) {
+        if (log[k].what == "generate" && log[k].ptr == args[0]) seeds[0] = log[k].seed;
+        if (log[k].what == "generate" && log[k].ptr == args[1]) seeds[1] = log[k].seed;
+        poisoned = poisoned || (log[k].what == "fill" && log[k].ptr == args[2] && log[k].bytes == 4096 * 4 && log[k].seed == 0x7FC0DEADu);
+        flushed = flushed || log[k].what == "flush";
+      }
+      CHECK(seeds[0] != 0);
+      CHECK(seeds[1] != 0);
+      CHECK(seeds_seen.insert(seeds[0]).second);
+      CHECK(seeds_seen.insert(seeds[1]).second);
+      CHECK(poisoned);
+      CHECK(flushed);
+      CHECK(log[i - 1].what == "record_start");
+      CHECK(log[i + 1].what == "record_stop");
+      timed_seeds.push_back(seeds);
+    }
+    prev_launch = i;
+  }
+  CHECK(timed == 10);
+
+  // After the last timed run: guards and inputs checked, then the reference runs on the very inputs
+  // of the last timed run, and of one more chosen at random among the first min_reps.
+  std::vector<std::vector<std::uint64_t>> checked;
+  std::vector<std::uint64_t> seeds;
+  for (std::size_t i = last_timed + 1; i < log.size(); ++i) {
+    if (log[i].what == "generate") seeds.push_back(log[i].seed);
+    if (log[i].what == "launch") {
+      CHECK(log[i].name == "fake:reference:scale_add");
+      checked.push_back(seeds);
+      seeds.clear();
+    }
+  }
+  std::size_t reference_runs_after_timing = 0;
+  for (std::size_t i = last_timed + 1; i < log.size(); ++i) reference_runs_after_timing += log[i].what == "launch" ? 1 : 0;
+  REQUIRE(checked.size() >= 2);
+  CHECK(checked[checked.size() - 2] == timed_seeds.back());
+  bool random_one_found = false;
+  for (std::size_t r = 0; r + 1 < timed_seeds.size(); ++r) random_one_found = random_one_found || checked.back() == timed_seeds[r];
+  CHECK(random_one_found);
+  const json& runs = o.reply.at("timing").at("checked_runs");
+  CHECK(runs.size() == 2);
+  CHECK(runs.back() == 10);
+}
+
+TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a timeout", "[sandbox][harness]") {
+  SECTION("GPU time: a slow correct kernel stops after the budget") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(400.0), fake_task(), [](FakeCall& c) {
+      compute(c);
+      c.duration_ms = 800.0;
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+    CHECK(o.result.candidate.runs == 3);  // 3 x 1.2 s > 2 x 1.5 s
+    CHECK(o.result.timing_note.find("timed 3 of the minimum 10 runs") != std::string::npos);
+  }
+  SECTION("wall time: a kernel that really takes 15 ms a run stops before the task's time limit") {
+    FakeGpu gpu;
+    sb::TaskSpec t = fake_task();
+    t.time_limit_ms = 1000;
+    t.timing.min_reps = 100;
+    t.timing.max_reps = 200;
+    auto sleepy = [](double ms) {
+      return [ms](FakeCall& c) {
+        compute(c);
+        std::this_thread::sleep_for(std::chrono::milliseconds(15));
+        c.duration_ms = ms;
+      };
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    const Outcome o = evaluate(gpu, sleepy(0.5), t, sleepy(1.0));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(seconds < 1.0);
+    CHECK(o.result.candidate.runs < 100);
+    CHECK(o.result.candidate.runs >= 1);
+    CHECK(o.reply.at("timing").at("stopped_early").get<std::string>().find("time limit") != std::string::npos);
+  }
+}
+
+TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, lost, or off", "[sandbox][harness]") {
+  SECTION("records without external ids are matched by the timed window") {
+    FakeGpu gpu;
+    gpu.external_ids = false;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.candidate.method == "cupti");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+  }
+  SECTION("dropped records are counted and reported, and events stand in") {
+    FakeGpu gpu;
+    gpu.drop_every = 7;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.reply.at("timing").at("dropped_records").get<int>() > 0);
+    CHECK(o.result.timing_note.find("CUPTI dropped") != std::string::npos);
+    CHECK(o.result.candidate.method == "events");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+  }
+  SECTION("CUPTI off: events, and the note says why") {
+    FakeGpu gpu;
+    gpu.activity_on = false;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.candidate.method == "events");
+    CHECK(o.result.timing_note == "activity off in the fake");
+  }
+}
+
+TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failures", "[sandbox][harness]") {
+  SECTION("untimed: correct after the trials, no reload, no timing") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0), fake_task(), reference, false);
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.feedback == "Correct (not timed).");
+    for (const auto& op : gpu.log) CHECK_FALSE((op.what == "stage" && op.name == "reload"));
+    CHECK(gpu.unscrubbed_frees == 0);
+  }
+  SECTION("a candidate module without the entry point is a runtime error naming the kernel") {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", {{"other_name", honest(1.0)}});
+    gpu.add_module("fake:reference", {{"scale_add", reference}});
+    const std::string cand = "fake:candidate", ref = "fake:reference";
+    const json request = {{"task", sb::task_to_json(fake_task())},
+                          {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
+                          {"reference", json::binary(std::vector<std::uint8_t>(ref.begin(), ref.end()))}};
+    const json reply = sb::detail::run_evaluation(request, gpu, [](std::string_view) {});
+    CHECK(reply.at("verdict") == "runtime_error");
+    CHECK(reply.at("detail").get<std::string>().find("looking up kernel 'scale_add'") != std::string::npos);
+  }
+}
+
+TEST_CASE("harness: the input generator gives the same bytes for the same seed, fresh ones for another", "[sandbox][harness]") {
+  FakeGpu gpu;
+  sb::detail::DevicePtr p = 0;
+  REQUIRE(gpu.allocate(4096 * 4, p) == 0);
+  std::vector<float> a(4096), b(4096), c(4096);
+  const sb::Generator uniform{"uniform", -1.0, 1.0};
+  sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, a.data(), a.size());
+  sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, b.data(), b.size());
+  sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 8, c.data(), c.size());
+  CHECK(a == b);
+  CHECK(a != c);
+  for (float v : a) {
+    CHECK(v >= -1.0f);
+    CHECK(v < 1.0f);
+  }
+  std::vector<std::int32_t> r(1000);
+  sb::detail::generate_inputs_on_host(sb::DType::int32, {"randint", 3, 5}, 1, r.data(), r.size());
+  std::set<std::int32_t> values(r.begin(), r.end());
+  CHECK(values == std::set<std::int32_t>{3, 4, 5});
+  std::vector<float> nrm(100000);
+  sb::detail::generate_inputs_on_host(sb::DType::float32, {"normal", 1.0, 2.0}, 3, nrm.data(), nrm.size());
+  double mean = 0, sq = 0;
+  for (float v : nrm) mean += v;
+  mean /= static_cast<double>(nrm.size());
+  for (float v : nrm) sq += (v - mean) * (v - mean);
+  CHECK(mean == Approx(1.0).margin(0.03));
+  CHECK(std::sqrt(sq / static_cast<double>(nrm.size())) == Approx(2.0).epsilon(0.02));
+}
+
+TEST_CASE("harness: NVRTC compiles the input generator for the device, or as PTX for a device it does not know", "[sandbox][harness]") {
+  std::string image;
+  REQUIRE(sb::detail::compile_input_generator(9, 0, image).empty());
+  CHECK(image.rfind("\x7f" "ELF", 0) == 0);  // a cubin
+  image.clear();
+  REQUIRE(sb::detail::compile_input_generator(8, 0, image).empty());
+  CHECK(image.rfind("\x7f" "ELF", 0) == 0);
+  image.clear();
+  const std::string error = sb::detail::compile_input_generator(1, 0, image);
+  CHECK(error.find("sm_10") != std::string::npos);
+  CHECK(image.empty());
+}
+
+TEST_CASE("timer choice: LEAP_SANDBOX_TIMER=events turns CUPTI off, and says so", "[sandbox][harness]") {
+  const char* old = std::getenv("LEAP_SANDBOX_TIMER");
+  const std::string saved = old != nullptr ? old : "";
+  ::unsetenv("LEAP_SANDBOX_TIMER");
+  CHECK(sb::timer_choice().method == "cupti");
+  ::setenv("LEAP_SANDBOX_TIMER", "events", 1);
+  CHECK(sb::timer_choice().method == "events");
+  CHECK(sb::timer_choice().reason.find("LEAP_SANDBOX_TIMER=events") != std::string::npos);
+  ::setenv("LEAP_SANDBOX_TIMER", "sundial", 1);
+  CHECK(sb::timer_choice().method == "cupti");
+  CHECK(sb::timer_choice().reason.find("'sundial'") != std::string::npos);
+  if (old != nullptr) ::setenv("LEAP_SANDBOX_TIMER", saved.c_str(), 1);
+  else ::unsetenv("LEAP_SANDBOX_TIMER");
+}
