@@ -6,9 +6,21 @@ shares the tensor's storage), so neither is copied; the core then checks dimensi
 contiguity and says what to pass instead. Lists and tuples become new arrays. Group ids that are
 not integers (uid strings in an object array, as verl keeps them) are numbered densely, once.
 """
+import importlib
 import sys
 
-import numpy as np
+
+class _Numpy:
+    """numpy, imported on first use: `import leap` (and leap.__version__, leap.sandbox) works in an
+    interpreter without numpy; the first array function then raises numpy's ImportError."""
+
+    def __getattr__(self, name):
+        module = importlib.import_module("numpy")
+        globals()["np"] = module
+        return getattr(module, name)
+
+
+np = _Numpy()
 
 
 def _torch():
