@@ -5,6 +5,7 @@
 
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/driver_probe.hpp>
+#include <leap/sandbox/timer_choice.hpp>
 #include <leap/version.hpp>
 
 #include "cli.hpp"
@@ -17,6 +18,7 @@ using nlohmann::json;
 
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
+  const sb::TimerChoice timer = sb::timer_choice();
   json devices = json::array();
   for (const sb::DeviceInfo& d : gpu.devices) {
     devices.push_back({{"ordinal", d.ordinal},
@@ -29,6 +31,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"cupti_api_version", sb::cupti_api_version()},
                   {"supported_archs", archs},
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
+                  {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
                   {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
                            {"driver_version", gpu.driver_version}, {"reason", gpu.reason}, {"devices", devices}}}};
   std::cout << j.dump() << "\n";
@@ -38,7 +41,9 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
 int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   std::cout << sb::toolchain_versions() << "\nsupported archs:";
   for (int a : archs) std::cout << " sm_" << a;
-  std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << "\nGPU: " << sb::to_string(gpu.state);
+  const sb::TimerChoice timer = sb::timer_choice();
+  std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << "\ntimer: " << timer.method << " (" << timer.reason << ")"
+            << "\nGPU: " << sb::to_string(gpu.state);
   if (!gpu.reason.empty()) std::cout << " (" << gpu.reason << ")";
   if (gpu.driver_version > 0) {
     std::cout << ", driver " << gpu.driver_version / 1000 << "." << gpu.driver_version % 1000 / 10;
@@ -67,7 +72,8 @@ int run_info(const Arguments& args) {
 const Command info_command{"info", "info [--json]",
                            R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the GPU
   status (found through a forked probe that loads libcuda.so.1; "no driver", "stub driver" and
-  "no device" come with the reason). Exits 0.
+  "no device" come with the reason), and which timer times kernels and why (CUPTI unless
+  LEAP_SANDBOX_TIMER=events). Exits 0.
   --json               one JSON object instead of text
 )",
                            run_info};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The built leap-sandbox program, run as a user would: exit codes, JSON lines, help, progress.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -43,6 +44,23 @@ TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandb
   const Run text = run_cli("info", dir);
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("GPU: ") != std::string::npos);
+}
+
+TEST_CASE("cli: info says which timer times kernels and why; LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const char* old = std::getenv("LEAP_SANDBOX_TIMER");
+  const std::string saved = old != nullptr ? old : "";
+  ::unsetenv("LEAP_SANDBOX_TIMER");
+  const json cupti = json::parse(run_cli("info --json", dir).out);
+  CHECK(cupti.at("timer").at("method") == "cupti");
+  CHECK(cupti.at("timer").at("reason").get<std::string>().find("external correlation") != std::string::npos);
+  ::setenv("LEAP_SANDBOX_TIMER", "events", 1);
+  const json events = json::parse(run_cli("info --json", dir).out);
+  const Run text = run_cli("info", dir);
+  if (old != nullptr) ::setenv("LEAP_SANDBOX_TIMER", saved.c_str(), 1);
+  else ::unsetenv("LEAP_SANDBOX_TIMER");
+  CHECK(events.at("timer").at("method") == "events");
+  CHECK(text.out.find("timer: events (LEAP_SANDBOX_TIMER=events") != std::string::npos);
 }
 
 TEST_CASE("cli: compile exit codes and JSON lines", "[sandbox][cli]") {
