@@ -10,7 +10,7 @@
 # On a GPU machine that can fetch nothing, first run tests/gpu/carry_deps.sh on the development
 # machine and carry .gpu-deps along; this script then configures against it.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build/gpu}
 JOBS=${JOBS:-$(nproc)}
