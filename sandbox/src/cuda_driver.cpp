@@ -137,7 +137,10 @@ class CudaDriver final : public GpuDriver {
     pageable_ = pageable != 0;
     // No persisting L2 carve-out (every timed run starts from the same flushed cache); a bounded
     // printf FIFO (a flood costs a bounded copy per synchronisation, the rest is dropped).
-    LEAP_OPEN(cu_.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0));
+    // Devices without persisting L2 (before Ampere) refuse the limit: nothing persists there anyway.
+    if (CUresult rc = cu_.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0); rc != CUDA_SUCCESS && rc != CUDA_ERROR_UNSUPPORTED_LIMIT) {
+      return "cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0) failed: " + error_name(rc);
+    }
     LEAP_OPEN(cu_.cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, k_printf_fifo_bytes));
     scratch_bytes_ = std::max<std::size_t>(static_cast<std::size_t>(l2) * 2, std::size_t{64} << 20);
     LEAP_OPEN(cu_.cuMemAlloc(&scratch_, scratch_bytes_));
@@ -203,8 +206,9 @@ class CudaDriver final : public GpuDriver {
 
   DeviceStatus flush_caches() override {
     if (CUresult rc = cu_.cuMemsetD32(scratch_, ++flushes_, scratch_bytes_ / 4); rc != CUDA_SUCCESS) return rc;
-    if (cu_.cuCtxResetPersistingL2Cache != nullptr) return cu_.cuCtxResetPersistingL2Cache();
-    return CUDA_SUCCESS;
+    if (cu_.cuCtxResetPersistingL2Cache == nullptr) return CUDA_SUCCESS;
+    const CUresult rc = cu_.cuCtxResetPersistingL2Cache();
+    return rc == CUDA_ERROR_NOT_SUPPORTED || rc == CUDA_ERROR_UNSUPPORTED_LIMIT ? CUDA_SUCCESS : rc;
   }
 
   DeviceStatus launch(FunctionHandle function, const LaunchShape& s, void** args, std::size_t) override {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "worker_reply.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -79,14 +80,18 @@ void read_worker_reply(const json& reply, EvalResult& r) {
 }
 
 bool references_device_malloc(std::string_view ptx) {
-  // NVRTC declares the heap's entry points as `.extern .func (.param .b64 func_retval0) malloc`.
-  for (std::size_t pos = ptx.find(".extern .func"); pos != std::string_view::npos; pos = ptx.find(".extern .func", pos + 1)) {
-    const std::size_t end = ptx.find_first_of("\n(", ptx.find(')', pos) + 1);
-    const std::string_view decl = ptx.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    for (std::string_view name : {" malloc", " free", " __nv_aligned_device_malloc"}) {
-      const std::size_t at = decl.rfind(name);
-      if (at != std::string_view::npos && at + name.size() == decl.find_last_not_of(" \t\r") + 1) return true;
-    }
+  // NVRTC declares the heap's entry points as `.extern .func (.param .b64 func_retval0) malloc`
+  // (or `.extern .func free`), the parameter list following on the next line.
+  constexpr std::string_view k_decl = ".extern .func";
+  for (std::size_t pos = ptx.find(k_decl); pos != std::string_view::npos; pos = ptx.find(k_decl, pos + 1)) {
+    const std::size_t end = std::min(ptx.find("\n(", pos), ptx.find(';', pos));
+    std::string_view decl = ptx.substr(pos + k_decl.size(), end == std::string_view::npos ? std::string_view::npos : end - pos - k_decl.size());
+    const std::size_t last = decl.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos) continue;
+    decl = decl.substr(0, last + 1);
+    const std::size_t name_at = decl.find_last_of(" \t)") + 1;  // npos + 1 == 0: the whole text
+    const std::string_view name = decl.substr(name_at);
+    if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc") return true;
   }
   return false;
 }

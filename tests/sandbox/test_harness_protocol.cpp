@@ -507,3 +507,32 @@ TEST_CASE("timer choice: LEAP_SANDBOX_TIMER=events turns CUPTI off, and says so"
   if (old != nullptr) ::setenv("LEAP_SANDBOX_TIMER", saved.c_str(), 1);
   else ::unsetenv("LEAP_SANDBOX_TIMER");
 }
+
+TEST_CASE("evaluator: which stages are the candidate's, and which modules use the device heap", "[sandbox][harness]") {
+  for (const char* s : {"load", "candidate", "reload", "warmup:candidate", "timing:candidate"}) CHECK(sb::detail::is_candidate_stage(s));
+  for (const char* s : {"init", "ready", "reference", "check", "warmup:reference", "timing:reference", ""}) {
+    CHECK_FALSE(sb::detail::is_candidate_stage(s));
+  }
+  CHECK(sb::detail::references_device_malloc(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;"));
+  CHECK(sb::detail::references_device_malloc(".extern .func free\n(\n\t.param .b64 free_param_0\n)\n;"));
+  CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b32 func_retval0) vprintf\n(\n)\n;"));
+  CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b64 func_retval0) my_malloc\n(\n)\n;"));
+  CHECK_FALSE(sb::detail::references_device_malloc("// malloc in a comment\n.visible .entry k()\n{\n}\n"));
+}
+
+TEST_CASE("evaluator: a worker reply becomes the result the policy sees", "[sandbox][harness]") {
+  sb::EvalResult timed_wrong;
+  sb::detail::read_worker_reply({{"ok", true}, {"verdict", "wrong_answer"}, {"detail", "the kernel gave a different result when timed (timed run 3 of 10): out: ..."},
+                                 {"when_timed", true}}, timed_wrong);
+  REQUIRE(timed_wrong.verdict == Verdict::wrong_answer);
+  CHECK(timed_wrong.feedback.rfind("Wrong answer when timed: the kernel gave a different result when timed", 0) == 0);
+  sb::EvalResult failed;
+  sb::detail::read_worker_reply({{"ok", false}, {"error", "GPU initialisation failed: x"}}, failed);
+  CHECK(failed.status == sb::EvalStatus::error);
+  CHECK_FALSE(failed.verdict.has_value());
+  CHECK(failed.error == "GPU initialisation failed: x");
+  sb::EvalResult crashed;
+  sb::detail::read_worker_reply({{"ok", true}, {"verdict", "runtime_error"}, {"cuda_error", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {"detail", "d"}}, crashed);
+  CHECK(crashed.verdict == Verdict::runtime_error);
+  CHECK(crashed.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
+}
