@@ -140,12 +140,14 @@ struct FleetWorker::Impl {
           say("gave up answering " + entry.id + " (" + e.what() + "); it stays pending for another worker");
           return;
         }
+        if (attempt == 0) say(std::string(e.what()) + " while answering " + entry.id + "; reconnecting to retry");
         // Keep trying even when stopping: the answer is done, only Redis is missing.
         (void)stop;
         std::this_thread::sleep_for(fleet::reconnect_delay(attempt));
         try {
           redis.connect();
           ++reconnects;
+          say("reconnected to " + to_string(options.redis) + "; answering " + entry.id);
         } catch (const std::exception&) {
         }
       }
