@@ -77,14 +77,14 @@ void run_command(benchmark::State& state, const std::string& cmd) {
 
 void BM_ColdFirstCompileInProcess(benchmark::State& state) {
   for (auto _ : state) {
-    sb::Compiler c(config(sb::Isolation::in_process));
+    sb::Compiler c(config(sb::Isolation::trusted_in_process));
     benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
   }
 }
 BENCHMARK(BM_ColdFirstCompileInProcess)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_WarmInProcess(benchmark::State& state) {
-  sb::Compiler c(config(sb::Isolation::in_process));
+  sb::Compiler c(config(sb::Isolation::trusted_in_process));
   for (auto _ : state) benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
 }
 BENCHMARK(BM_WarmInProcess)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -96,7 +96,7 @@ void BM_Isolated(benchmark::State& state) {  // a forked, watchdogged child per 
 BENCHMARK(BM_Isolated)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CacheHitMemory(benchmark::State& state) {
-  sb::Compiler c(config(sb::Isolation::in_process, 1, std::make_shared<sb::CompileCache>()));
+  sb::Compiler c(config(sb::Isolation::trusted_in_process, 1, std::make_shared<sb::CompileCache>()));
   const sb::CompileJob j = job();
   (void)c.compile(j);
   for (auto _ : state) {
@@ -110,7 +110,7 @@ void BM_CacheHitDisk(benchmark::State& state) {
   sb::CacheOptions o;
   o.memory_bytes = 0;  // every lookup reads, checks and decodes the file
   o.directory = work_dir() / "cache";
-  sb::Compiler c(config(sb::Isolation::in_process, 1, std::make_shared<sb::CompileCache>(o)));
+  sb::Compiler c(config(sb::Isolation::trusted_in_process, 1, std::make_shared<sb::CompileCache>(o)));
   const sb::CompileJob j = job();
   (void)c.compile(j);
   for (auto _ : state) {
@@ -141,7 +141,7 @@ BENCHMARK(BM_CliCompileProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->M
 
 // Throughput: a batch of 8 distinct kernels with 1 or 2 workers; items/s is the figure to compare.
 void BM_BatchThroughput(benchmark::State& state) {
-  const auto iso = state.range(1) == 0 ? sb::Isolation::in_process : sb::Isolation::process;
+  const auto iso = state.range(1) == 0 ? sb::Isolation::trusted_in_process : sb::Isolation::process;
   sb::Compiler c(config(iso, static_cast<unsigned>(state.range(0))));
   (void)c.compile(job(fresh_salt()));
   for (auto _ : state) {

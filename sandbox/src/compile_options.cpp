@@ -57,6 +57,17 @@ std::string_view to_string(CompileStatus status) noexcept {
     case CompileStatus::error: return "error";
     case CompileStatus::timeout: return "timeout";
     case CompileStatus::refused: return "refused";
+    case CompileStatus::resource_limit: return "resource_limit";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(CompileLimit limit) noexcept {
+  switch (limit) {
+    case CompileLimit::none: return "none";
+    case CompileLimit::cpu_time: return "cpu_time";
+    case CompileLimit::wall_clock: return "wall_clock";
+    case CompileLimit::address_space: return "address_space";
   }
   return "unknown";
 }
@@ -74,6 +85,9 @@ void validate(const CompileOptions& o) {
     bad("want_ptx", "false", "nothing to produce: ask for PTX, or for CUBIN with an sm_ arch");
   }
   if (o.timeout.count() <= 0) bad("timeout", std::to_string(o.timeout.count()) + "ms", "must be positive");
+  if (o.wall_backstop.count() < 0) {
+    bad("wall_backstop", std::to_string(o.wall_backstop.count()) + "ms", "must be positive, or 0 for 10 x timeout");
+  }
   if (o.max_log_bytes < 256) bad("max_log_bytes", std::to_string(o.max_log_bytes), "must be at least 256");
   for (const Define& d : o.defines) {
     if (!is_identifier(d.name)) bad("defines", d.name, "the name is not an identifier");
@@ -98,7 +112,6 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& o) {
   std::vector<std::string> f;
   f.push_back("--gpu-architecture=" + o.arch);
   f.push_back("--std=c++" + std::to_string(o.cxx_standard));
-  f.push_back("--no-source-include");
   if (o.fast_math) f.push_back("--use_fast_math");
   if (o.line_info) f.push_back("--generate-line-info");
   if (o.default_device) f.push_back("--device-as-default-execution-space");

@@ -7,6 +7,7 @@
 #include <nvrtc.h>
 #include <poll.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +21,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "compile_child.hpp"
 #include "detail.hpp"
 #include "leap/sandbox/compat_headers.hpp"
+#include "leap/sandbox/confinement.hpp"
 
 #ifndef LEAP_SANDBOX_CUDA_INCLUDE_DIR
 #define LEAP_SANDBOX_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -34,19 +37,30 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+std::chrono::nanoseconds cpu_now(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 struct FlowPayload {
-  Clock::time_point deadline;
+  clockid_t clock;                   // the compile's CPU clock: the child's process clock, or this thread's
+  std::chrono::nanoseconds cpu_deadline;
+  Clock::time_point wall_deadline;
 };
 
 // Called by NVRTC between phases; once it says cancel it keeps saying so, as NVRTC requires.
 int flow_callback(void* payload, void*) {
-  return Clock::now() >= static_cast<FlowPayload*>(payload)->deadline ? 1 : 0;
+  const auto* p = static_cast<FlowPayload*>(payload);
+  return cpu_now(p->clock) >= p->cpu_deadline || Clock::now() >= p->wall_deadline ? 1 : 0;
 }
 
 std::string nvrtc_error_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
 
-// One NVRTC compile on the calling thread. The log is raw (unscrubbed, uncapped).
-CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string>& include_dirs) {
+// One NVRTC compile on the calling thread, stopped by the flow callback once `clock` passes
+// `cpu_budget` from now or the wall deadline passes. The log is raw (unscrubbed, uncapped).
+CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string>& include_dirs, clockid_t clock,
+                            std::chrono::nanoseconds cpu_budget, Clock::time_point wall_deadline) {
   const auto t0 = Clock::now();
   CompileResult out;
   std::vector<const char*> header_src, header_names;
@@ -66,7 +80,7 @@ CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string
     ~Guard() { nvrtcDestroyProgram(p); }
   } guard{&prog};
 
-  FlowPayload payload{t0 + job.options.timeout};
+  FlowPayload payload{clock, cpu_now(clock) + cpu_budget, wall_deadline};
   nvrtcSetFlowCallback(prog, &flow_callback, &payload);
   for (const std::string& e : job.options.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
 
@@ -82,7 +96,7 @@ CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string
     nvrtcGetProgramLog(prog, out.log.data());
     out.log.resize(n - 1);
   }
-  if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && Clock::now() >= payload.deadline)) {
+  if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && flow_callback(&payload, nullptr) != 0)) {
     out.status = CompileStatus::timeout;
   } else if (rc != NVRTC_SUCCESS) {
     out.status = CompileStatus::error;
@@ -104,72 +118,6 @@ CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string
         out.lowered_names.push_back({e, lowered});
       }
     }
-  }
-  out.seconds = seconds_since(t0);
-  return out;
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// The compile in a forked child, killed at the deadline. The child touches only NVRTC, the pipe and
-// _exit, so it never runs the parent's atexit handlers or flushes its stdio buffers.
-CompileResult isolated_compile(const CompileJob& job, const std::vector<std::string>& include_dirs) {
-  const auto t0 = Clock::now();
-  const auto deadline = t0 + job.options.timeout;
-  CompileResult out;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("leap::sandbox: pipe failed");
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error("leap::sandbox: fork failed");
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const CompileResult r = nvrtc_compile(job, include_dirs);
-    _exit(write_all(fds[1], detail::encode_result(r)) ? 0 : 3);
-  }
-  ::close(fds[1]);
-  std::string data;
-  bool timed_out = false;
-  char buf[1 << 16];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    out.status = CompileStatus::timeout;
-  } else if (std::optional<CompileResult> r = detail::decode_result(data); r && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
-    out = std::move(*r);
-  } else {
-    out.status = CompileStatus::error;
-    out.log = WIFSIGNALED(wstatus) ? "the compiler process died (signal " + std::to_string(WTERMSIG(wstatus)) + ")"
-                                   : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wstatus)) + ")";
   }
   out.seconds = seconds_since(t0);
   return out;
@@ -214,16 +162,32 @@ bool is_nvrtc_builtin_header(std::string_view name) {
 // held the loader's lock at fork time can hang until the watchdog kills it. Loading the library once
 // in the parent, before any fork, leaves the children nothing to load. Best effort: NVRTC still
 // finds the library itself if this fails.
-void preload_nvrtc_builtins(const NvrtcVersion& version) {
+// A confined child cannot load it at all (Landlock lets it read the headers only), so there the
+// preload is required; its failure is reported by name.
+bool preload_nvrtc_builtins(const NvrtcVersion& version, std::string& error) {
   static std::once_flag once;
+  static bool loaded = false;
+  static std::string failure;
   std::call_once(once, [&] {
     Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&nvrtcCompileProgram), &info) == 0 || info.dli_fname == nullptr) return;
+    if (::dladdr(reinterpret_cast<void*>(&nvrtcCompileProgram), &info) == 0 || info.dli_fname == nullptr) {
+      failure = "cannot find where libnvrtc was loaded from";
+      return;
+    }
     const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
     const std::string name = "libnvrtc-builtins.so." + std::to_string(version.major) + "." + std::to_string(version.minor);
-    ::dlopen((dir / name).c_str(), RTLD_NOW | RTLD_NODELETE);
+    loaded = ::dlopen((dir / name).c_str(), RTLD_NOW | RTLD_NODELETE) != nullptr ||
+             ::dlopen(name.c_str(), RTLD_NOW | RTLD_NODELETE) != nullptr;
+    if (!loaded) {
+      const char* e = ::dlerror();
+      failure = "cannot load " + name + ": " + (e != nullptr ? e : "unknown error");
+    }
   });
+  error = failure;
+  return loaded;
 }
+
+std::chrono::nanoseconds thread_cpu() { return cpu_now(CLOCK_THREAD_CPUTIME_ID); }
 
 }  // namespace
 
@@ -278,6 +242,7 @@ struct Compiler::Impl {
   std::vector<PathScrub> scrubs;
   std::vector<std::string> jail_roots;  // diagnostics may point below these
   std::string version_tag;
+  detail::ChildSetup child;  // process isolation: the confinement every compile child applies
 
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
@@ -293,6 +258,7 @@ struct Compiler::Impl {
         refused.log = "refused by the include jail: the compiler reported a diagnostic in a file outside the jail; "
                       "log and output withheld";
         refused.seconds = r.seconds;
+        refused.cpu_seconds = r.cpu_seconds;
         return refused;
       }
     }
@@ -312,36 +278,72 @@ struct Compiler::Impl {
 
   CompileResult compile(const CompileJob& job) {
     const auto t0 = Clock::now();
-    const JailVerdict verdict = check_job(job, policy);
+    // The scan and the hashing work on the candidate's bytes, so they are charged to its CPU budget.
+    const auto cpu_t0 = thread_cpu();
+    JailVerdict verdict;
+    if (!config.skip_include_jail_for_tests) verdict = check_job(job, policy);
     if (!verdict.allowed) {
       CompileResult r;
       r.status = CompileStatus::refused;
       r.log = scrub_paths(verdict.message, scrubs);
       r.seconds = seconds_since(t0);
+      r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
+      r.unconfined = unconfined();
       return r;
     }
     CacheKey key;
+    if (config.cache) key = make_cache_key(job, version_tag);
+    const std::chrono::nanoseconds charged = thread_cpu() - cpu_t0;
+    const std::chrono::nanoseconds budget = job.options.timeout;
     if (config.cache) {
-      key = make_cache_key(job, version_tag);
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
         CompileResult r = cap_log(job, std::move(*hit));
         r.seconds = seconds_since(t0);
+        r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
+        r.unconfined = unconfined();
         return r;
       }
     }
     const CompileJob& nvrtc_job = config.compat_headers ? with_compat_headers(job) : job;
-    CompileResult r = config.isolation == Isolation::process ? isolated_compile(nvrtc_job, include_dirs)
-                                                             : nvrtc_compile(nvrtc_job, include_dirs);
-    if (r.status == CompileStatus::timeout) {
-      r.log = "compile stopped at the time limit of " + std::to_string(job.options.timeout.count()) + " ms" +
-              (r.log.empty() ? "" : "\n" + r.log);
+    CompileResult r;
+    if (charged >= budget) {
+      r.status = CompileStatus::timeout;
+      r.limit = CompileLimit::cpu_time;
+      r.log = "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) +
+              " ms: scanning and hashing the source alone used " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(charged).count()) + " ms";
+    } else {
+      const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
+      if (config.isolation == Isolation::process) {
+        r = detail::run_compile_child(child, {budget - charged, wall, job.options.timeout}, [&](std::chrono::nanoseconds cpu_budget) {
+          return nvrtc_compile(nvrtc_job, include_dirs, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
+        });
+      } else {
+        const auto cpu_start = thread_cpu();
+        const auto wall_deadline = Clock::now() + wall;
+        r = nvrtc_compile(nvrtc_job, include_dirs, CLOCK_THREAD_CPUTIME_ID, budget - charged, wall_deadline);
+        r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_start).count();
+        if (r.status == CompileStatus::timeout) {
+          r.limit = Clock::now() >= wall_deadline ? CompileLimit::wall_clock : CompileLimit::cpu_time;
+          r.log = (r.limit == CompileLimit::cpu_time ? "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) + " ms"
+                                                     : "compile stopped at its wall-clock backstop of " +
+                                                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count()) + " ms") +
+                  (r.log.empty() ? "" : "\n" + r.log);
+        }
+      }
     }
+    r.cpu_seconds += std::chrono::duration<double>(charged).count();
     r = sanitize(job, std::move(r));
+    r.unconfined = unconfined();
     if (config.cache) config.cache->store(key, r);
     r = cap_log(job, std::move(r));
     r.seconds = seconds_since(t0);
     return r;
   }
+
+  bool unconfined() const noexcept { return config.isolation == Isolation::trusted_in_process || config.unconfined; }
+
+  ~Impl() { detail::remove_work_dir(child); }
 };
 
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
@@ -367,13 +369,28 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (!ec && cwd.size() > 1) m.scrubs.push_back({cwd, "<cwd>"});
   const NvrtcVersion v = nvrtc_version();
-  m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor);
+  // Results compiled without confinement are kept apart: a leak in one must never be served to a confined compile.
+  m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor) + (m.config.unconfined ? " unconfined" : "");
   m.policy = m.config.includes;
   if (m.config.compat_headers) {
     m.version_tag += " " + compat_headers_tag();
     for (const CompatHeader& c : compat_headers()) m.policy.headers.emplace_back(c.name);
   }
-  if (m.config.isolation == Isolation::process) preload_nvrtc_builtins(v);
+  if (m.config.isolation == Isolation::process) {
+    if (!m.config.unconfined) {
+      const ConfinementSupport& support = confinement_support();
+      if (!support.sufficient()) {
+        throw std::runtime_error("leap::sandbox: this machine cannot confine compiles (" + support.missing() +
+                                 "); untrusted source is not compiled without them. For trusted source only, set "
+                                 "CompilerConfig::unconfined = true (leap-sandbox --unconfined); every result then says so");
+      }
+    }
+    std::string error;
+    if (!preload_nvrtc_builtins(v, error) && !m.config.unconfined) {
+      throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child cannot load it itself)");
+    }
+    m.child = detail::make_child_setup(m.include_dirs, m.config.limits, !m.config.unconfined);
+  }
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
 

@@ -9,6 +9,7 @@
 
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/driver_probe.hpp"
 
 namespace leap::sandbox::detail {
 
@@ -26,5 +27,10 @@ void put_u64(std::string& out, unsigned long long v);
 bool get_u64(std::string_view& in, unsigned long long& v);
 void put_bytes(std::string& out, std::string_view bytes);  // length-prefixed
 bool get_bytes(std::string_view& in, std::string& bytes);
+
+// The driver probe: loads `library`, calls cuInit and lists devices as "key value" lines (in the
+// process that runs it: the worker program, or a forked child where the program is missing).
+std::string probe_driver_here(const std::string& library);
+GpuStatus parse_driver_probe(const std::string& text);
 
 }  // namespace leap::sandbox::detail

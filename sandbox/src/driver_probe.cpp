@@ -11,7 +11,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "detail.hpp"
+#include "leap/sandbox/worker.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -35,8 +39,11 @@ F symbol(void* lib, const char* name) {
   return reinterpret_cast<F>(::dlsym(lib, name));
 }
 
-// Runs in the child. Writes "key value" lines; device lines are "device ordinal major minor mem name".
-std::string probe_here(const std::string& library) {
+}  // namespace
+
+namespace detail {
+
+std::string probe_driver_here(const std::string& library) {
   std::ostringstream out;
   void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -94,7 +101,7 @@ std::string probe_here(const std::string& library) {
   return out.str();
 }
 
-GpuStatus parse(const std::string& text) {
+GpuStatus parse_driver_probe(const std::string& text) {
   GpuStatus s;
   s.state = GpuState::error;
   s.reason = "the probe reported nothing";
@@ -127,7 +134,7 @@ GpuStatus parse(const std::string& text) {
   return s;
 }
 
-}  // namespace
+}  // namespace detail
 
 std::string_view to_string(GpuState state) noexcept {
   switch (state) {
@@ -141,6 +148,24 @@ std::string_view to_string(GpuState state) noexcept {
 }
 
 GpuStatus probe_gpu(const ProbeOptions& options) {
+  // Preferred: the worker program, spawned fresh, so no fork of this (perhaps multithreaded) process
+  // ever loads the driver.
+  if (const std::string exe = find_worker_executable(); !exe.empty()) {
+    WorkerConfig config;
+    config.driver_library = options.library;
+    config.worker_executable = exe;
+    config.init_timeout = options.timeout;
+    WorkerProcess worker(config);
+    const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(nlohmann::json{{"op", "probe"}});
+    const CallResult r = worker.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
+    if (r.status == CallStatus::timeout) return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
+    if (r.status != CallStatus::ok) return GpuStatus{GpuState::error, 0, {}, "the driver probe failed: " + r.detail};
+    try {
+      return detail::parse_driver_probe(nlohmann::json::from_cbor(r.reply).value("report", ""));
+    } catch (const std::exception& e) {
+      return GpuStatus{GpuState::error, 0, {}, std::string("the driver probe answered garbage: ") + e.what()};
+    }
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return GpuStatus{GpuState::error, 0, {}, "pipe failed: " + std::string(std::strerror(errno))};
   const pid_t pid = ::fork();
@@ -151,7 +176,7 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
   }
   if (pid == 0) {
     ::close(fds[0]);
-    const std::string report = probe_here(options.library);
+    const std::string report = detail::probe_driver_here(options.library);
     std::size_t done = 0;
     while (done < report.size()) {
       const ssize_t n = ::write(fds[1], report.data() + done, report.size() - done);
@@ -188,7 +213,7 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
   if (WIFSIGNALED(wstatus)) {
     return GpuStatus{GpuState::error, 0, {}, "the driver probe crashed (signal " + std::to_string(WTERMSIG(wstatus)) + ")"};
   }
-  return parse(text);
+  return detail::parse_driver_probe(text);
 }
 
 }  // namespace leap::sandbox

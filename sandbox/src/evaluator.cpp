@@ -122,7 +122,8 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     verdict(Verdict::compile_error);
     switch (r.compile.status) {
       case CompileStatus::refused: r.detail = r.compile.log; break;
-      case CompileStatus::timeout: r.detail = "the compile did not finish within the time limit"; break;
+      case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
+      case CompileStatus::resource_limit: r.detail = "the compile ran out of memory (address-space limit)"; break;
       default: r.detail = first_errors(r.compile.log); break;
     }
     r.feedback = "Compile error:\n" + r.detail;

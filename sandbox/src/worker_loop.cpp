@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "confinement.hpp"
+#include "detail.hpp"
 #include "frames.hpp"
 #include "gpu_harness.hpp"
 #include "leap/sandbox/worker.hpp"
@@ -15,6 +17,11 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
   using nlohmann::json;
   const detail::StageFn stage = [&](std::string_view s) {
     if (!detail::write_frame(out_fd, 'S', s)) _exit(3);
+  };
+  if (config.fake && config.confine) detail::confine_worker();  // no driver to initialise first
+  auto confinement = [] {
+    const detail::WorkerConfinement& c = detail::worker_confinement();
+    return json{{"landlock_abi", c.landlock_abi}, {"seccomp", c.seccomp}, {"error", c.error}};
   };
   for (;;) {
     char kind = 0;
@@ -28,7 +35,11 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       const json req = json::from_cbor(payload);
       const std::string op = req.value("op", "");
       if (op == "ping") {
-        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}};
+        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()}};
+      } else if (op == "probe") {  // the GPU as probe_gpu reports it; loads the driver in this worker
+        reply = {{"ok", true}, {"report", config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
+                                                     : detail::probe_driver_here(config.driver_library)},
+                 {"confinement", confinement()}};
       } else if (op == "sleep") {  // test operation: a worker that hangs
         stage("sleeping");
         std::this_thread::sleep_for(std::chrono::milliseconds(req.value("ms", 0)));

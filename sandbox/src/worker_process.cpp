@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "frames.hpp"
 #include "leap/sandbox/worker.hpp"
@@ -44,7 +47,29 @@ bool write_request(int fd, std::string_view payload) {
   return ok;
 }
 
+int above_fixed_descriptors(int fd) {
+  if (fd > k_worker_reply_fd) return fd;
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, k_worker_reply_fd + 1);
+  ::close(fd);
+  return high;
+}
+
 }  // namespace
+
+std::string find_worker_executable() {
+  auto usable = [](const std::filesystem::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv("LEAP_SANDBOX_WORKER"); env != nullptr && usable(env)) return env;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && usable(self.parent_path() / "leap-sandbox-worker")) return (self.parent_path() / "leap-sandbox-worker").string();
+#ifdef LEAP_SANDBOX_WORKER_INSTALLED
+  if (usable(LEAP_SANDBOX_WORKER_INSTALLED)) return LEAP_SANDBOX_WORKER_INSTALLED;
+#endif
+#ifdef LEAP_SANDBOX_WORKER_BUILT
+  if (usable(LEAP_SANDBOX_WORKER_BUILT)) return LEAP_SANDBOX_WORKER_BUILT;
+#endif
+  return {};
+}
 
 std::string_view to_string(CallStatus status) noexcept {
   switch (status) {
@@ -69,6 +94,7 @@ void WorkerProcess::stop() {
   if (from_worker_ >= 0) ::close(from_worker_);
   to_worker_ = from_worker_ = -1;
   if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
     ::kill(pid_, SIGKILL);
     int wstatus = 0;
     while (::waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
@@ -79,6 +105,14 @@ void WorkerProcess::stop() {
 }
 
 bool WorkerProcess::start(std::string& error) {
+  const std::string exe = config_.worker_executable.empty() ? find_worker_executable() : config_.worker_executable;
+  if (exe.empty() || ::access(exe.c_str(), X_OK) != 0) {
+    error = "cannot find the worker program leap-sandbox-worker" +
+            (exe.empty() ? std::string(" (looked in $LEAP_SANDBOX_WORKER, beside this program and in the install prefix)")
+                         : " at " + exe) +
+            "; install it beside leap-sandbox or set WorkerConfig::worker_executable";
+    return false;
+  }
   int to[2], from[2];
   if (::pipe2(to, O_CLOEXEC) != 0) {
     error = std::string("pipe failed: ") + std::strerror(errno);
@@ -90,34 +124,53 @@ bool WorkerProcess::start(std::string& error) {
     ::close(to[1]);
     return false;
   }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    error = std::string("fork failed: ") + std::strerror(errno);
-    for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
-    return false;
+  // Above the worker's fixed numbers, so placing one end cannot overwrite the other.
+  for (int* fd : {&to[0], &to[1], &from[0], &from[1]}) *fd = above_fixed_descriptors(*fd);
+  // The worker's ends become its descriptors 3 (requests) and 4 (replies); everything else is closed.
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, to[0], k_worker_request_fd);
+  posix_spawn_file_actions_adddup2(&files, from[1], k_worker_reply_fd);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);  // device printf must not reach a protocol on stdout
+  posix_spawn_file_actions_addclosefrom_np(&files, k_worker_reply_fd + 1);
+  // Own process group, every signal at its default, nothing blocked.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<std::string> args = {exe, "--parent", std::to_string(::getpid()), "--driver", config_.driver_library,
+                                   "--device", std::to_string(config_.device)};
+  if (config_.fake) args.push_back("--fake");
+  if (!config_.confine) args.push_back("--unconfined");
+  // A short environment: what the driver and the loader need, nothing of the harness's secrets.
+  std::vector<std::string> env = {"CUDA_CACHE_DISABLE=1"};
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING"}) {
+    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
-  if (pid == 0) {
-    // The worker: dies with the harness; stdin and stdout go to /dev/null, so device printf cannot
-    // corrupt a parent that speaks a protocol on stdout (leap-sandbox serve); stderr is kept.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(1);
-    const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      if (null > 2) ::close(null);
-    }
-    const int in = to[0], out = from[1];
-    const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-    for (int fd = 3; fd < max_fd; ++fd) {
-      if (fd != in && fd != out) ::close(fd);
-    }
-    ::signal(SIGPIPE, SIG_DFL);
-    _exit(run_worker(in, out, config_));
-  }
+  std::vector<char*> argv, envp;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, exe.c_str(), &files, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
   ::close(to[0]);
   ::close(from[1]);
+  if (rc != 0) {
+    error = "cannot start " + exe + ": " + std::strerror(rc);
+    ::close(to[1]);
+    ::close(from[0]);
+    return false;
+  }
   to_worker_ = to[1];
   from_worker_ = from[0];
   pid_ = pid;

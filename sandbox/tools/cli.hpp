@@ -27,7 +27,6 @@ extern const Command compile_command;
 extern const Command tasks_command;
 extern const Command eval_command;
 extern const Command serve_command;
-extern const Command worker_command;  // built with hiredis (LEAP_SANDBOX_HAVE_FLEET); else a stub that says so
 
 // Prints "leap-sandbox: <what>" and a pointer to --help, exits 2 (bad usage).
 [[noreturn]] void usage_error(const std::string& what);

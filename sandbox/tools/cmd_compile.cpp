@@ -50,7 +50,7 @@ CompileCommandLine parse(const Arguments& args) {
       c.options.defines.push_back({d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1)});
     } else if (a == "--fast-math") c.options.fast_math = true;
     else if (a == "--line-info") c.options.line_info = true;
-    else if (a == "--in-process") c.config.isolation = sb::Isolation::in_process;
+    else if (a == "--in-process") c.config.isolation = sb::Isolation::trusted_in_process;
     else if (a == "--quiet") c.quiet = true;
     else if (a == "--") {
       c.files.insert(c.files.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());

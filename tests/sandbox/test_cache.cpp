@@ -55,7 +55,7 @@ TEST_CASE("cache key: stable, and sensitive to every input", "[sandbox][cache]")
 
 TEST_CASE("cache: memory hit returns the same bytes, misses compile", "[sandbox][cache]") {
   auto cache = std::make_shared<CompileCache>();
-  Compiler c(leap_test::config(Isolation::in_process, 0, cache));
+  Compiler c(leap_test::config(Isolation::trusted_in_process, 0, cache));
   const CompileResult first = c.compile(plain_job());
   REQUIRE(first.ok());
   CHECK_FALSE(first.cache_hit);
@@ -103,7 +103,7 @@ TEST_CASE("cache: disk tier survives the process, and a corrupt entry is recompi
   leap_test::TempDir dir;
   CompileResult original;
   {
-    Compiler c(leap_test::config(Isolation::in_process, 0, std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path))));
+    Compiler c(leap_test::config(Isolation::trusted_in_process, 0, std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path))));
     original = c.compile(plain_job());
     REQUIRE(original.ok());
   }
@@ -111,7 +111,7 @@ TEST_CASE("cache: disk tier survives the process, and a corrupt entry is recompi
   const CacheKey key = make_cache_key(plain_job(), "nvrtc " + std::to_string(nvrtc_version().major) + "." +
                                                        std::to_string(nvrtc_version().minor) + " " + compat_headers_tag());
   REQUIRE(std::filesystem::exists(cache->entry_path(key)));
-  Compiler c(leap_test::config(Isolation::in_process, 0, cache));
+  Compiler c(leap_test::config(Isolation::trusted_in_process, 0, cache));
   const CompileResult hit = c.compile(plain_job());
   CHECK(hit.cache_hit);
   CHECK(hit.cubin == original.cubin);
@@ -154,7 +154,7 @@ TEST_CASE("cache: several processes and threads share one directory", "[sandbox]
     jobs.push_back(j);
   }
   // Reference bytes, no cache.
-  Compiler plain(leap_test::config(Isolation::in_process, 1));
+  Compiler plain(leap_test::config(Isolation::trusted_in_process, 1));
   const auto expected = plain.compile_batch(jobs);
 
   // Three processes race to fill the same directory with the same entries (in isolation mode each
@@ -189,7 +189,7 @@ TEST_CASE("cache: several processes and threads share one directory", "[sandbox]
   std::atomic<int> hits{0}, same{0};
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&] {
-      Compiler c(leap_test::config(Isolation::in_process, 1, cache));
+      Compiler c(leap_test::config(Isolation::trusted_in_process, 1, cache));
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         const CompileResult r = c.compile(jobs[i]);
         hits += r.cache_hit ? 1 : 0;

@@ -15,7 +15,7 @@ using namespace leap::sandbox;
 namespace {
 
 Compiler& compiler() {
-  static Compiler c(leap_test::config(Isolation::in_process));
+  static Compiler c(leap_test::config(Isolation::trusted_in_process));
   return c;
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("compat: a shipped header of the same name wins over the stand-in", "[
 
 TEST_CASE("compat: off, the standard and runtime headers are refused, each with what to use instead",
           "[sandbox][compat][jail]") {
-  CompilerConfig config = leap_test::config(Isolation::in_process);
+  CompilerConfig config = leap_test::config(Isolation::trusted_in_process);
   config.compat_headers = false;
   Compiler c(config);
   CompileJob j;

@@ -32,7 +32,10 @@ struct CompileOptions {
   bool want_cubin = true;      // ignored for compute_ archs
   std::vector<Define> defines;
   std::vector<std::string> name_expressions;  // e.g. "scale<float, 4>"; lowered names come back in order
-  std::chrono::milliseconds timeout{10000};   // wall-clock limit of one compile
+  // The compile's CPU time limit: the compile child's CPU time plus the scan and hashing of the source.
+  // Time spent queued, or waiting for a busy machine's cores, does not count.
+  std::chrono::milliseconds timeout{10000};
+  std::chrono::milliseconds wall_backstop{0};  // wall-clock limit of the compile itself; 0 = 10 x timeout
   std::size_t max_log_bytes = 64 * 1024;      // longer logs are cut, with a note saying so
 };
 

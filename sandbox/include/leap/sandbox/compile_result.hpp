@@ -13,6 +13,7 @@ enum class CompileStatus {
   error,    // the compiler rejected the source; the log says why
   timeout,  // the time limit stopped the compile
   refused,  // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
+  resource_limit,  // an OS resource limit (address space) ended the compile; `limit` says which
 };
 
 std::string_view to_string(CompileStatus status) noexcept;
@@ -21,6 +22,15 @@ struct CompileResult;
 // The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes (the code
 // itself stays out: a client that wants it links the library).
 std::string to_json(const CompileResult& result);
+
+// Which limit ended a compile (status timeout or resource_limit); none when it ran to its end.
+enum class CompileLimit {
+  none,
+  cpu_time,       // the compile's own CPU time (the child's, plus the scan and hashing of its source)
+  wall_clock,     // the generous wall-clock backstop (a child that sleeps or is starved for long)
+  address_space,  // RLIMIT_AS of the compile child
+};
+std::string_view to_string(CompileLimit limit) noexcept;
 
 struct LoweredName {
   std::string expression;  // as given in CompileOptions::name_expressions
@@ -34,6 +44,11 @@ struct CompileResult {
   std::string cubin;  // raw ELF bytes; empty unless asked for and produced
   std::vector<LoweredName> lowered_names;
   double seconds = 0.0;    // wall time of this call (a cache hit reports the lookup time)
+  double cpu_seconds = 0.0;  // CPU time charged to the limit: the compile child's, plus scanning and hashing the source
+  CompileLimit limit = CompileLimit::none;
+  // Compiled without the OS confinement: in-process (trusted sources) or a child with confinement
+  // switched off. Every report of such a result says so.
+  bool unconfined = false;
   bool cache_hit = false;  // the cache answered; nothing was compiled
   bool ok() const noexcept { return status == CompileStatus::ok; }
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compile service: NVRTC in-process or in a watchdogged child, behind the include jail and a cache.
+// The compile service: NVRTC in a confined, watchdogged child (or in-process for trusted source),
+// behind the include jail and a cache.
 #pragma once
 
 #include <cstddef>
@@ -12,18 +13,20 @@
 #include "leap/sandbox/compile_cache.hpp"
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/confinement.hpp"
 #include "leap/sandbox/include_jail.hpp"
 
 namespace leap::sandbox {
 
 enum class Isolation {
-  // Each compile runs in a forked child that is SIGKILLed at the time limit: the limit holds whatever
-  // the source does, and a crash or runaway allocation in NVRTC costs only the child. A few ms a compile.
+  // Each compile runs in a forked child confined by the OS (Landlock, seccomp, a private root, rlimits;
+  // see confinement.hpp) before NVRTC sees the source, and killed past its CPU time limit: the only
+  // mode for untrusted source. A few ms a compile.
   process,
-  // NVRTC runs on the calling thread; the limit is enforced by NVRTC's flow callback, which NVRTC
-  // (13.0) calls only between phases, so a front-end bomb runs to the end of parsing before it stops.
-  // For trusted sources and benchmarks.
-  in_process,
+  // NVRTC runs on the calling thread, unconfined: it reads any file the process can and echoes it in
+  // its log. The limit is enforced by NVRTC's flow callback, which NVRTC (13.0) calls only between
+  // phases, so a front-end bomb runs to the end of parsing. For trusted sources and measurements only.
+  trusted_in_process,
 };
 
 struct CompilerConfig {
@@ -36,6 +39,15 @@ struct CompilerConfig {
   unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
   std::string cuda_include_dir;  // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
+  ConfinementLimits limits;      // rlimits of a compile child
+  // Process isolation without Landlock, seccomp and the private root (rlimits and process hygiene
+  // stay); every result says so and is cached apart. Without it, a Compiler refuses to start where
+  // the machine lacks Landlock or seccomp. For trusted source and measurements: an unconfined NVRTC
+  // reads any host file a candidate names.
+  bool unconfined = false;
+  // Tests of the OS confinement only: every #include reaches NVRTC unscanned, so the tests show the
+  // confinement holds on its own.
+  bool skip_include_jail_for_tests = false;
 };
 
 struct BatchProgress {

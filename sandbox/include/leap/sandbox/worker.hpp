@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The evaluation worker: a child process that owns the CUDA context, so a kernel that hangs, traps or
 // corrupts memory costs one worker and never the harness. The parent never initialises CUDA.
+// The worker is its own program, leap-sandbox-worker, started with posix_spawn (never a fork of a
+// multithreaded parent that then loads the driver): own process group, default signal handlers, only
+// its two pipes open, death with its parent, no core dumps, and once the driver is initialised a
+// Landlock ruleset (device nodes and driver libraries only) and a seccomp filter.
 #pragma once
 
 #include <chrono>
@@ -16,7 +20,16 @@ struct WorkerConfig {
   // for testing the protocol, the watchdog and kill-and-replace without a GPU.
   bool fake = false;
   std::chrono::milliseconds init_timeout{60000};  // driver, context and CUPTI set-up of a fresh worker
+  // The leap-sandbox-worker program; empty = found by find_worker_executable().
+  std::string worker_executable;
+  // Landlock and seccomp once the driver is initialised (or at start, for a fake worker). Off only for
+  // diagnosing a driver that needs more than the ruleset allows.
+  bool confine = true;
 };
+
+// Where leap-sandbox-worker is: $LEAP_SANDBOX_WORKER, else beside the running program, else the
+// install prefix's bin directory, else this build's. Empty when none exists.
+std::string find_worker_executable();
 
 enum class CallStatus {
   ok,       // the worker answered
@@ -62,8 +75,13 @@ class WorkerProcess {
   bool start(std::string& error);
 };
 
+// The descriptors leap-sandbox-worker reads requests from and writes replies to.
+inline constexpr int k_worker_request_fd = 3;
+inline constexpr int k_worker_reply_fd = 4;
+
 // The worker's main loop: reads requests from `in_fd`, answers on `out_fd`, until EOF or "exit".
-// Called in the forked child; returns the process exit code.
+// Called by leap-sandbox-worker; returns the process exit code. Operations: ping, probe (the GPU, as
+// probe_gpu reports it, and the confinement in force), eval, exit, and the test operations.
 int run_worker(int in_fd, int out_fd, const WorkerConfig& config);
 
 }  // namespace leap::sandbox

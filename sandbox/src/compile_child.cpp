@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compile_child.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "detail.hpp"
+
+namespace leap::sandbox::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// In the child: say what failed on the result pipe and exit with the code the parent turns into an exception.
+[[noreturn]] void confinement_failed(const char* step, int error) {
+  char msg[512];
+  const int n = std::snprintf(msg, sizeof msg, "the compile child could not confine itself (%s: %s)", step, std::strerror(error));
+  if (n > 0) (void)write_all(3, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
+  _exit(k_exit_confinement_failed);
+}
+
+double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
+
+std::chrono::nanoseconds cpu_of(clockid_t clock) {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return std::chrono::nanoseconds::zero();
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+std::string milliseconds_text(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined) {
+  ChildSetup s;
+  s.confined = confined;
+  s.limits = limits;
+  std::error_code ec;
+  std::string pattern = (std::filesystem::temp_directory_path(ec) / "leap-compile-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("leap::sandbox: cannot create the compile child's empty directory under " +
+                             std::filesystem::temp_directory_path(ec).string() + ": " + std::strerror(errno));
+  }
+  s.work_dir = pattern;
+  if (!confined) return s;
+  const ConfinementSupport& support = confinement_support();
+  s.landlock_abi = support.landlock_abi;
+  s.filter = compile_child_filter();
+  s.private_root = support.mount_namespace;
+  s.root.mountpoint = s.work_dir;
+  s.root.uid = ::getuid();
+  s.root.gid = ::getgid();
+  for (const std::string& dir : include_dirs) {
+    const std::string target = std::filesystem::absolute(dir, ec).lexically_normal().string();
+    s.landlock.rules.push_back({target, false});
+    const bool nested = std::any_of(s.root.binds.begin(), s.root.binds.end(), [&](const PrivateRoot::Bind& b) {
+      return target == b.target || target.starts_with(b.target + "/");
+    });
+    if (nested) continue;
+    const std::filesystem::path source = std::filesystem::canonical(dir, ec);
+    s.root.binds.push_back({ec ? target : source.string(), target});
+  }
+  return s;
+}
+
+void remove_work_dir(const ChildSetup& setup) noexcept {
+  if (!setup.work_dir.empty()) ::rmdir(setup.work_dir.c_str());
+}
+
+std::string same_words_for_forbidden_and_missing(std::string log) {
+  // `cannot open source file "x": Permission denied` -> `cannot open source file "x"`, as for a missing file.
+  static constexpr std::string_view denied = ": Permission denied";
+  for (std::size_t at = log.find(denied); at != std::string::npos; at = log.find(denied, at)) {
+    log.erase(at, denied.size());
+  }
+  return log;
+}
+
+CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
+                                const std::function<CompileResult(std::chrono::nanoseconds)>& compile) {
+  const auto t0 = Clock::now();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("leap::sandbox: pipe failed: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("leap::sandbox: cannot start a compile child: ") + std::strerror(e));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (!die_with_parent(parent)) _exit(k_exit_parent_gone);
+    reset_process_state();
+    if (const int e = keep_only_descriptors(fds[1]); e != 0) _exit(k_exit_confinement_failed);
+    ChildLimits limits;
+    limits.address_space_extra = setup.limits.address_space_bytes;
+    limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(budget.cpu).count()) + 1;
+    limits.open_files = setup.limits.max_open_files;
+    const std::uint64_t inherited = mapped_bytes();  // before the private root hides /proc
+    if (setup.confined && setup.private_root) {
+      const char* step = "";
+      if (const int e = enter_private_root(setup.root, step); e != 0) confinement_failed(step, e);
+    } else if (::chdir(setup.work_dir.c_str()) != 0) {
+      confinement_failed("chdir into the empty directory", errno);
+    }
+    if (const int e = apply_limits(limits, inherited); e != 0) confinement_failed("setrlimit", e);
+    install_address_space_marker();
+    if (setup.confined) {
+      if (const int e = apply_landlock(setup.landlock, setup.landlock_abi); e != 0) confinement_failed("landlock", e);
+      if (const int e = apply_seccomp(setup.filter); e != 0) confinement_failed("seccomp", e);
+    }
+    const CompileResult r = compile(budget.cpu);
+    // NVRTC's front end reports a failed allocation itself and returns; under RLIMIT_AS that is the limit.
+    // (A candidate's #error cannot forge it: its text reads "#error directive: ...".)
+    if (r.status == CompileStatus::error && r.log.find("catastrophic error: out of memory") != std::string::npos) {
+      _exit(k_exit_address_space);
+    }
+    _exit(write_all(3, encode_result(r)) ? 0 : 3);
+  }
+  ::close(fds[1]);
+
+  clockid_t child_clock{};
+  const bool have_clock = ::clock_getcpuclockid(pid, &child_clock) == 0;
+  const auto wall_deadline = t0 + budget.wall;
+  CompileLimit killed_for = CompileLimit::none;
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    if (have_clock && cpu_of(child_clock) >= budget.cpu) {
+      killed_for = CompileLimit::cpu_time;
+      break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
+    if (left <= 0) {
+      killed_for = CompileLimit::wall_clock;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (killed_for != CompileLimit::none) {
+    ::kill(-pid, SIGKILL);  // its process group: anything it started goes too
+    ::kill(pid, SIGKILL);
+  }
+  int wstatus = 0;
+  rusage usage{};
+  while (::wait4(pid, &wstatus, 0, &usage) < 0 && errno == EINTR) {
+  }
+  const double cpu = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
+  const double cpu_limit = std::chrono::duration<double>(budget.cpu).count();
+
+  CompileResult out;
+  if (killed_for == CompileLimit::none && WIFSIGNALED(wstatus) &&
+      (WTERMSIG(wstatus) == SIGXCPU || (WTERMSIG(wstatus) == SIGKILL && cpu >= cpu_limit))) {
+    killed_for = CompileLimit::cpu_time;  // RLIMIT_CPU, the backstop of the sampling above
+  }
+  if (killed_for == CompileLimit::cpu_time) {
+    out.status = CompileStatus::timeout;
+    out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated);
+  } else if (killed_for == CompileLimit::wall_clock) {
+    out.status = CompileStatus::timeout;
+    out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +
+              std::to_string(static_cast<long long>(cpu * 1000)) + " ms of CPU)";
+  } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_address_space) {
+    out.status = CompileStatus::resource_limit;
+    killed_for = CompileLimit::address_space;
+    out.log = "compile stopped at its address-space limit (" + std::to_string(setup.limits.address_space_bytes >> 20) +
+              " MiB beyond the compiler itself)";
+  } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_confinement_failed) {
+    throw std::runtime_error("leap::sandbox: " + (data.empty() ? std::string("the compile child could not set itself up") : data));
+  } else if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS) {
+    out.status = CompileStatus::error;
+    out.log = "the compiler made a system call the sandbox forbids (seccomp); nothing was compiled";
+  } else if (std::optional<CompileResult> r = decode_result(data); r && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    out = std::move(*r);
+    if (out.status == CompileStatus::timeout) {
+      killed_for = CompileLimit::cpu_time;  // NVRTC's flow callback stopped it between phases
+      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) + (out.log.empty() ? "" : "\n" + out.log);
+    }
+  } else {
+    out.status = CompileStatus::error;
+    out.log = WIFSIGNALED(wstatus) ? "the compiler process died (signal " + std::to_string(WTERMSIG(wstatus)) + ")"
+                                   : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wstatus)) + ")";
+  }
+  out.limit = killed_for;
+  out.cpu_seconds = cpu;
+  out.log = same_words_for_forbidden_and_missing(std::move(out.log));
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace leap::sandbox::detail

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// One compile in a child process: confined by the OS before the source reaches NVRTC, limited by its
+// own CPU time, watched by the parent, which kills it (and its process group) past a limit.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "confinement.hpp"
+#include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/confinement.hpp"
+
+namespace leap::sandbox::detail {
+
+// Prepared once per Compiler: everything the child needs, so the child allocates nothing to confine itself.
+struct ChildSetup {
+  bool confined = true;           // Landlock + seccomp (+ the private root where available)
+  int landlock_abi = 0;
+  LandlockPlan landlock;          // read-only toolkit headers
+  SeccompFilter filter;
+  bool private_root = false;
+  PrivateRoot root;               // its mountpoint is `work_dir`
+  std::string work_dir;           // an empty directory: the private root's mountpoint, else the cwd
+  ConfinementLimits limits;
+};
+// Builds the setup for these include directories; work_dir is created (mode 0700) and must be removed
+// by the caller with remove_work_dir.
+ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined);
+void remove_work_dir(const ChildSetup& setup) noexcept;
+
+struct ChildBudget {
+  std::chrono::nanoseconds cpu;   // the child's CPU time
+  std::chrono::nanoseconds wall;  // backstop
+  std::chrono::milliseconds stated;  // the limit as the job states it (cpu is what is left of it), for messages
+};
+
+// Runs `compile` in a confined child. `compile` gets the child's CPU budget and returns the raw
+// result. The returned result carries status, limit and cpu_seconds as the parent saw them. Throws
+// std::runtime_error when the child could not be started or confined (a broken environment).
+CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
+                                const std::function<CompileResult(std::chrono::nanoseconds cpu_budget)>& compile);
+
+// NVRTC says "Permission denied" for a file Landlock forbids and nothing for a missing one; the two
+// must read the same (a private root makes both missing; this covers machines without one).
+std::string same_words_for_forbidden_and_missing(std::string log);
+
+}  // namespace leap::sandbox::detail

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// The confinement layers as steps a freshly forked (or spawned) child takes on itself. Everything that
+// allocates is prepared in the parent; the apply_* functions only make system calls, so they are safe
+// in a child forked from a multithreaded process. Each returns 0 or an errno value.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "leap/sandbox/confinement.hpp"
+
+namespace leap::sandbox::detail {
+
+// ---- Landlock (confinement_landlock.cpp) ----
+int landlock_abi() noexcept;  // the running kernel's ABI; 0 when Landlock is absent or disabled
+int landlock_errno() noexcept;  // why landlock_abi() is 0 (ENOSYS: not built, EOPNOTSUPP: disabled)
+
+struct LandlockRule {
+  std::string path;
+  bool write = false;  // read (and list) always; write, truncate and device ioctls when set
+};
+struct LandlockPlan {
+  std::vector<LandlockRule> rules;  // everything else is neither readable, writable nor executable
+};
+// Restricts the calling thread (and what it forks) to the plan with everything the ABI handles: file
+// access, TCP bind/connect (ABI >= 4, none allowed), signals and abstract sockets (ABI >= 6, scoped).
+// Sets no_new_privs. Paths that do not exist are skipped.
+int apply_landlock(const LandlockPlan& plan, int abi) noexcept;
+
+// ---- seccomp (confinement_seccomp.cpp) ----
+struct SeccompFilter {
+  std::vector<sock_filter> code;
+};
+// A deny-list filter (see the file for the list and why a deny-list): forbidden calls kill the process
+// with SIGSYS; clone3 answers ENOSYS so thread creation falls back to clone, where only threads pass.
+SeccompFilter compile_child_filter();
+SeccompFilter worker_filter();  // the same without the thread and signal rules a CUDA driver needs
+int apply_seccomp(const SeccompFilter& filter) noexcept;  // sets no_new_privs
+bool seccomp_available(std::string& reason);
+
+// ---- private root (confinement_mounts.cpp) ----
+struct PrivateRoot {
+  std::string mountpoint;  // an empty directory the child mounts its new root on
+  struct Bind {
+    std::string source;  // canonical host path
+    std::string target;  // where it appears inside the new root (the path NVRTC is given)
+  };
+  std::vector<Bind> binds;  // read-only
+  uid_t uid = 0;            // the parent's ids, mapped to root inside the new user namespace
+  gid_t gid = 0;
+};
+// In the child: a new user and mount namespace whose root is a fresh tmpfs holding only the binds,
+// then chdir("/"). `step` names what failed.
+int enter_private_root(const PrivateRoot& root, const char*& step) noexcept;
+
+// ---- process hygiene and rlimits (confinement.cpp) ----
+struct ChildLimits {
+  std::uint64_t address_space_extra = 0;  // RLIMIT_AS = what the child inherited + this; 0 = unlimited
+  std::uint64_t cpu_seconds = 0;          // RLIMIT_CPU soft limit; hard = soft + 1; 0 = unlimited
+  std::uint64_t open_files = 0;           // 0 = unchanged
+};
+// PR_SET_PDEATHSIG(SIGKILL) and the parent re-check; false when the parent is already gone.
+bool die_with_parent(pid_t parent) noexcept;
+// Own process group, default handlers, empty signal mask, empty environment.
+void reset_process_state() noexcept;
+// Keeps `keep` as descriptor 3 (the result pipe), stdin/stdout on /dev/null, stderr as is, closes the rest.
+int keep_only_descriptors(int keep) noexcept;
+// RLIMIT_AS is `inherited` + limits.address_space_extra; also file size 0 and no core dumps.
+int apply_limits(const ChildLimits& limits, std::uint64_t inherited) noexcept;
+std::uint64_t mapped_bytes() noexcept;  // what the process maps now (/proc/self/statm); 0 when unknown
+
+// Marks an address-space death: a handler that, on SIGSEGV/SIGBUS/SIGABRT, checks whether a small
+// mapping still fits under RLIMIT_AS and exits with k_exit_address_space when it does not.
+void install_address_space_marker() noexcept;
+inline constexpr int k_exit_address_space = 86;
+inline constexpr int k_exit_confinement_failed = 87;
+inline constexpr int k_exit_parent_gone = 88;
+
+// ---- the evaluation worker (confinement_worker.cpp) ----
+struct WorkerConfinement {
+  int landlock_abi = 0;  // 0 = none applied
+  bool seccomp = false;
+  std::string error;     // a layer that was available but could not be applied
+};
+// Landlock (mapped libraries' directories and /proc/self, /sys topology read-only; /dev/nvidia* read
+// and write) and the worker's seccomp filter, with what this kernel offers.
+// Remembered for reports (ping, probe): worker_confinement() is what the last call applied.
+WorkerConfinement confine_worker();
+const WorkerConfinement& worker_confinement();
+
+}  // namespace leap::sandbox::detail

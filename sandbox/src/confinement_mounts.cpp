@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// A private root for the compile child: a new user and mount namespace whose root is an empty tmpfs
+// with only the toolkit's headers bound in, read-only. Landlock alone answers "Permission denied" for
+// a host file and "No such file" for a missing one, which tells a candidate what exists; here both
+// are simply absent.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "confinement.hpp"
+
+namespace leap::sandbox::detail {
+namespace {
+
+int write_file(const char* path, const char* text) noexcept {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const std::size_t n = std::strlen(text);
+  const ssize_t w = ::write(fd, text, n);
+  const int e = errno;
+  ::close(fd);
+  return w == static_cast<ssize_t>(n) ? 0 : (w < 0 ? e : EIO);
+}
+
+// mkdir -p for an absolute path; `buf` is scratch of PATH_MAX bytes (no allocation in the child).
+int make_dirs(const char* path, char* buf, std::size_t cap) noexcept {
+  const std::size_t n = std::strlen(path);
+  if (n + 1 > cap) return ENAMETOOLONG;
+  std::memcpy(buf, path, n + 1);
+  for (std::size_t i = 1; i <= n; ++i) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    const char saved = buf[i];
+    buf[i] = '\0';
+    if (::mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
+    buf[i] = saved;
+  }
+  return 0;
+}
+
+// Read-only remount of a bind mount, keeping the flags a user namespace may not drop.
+void remount_read_only(const char* path) noexcept {
+  struct statvfs sv {};
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+  if (::statvfs(path, &sv) == 0) {
+    if (sv.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV) flags |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  }
+  ::mount(nullptr, path, nullptr, flags, nullptr);  // best effort: Landlock forbids writing anyway
+}
+
+}  // namespace
+
+int enter_private_root(const PrivateRoot& root, const char*& step) noexcept {
+  char map[64];
+  step = "unshare(user, mount)";
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
+  step = "write /proc/self/setgroups";
+  if (const int e = write_file("/proc/self/setgroups", "deny"); e != 0 && e != ENOENT) return e;
+  step = "write /proc/self/uid_map";
+  std::snprintf(map, sizeof map, "0 %u 1\n", static_cast<unsigned>(root.uid));
+  if (const int e = write_file("/proc/self/uid_map", map); e != 0) return e;
+  step = "write /proc/self/gid_map";
+  std::snprintf(map, sizeof map, "0 %u 1\n", static_cast<unsigned>(root.gid));
+  if (const int e = write_file("/proc/self/gid_map", map); e != 0) return e;
+  step = "make / private";
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  step = "mount tmpfs";
+  const char* base = root.mountpoint.c_str();
+  if (::mount("leap-root", base, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=0755") != 0) return errno;
+  char target[4096], scratch[4096];
+  for (const PrivateRoot::Bind& b : root.binds) {
+    step = "bind the toolkit headers";
+    if (std::snprintf(target, sizeof target, "%s%s", base, b.target.c_str()) >= static_cast<int>(sizeof target)) {
+      return ENAMETOOLONG;
+    }
+    if (const int e = make_dirs(target, scratch, sizeof scratch); e != 0) return e;
+    if (::mount(b.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+    remount_read_only(target);
+  }
+  step = "pivot_root";
+  std::snprintf(target, sizeof target, "%s/.old", base);
+  if (::mkdir(target, 0700) != 0) return errno;
+  if (::syscall(SYS_pivot_root, base, target) != 0) return errno;
+  step = "chdir /";
+  if (::chdir("/") != 0) return errno;
+  step = "detach the old root";
+  if (::umount2("/.old", MNT_DETACH) != 0) return errno;
+  ::rmdir("/.old");
+  // The new root itself read-only: nothing in it may be created or changed.
+  ::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  step = "";
+  return 0;
+}
+
+}  // namespace leap::sandbox::detail

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox-worker: the evaluation worker as its own program. WorkerProcess starts it with
+// posix_spawn and speaks frames on descriptors 3 (requests) and 4 (replies); it is not meant to be run
+// by hand. It dies with the process that started it, closes whatever else it inherited, and confines
+// itself once the CUDA driver is up (see leap/sandbox/worker.hpp).
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "leap/sandbox/worker.hpp"
+
+namespace {
+
+int usage(const char* problem) {
+  std::fprintf(stderr,
+               "leap-sandbox-worker: %s\n"
+               "usage: leap-sandbox-worker --parent PID [--driver LIB] [--device N] [--fake] [--unconfined]\n"
+               "(started by leap-sandbox and the leap::sandbox library, with its pipes on descriptors 3 and 4)\n",
+               problem);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  leap::sandbox::WorkerConfig config;
+  long parent = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--parent") {
+      const char* v = value();
+      char* end = nullptr;
+      parent = v != nullptr ? std::strtol(v, &end, 10) : -1;
+      if (v == nullptr || *end != '\0' || parent <= 0) return usage("--parent needs the starting process's id");
+    } else if (a == "--driver") {
+      const char* v = value();
+      if (v == nullptr) return usage("--driver needs a library name or path");
+      config.driver_library = v;
+    } else if (a == "--device") {
+      const char* v = value();
+      if (v == nullptr) return usage("--device needs an ordinal");
+      config.device = std::atoi(v);
+    } else if (a == "--fake") {
+      config.fake = true;
+    } else if (a == "--unconfined") {
+      config.confine = false;
+    } else {
+      return usage(("unknown argument '" + std::string(a) + "'").c_str());
+    }
+  }
+  if (parent <= 0) return usage("--parent is required");
+  // Death with the parent, and the re-check for a parent that died before the prctl.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != static_cast<pid_t>(parent)) return 1;
+  ::close_range(leap::sandbox::k_worker_reply_fd + 1, ~0u, 0);  // posix_spawn closed them too; belt and braces
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::signal(SIGPIPE, SIG_DFL);
+  return leap::sandbox::run_worker(leap::sandbox::k_worker_request_fd, leap::sandbox::k_worker_reply_fd, config);
+}

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: Apache-2.0
+// The OS confinement of compile children and the evaluation worker: no candidate reads a host file
+// whatever its text (with the include jail's lexer on and off), nothing outlives its parent, memory and
+// CPU limits end a compile as a result that says which limit it was, and the layers themselves.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/confinement.hpp>
+#include <leap/sandbox/worker.hpp>
+
+#include "../../sandbox/src/compile_child.hpp"
+#include "../../sandbox/src/confinement.hpp"
+#include "test_support.hpp"
+
+namespace sb = leap::sandbox;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* k_token = "LEAPCANARY_7e3f91";
+
+// A host file whose text, once included, compiles cleanly and puts the token into the log's
+// diagnostics, the PTX and the CUBIN: any leak is visible wherever it lands.
+struct Canary {
+  leap_test::TempDir dir;
+  std::string path;     // exists
+  std::string missing;  // same directory, does not exist
+  Canary() {
+    path = dir.write("canary.h", std::string("extern \"C\" __global__ void ") + k_token + "() {}\n").string();
+    missing = (dir.path / "absent.h").string();
+  }
+};
+
+// Every way of naming a host file the project knows; each takes the absolute path.
+struct Form {
+  const char* name;
+  std::string (*source)(const std::string& path);
+};
+const Form k_forms[] = {
+    {"absolute", [](const std::string& p) { return "#include \"" + p + "\"\n"; }},
+    {"angle", [](const std::string& p) { return "#include <" + p + ">\n"; }},
+    {"dot-dot", [](const std::string& p) {
+       std::string up;
+       for (int i = 0; i < 24; ++i) up += "../";
+       return "#include \"" + up + p.substr(1) + "\"\n";
+     }},
+    {"macro-built", [](const std::string& p) { return "#define LEAP_PATH \"" + p + "\"\n#include LEAP_PATH\n"; }},
+    // The jail splices the next line into the comment (backslash, space, newline); NVRTC does not.
+    {"comment ending in backslash-space", [](const std::string& p) { return "// a comment \\ \n#include \"" + p + "\"\n"; }},
+    // The jail reads a digit separator and a comment opening; NVRTC reads a character literal.
+    {"digit separator before a comment opening", [](const std::string& p) {
+       return "#define M(x)\nM(1'$/*')\n#include \"" + p + "\"\n// */\n";
+     }},
+    {"stringised", [](const std::string& p) {
+       return "#define STR(...) #__VA_ARGS__\n__device__ const char* leak = STR(\n#include \"" + p + "\"\n);\n";
+     }},
+};
+
+// __has_include spellings: the answer ("present"/"absent") lands in the log through #error.
+const Form k_has_include_forms[] = {
+    {"__has_include", [](const std::string& p) {
+       return "#if __has_include(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
+     }},
+    {"__has_include through a macro", [](const std::string& p) {
+       return "#define LEAP_HAS(x) __has_include(x)\n#if LEAP_HAS(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
+     }},
+};
+
+sb::CompilerConfig confined_config(bool jail, std::shared_ptr<sb::CompileCache> cache = {}) {
+  sb::CompilerConfig c = leap_test::config(sb::Isolation::process, 1, std::move(cache));
+  c.skip_include_jail_for_tests = !jail;
+  return c;
+}
+
+sb::CompileResult compile_source(sb::Compiler& c, const std::string& source) {
+  sb::CompileJob j;
+  j.source = source;
+  return c.compile(j);
+}
+
+bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+// Every file under `dir`, whole.
+std::string all_bytes_under(const std::filesystem::path& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) all += leap_test::read_file(e.path());
+  }
+  return all;
+}
+
+// Lines of /etc/shadow worth looking for (empty when the file is not readable here).
+std::vector<std::string> shadow_lines() {
+  std::vector<std::string> lines;
+  std::ifstream in("/etc/shadow");
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() >= 8) lines.push_back(line);
+  }
+  return lines;
+}
+
+void require_confinement() {
+  const sb::ConfinementSupport& s = sb::confinement_support();
+  INFO("this machine lacks a required layer: " << s.missing());
+  REQUIRE(s.sufficient());
+}
+
+// The pid of `parent`'s only child, waiting up to 20 s for it to appear.
+pid_t child_of(pid_t parent) {
+  const std::string path = "/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children";
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+// Kills `helper` with SIGKILL and returns how long its child `orphan` lived on (we are the subreaper,
+// so the orphan is ours to reap); -1 when it was still alive after 5 s.
+double orphan_lifetime(pid_t helper, pid_t orphan) {
+  ::kill(helper, SIGKILL);
+  int status = 0;
+  ::waitpid(helper, &status, 0);
+  const auto t0 = Clock::now();
+  while (Clock::now() - t0 < std::chrono::seconds(5)) {
+    if (::waitpid(orphan, &status, WNOHANG) == orphan) return std::chrono::duration<double>(Clock::now() - t0).count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(orphan, SIGKILL);
+  ::waitpid(orphan, &status, 0);
+  return -1.0;
+}
+
+struct Subreaper {
+  Subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~Subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+};
+
+const std::string k_macro_bomb =  // 10^7 initialisers: gigabytes in NVRTC's front end
+    "#define COMMA ,\n#define A(x) x x x x x x x x x x\n__device__ int v[] = { A(A(A(A(A(A(A(1 COMMA))))))) 0 };\n";
+
+}  // namespace
+
+TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists every layer", "[sandbox][confinement]") {
+  require_confinement();
+  const sb::ConfinementSupport& s = sb::confinement_support();
+  CHECK(s.landlock_abi == sb::detail::landlock_abi());
+  CHECK(s.missing().empty());
+  const std::vector<sb::ConfinementLayer> layers = sb::describe_confinement();
+  REQUIRE(layers.size() == 5);
+  CHECK(layers[0].name == "landlock");
+  CHECK(layers[0].in_force);
+  CHECK(contains(layers[0].detail, "ABI " + std::to_string(s.landlock_abi)));
+  CHECK(layers[1].name == "seccomp");
+  CHECK(layers[2].name == "mount namespace");
+  CHECK(layers[2].in_force == s.mount_namespace);
+  CHECK(layers[3].name == "rlimits");
+  CHECK(contains(layers[3].detail, "+4096 MiB"));
+  CHECK(sb::landlock_abi_features(6).find("scoped signals") != std::string::npos);
+  CHECK(sb::landlock_abi_features(3).find("TCP") == std::string::npos);
+
+  sb::ConfinementSupport none;
+  none.landlock_reason = "no Landlock here";
+  none.seccomp_reason = "no seccomp here";
+  CHECK_FALSE(none.sufficient());
+  CHECK(none.missing() == "Landlock unavailable: no Landlock here; seccomp unavailable: no seccomp here");
+}
+
+TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer on or off", "[sandbox][confinement][leak]") {
+  require_confinement();
+  const Canary canary;
+  const std::vector<std::string> shadow = shadow_lines();
+  leap_test::TempDir cache_dir;
+  sb::CacheOptions cache_options;
+  cache_options.directory = cache_dir.path;
+  auto cache = std::make_shared<sb::CompileCache>(cache_options);
+  for (const bool jail : {true, false}) {
+    sb::Compiler c(confined_config(jail, cache));
+    for (const Form& form : k_forms) {
+      INFO("form: " << form.name << ", jail lexer " << (jail ? "on" : "off"));
+      const sb::CompileResult leak = compile_source(c, form.source(canary.path));
+      CHECK_FALSE(leak.ok());
+      CHECK_FALSE(leak.unconfined);
+      CHECK_FALSE(contains(leak.log, k_token));
+      CHECK_FALSE(contains(leak.ptx, k_token));
+      CHECK_FALSE(contains(leak.cubin, k_token));
+      // A forbidden file reads exactly like a missing one.
+      const sb::CompileResult absent = compile_source(c, form.source(canary.missing));
+      CHECK(absent.status == leak.status);
+      CHECK(replaced(leak.log, "canary.h", "X.h") == replaced(absent.log, "absent.h", "X.h"));
+
+      const sb::CompileResult secret = compile_source(c, form.source("/etc/shadow"));
+      const sb::CompileResult no_secret = compile_source(c, form.source("/etc/shadoz"));
+      CHECK_FALSE(secret.ok());
+      for (const std::string& line : shadow) CHECK_FALSE(contains(secret.log, line));
+      CHECK(secret.status == no_secret.status);
+      CHECK(replaced(secret.log, "/etc/shadow", "X") == replaced(no_secret.log, "/etc/shadoz", "X"));
+    }
+    for (const Form& form : k_has_include_forms) {
+      INFO("form: " << form.name << ", jail lexer " << (jail ? "on" : "off"));
+      const sb::CompileResult existing = compile_source(c, form.source(canary.path));
+      const sb::CompileResult missing = compile_source(c, form.source(canary.missing));
+      CHECK(existing.status == missing.status);
+      CHECK(replaced(existing.log, "canary.h", "X.h") == replaced(missing.log, "absent.h", "X.h"));
+      CHECK_FALSE(contains(existing.log, "present"));
+      const sb::CompileResult shadow_existing = compile_source(c, form.source("/etc/shadow"));
+      const sb::CompileResult shadow_missing = compile_source(c, form.source("/etc/shadoz"));
+      CHECK(replaced(shadow_existing.log, "/etc/shadow", "X") == replaced(shadow_missing.log, "/etc/shadoz", "X"));
+    }
+  }
+  const std::string cached = all_bytes_under(cache_dir.path);
+  CHECK_FALSE(cached.empty());  // the cache did store results: the check below looked at something
+  CHECK_FALSE(contains(cached, k_token));
+  for (const std::string& line : shadow) CHECK_FALSE(contains(cached, line));
+}
+
+TEST_CASE("confinement: without it the same sources do leak (the leak test can fail)", "[sandbox][confinement][leak]") {
+  const Canary canary;
+  sb::CompilerConfig config = leap_test::config(sb::Isolation::process, 1);
+  config.unconfined = true;
+  config.skip_include_jail_for_tests = true;
+  sb::Compiler c(config);
+  const sb::CompileResult leak = compile_source(c, k_forms[0].source(canary.path));
+  CHECK(leak.ok());
+  CHECK(leak.unconfined);
+  CHECK(contains(leak.ptx, k_token));
+  const sb::CompileResult present = compile_source(c, k_has_include_forms[0].source(canary.path));
+  CHECK(contains(present.log, "present"));
+}
+
+TEST_CASE("confinement: toolkit headers that include their siblings compile (mma.h, cooperative_groups.h)", "[sandbox][confinement]") {
+  require_confinement();
+  sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
+  const sb::CompileResult wmma = compile_source(c,
+      "#include <mma.h>\n"
+      "using namespace nvcuda;\n"
+      "extern \"C\" __global__ void wmma16(const half* a, const half* b, float* d) {\n"
+      "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+      "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+      "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;\n"
+      "  wmma::fill_fragment(acc, 0.0f);\n"
+      "  wmma::load_matrix_sync(fa, a, 16);\n"
+      "  wmma::load_matrix_sync(fb, b, 16);\n"
+      "  wmma::mma_sync(acc, fa, fb, acc);\n"
+      "  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);\n"
+      "}\n");
+  INFO(wmma.log);
+  CHECK(wmma.ok());
+  CHECK(contains(wmma.ptx, "wmma.mma.sync"));
+  const sb::CompileResult groups = compile_source(c,
+      "#include <cooperative_groups.h>\n"
+      "#include <cooperative_groups/reduce.h>\n"
+      "namespace cg = cooperative_groups;\n"
+      "extern \"C\" __global__ void warp_sum(const float* x, float* out) {\n"
+      "  cg::thread_block block = cg::this_thread_block();\n"
+      "  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
+      "  const float s = cg::reduce(warp, x[block.thread_rank()], cg::plus<float>());\n"
+      "  if (warp.thread_rank() == 0) out[block.thread_rank() / 32] = s;\n"
+      "}\n");
+  INFO(groups.log);
+  CHECK(groups.ok());
+  CHECK(contains(groups.ptx, "warp_sum"));
+}
+
+TEST_CASE("confinement: a compile past its address-space limit ends promptly as a resource error", "[sandbox][confinement][limits]") {
+  require_confinement();
+  sb::CompilerConfig config = leap_test::config(sb::Isolation::process, 1);
+  config.limits.address_space_bytes = 256ull << 20;
+  sb::Compiler c(config);
+  sb::CompileJob j;
+  j.source = k_macro_bomb;
+  j.options.timeout = std::chrono::seconds(60);
+  const sb::CompileResult r = c.compile(j);
+  INFO(r.log);
+  CHECK(r.status == sb::CompileStatus::resource_limit);
+  CHECK(r.limit == sb::CompileLimit::address_space);
+  CHECK(contains(r.log, "address-space limit (256 MiB"));
+  CHECK(r.cpu_seconds < 10.0);
+  CHECK(compile_source(c, leap_test::plain_kernel()).ok());
+}
+
+TEST_CASE("confinement: limits count the compile's own CPU time, not the queue", "[sandbox][confinement][limits]") {
+  require_confinement();
+  SECTION("a batch queued behind one worker finishes although it waits longer than each compile's limit") {
+    sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
+    double single = 0.0;
+    for (int i = 0; i < 2; ++i) single = std::max(single, compile_source(c, std::string(leap_test::plain_kernel()) + "// " + std::to_string(i)).cpu_seconds);
+    const auto limit = std::chrono::milliseconds(std::max<long long>(300, static_cast<long long>(single * 4000)));
+    std::vector<sb::CompileJob> jobs;
+    for (int i = 0; i < 12; ++i) {
+      sb::CompileJob j;
+      j.source = std::string(leap_test::plain_kernel()) + "__global__ void q" + std::to_string(i) + "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
+      j.options.timeout = limit;
+      jobs.push_back(std::move(j));
+    }
+    const auto t0 = Clock::now();
+    const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
+    const auto waited = Clock::now() - t0;
+    INFO("limit " << limit.count() << " ms, batch took " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+    CHECK(waited > limit);  // the last jobs were queued for longer than their limit
+    for (const sb::CompileResult& r : results) {
+      CHECK(r.ok());
+      CHECK(r.limit == sb::CompileLimit::none);
+      CHECK(r.cpu_seconds > 0.0);
+      CHECK(r.cpu_seconds < std::chrono::duration<double>(limit).count());
+    }
+  }
+  SECTION("scanning and hashing the source are charged to the budget") {
+    sb::Compiler c(leap_test::config(sb::Isolation::process, 1, std::make_shared<sb::CompileCache>()));
+    sb::CompileJob j;
+    j.source = std::string(leap_test::plain_kernel());
+    for (int i = 0; i < 400000; ++i) j.source += "// a long comment line that the jail must scan and the cache must hash\n";
+    j.options.timeout = std::chrono::milliseconds(1);
+    const sb::CompileResult r = c.compile(j);
+    CHECK(r.status == sb::CompileStatus::timeout);
+    CHECK(r.limit == sb::CompileLimit::cpu_time);
+    CHECK(contains(r.log, "scanning and hashing the source alone used"));
+    CHECK(r.cpu_seconds >= 0.001);
+  }
+  SECTION("the wall clock is a backstop, and the result says it was the one") {
+    sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
+    sb::CompileJob j;
+    j.source = leap_test::plain_kernel();
+    j.options.wall_backstop = std::chrono::milliseconds(1);
+    const sb::CompileResult r = c.compile(j);
+    CHECK(r.status == sb::CompileStatus::timeout);
+    CHECK(r.limit == sb::CompileLimit::wall_clock);
+    CHECK(contains(r.log, "wall-clock backstop of 1 ms"));
+  }
+}
+
+TEST_CASE("confinement: no compile child or worker outlives its parent by a second", "[sandbox][confinement][lifetime]") {
+  require_confinement();
+  const Subreaper subreaper;
+  SECTION("a compile child whose parent is killed") {
+    const pid_t helper = ::fork();
+    REQUIRE(helper >= 0);
+    if (helper == 0) {
+      sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
+      sb::CompileJob j;
+      j.source = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+                 "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+      j.options.timeout = std::chrono::seconds(120);
+      (void)c.compile(j);
+      _exit(0);
+    }
+    const pid_t child = child_of(helper);
+    REQUIRE(child > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well inside NVRTC by now
+    const double lived = orphan_lifetime(helper, child);
+    CHECK(lived >= 0.0);
+    CHECK(lived < 1.0);
+  }
+  SECTION("an evaluation worker whose parent is killed") {
+    const pid_t helper = ::fork();
+    REQUIRE(helper >= 0);
+    if (helper == 0) {
+      sb::WorkerConfig config;
+      config.fake = true;
+      sb::WorkerProcess w(config);
+      const std::vector<std::uint8_t> ping = nlohmann::json::to_cbor(nlohmann::json{{"op", "ping"}});
+      (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()), std::chrono::seconds(30));
+      ::pause();
+      _exit(0);
+    }
+    const pid_t worker = child_of(helper);
+    REQUIRE(worker > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const double lived = orphan_lifetime(helper, worker);
+    CHECK(lived >= 0.0);
+    CHECK(lived < 1.0);
+  }
+}
+
+TEST_CASE("confinement: the worker program starts without a GPU, confined, and answers its probe", "[sandbox][confinement][worker]") {
+  require_confinement();
+  REQUIRE_FALSE(sb::find_worker_executable().empty());
+  auto call = [](sb::WorkerProcess& w, const char* op) {
+    const std::vector<std::uint8_t> req = nlohmann::json::to_cbor(nlohmann::json{{"op", op}});
+    const sb::CallResult r = w.call(std::string_view(reinterpret_cast<const char*>(req.data()), req.size()), std::chrono::seconds(30));
+    INFO(r.detail);
+    REQUIRE(r.status == sb::CallStatus::ok);
+    return nlohmann::json::from_cbor(r.reply);
+  };
+  SECTION("a real worker: the driver probe answers with a state and a reason") {
+    sb::WorkerConfig config;
+    if (std::string(LEAP_TEST_STUB_LIBCUDA).size() > 0) config.driver_library = LEAP_TEST_STUB_LIBCUDA;
+    sb::WorkerProcess w(config);
+    const nlohmann::json probe = call(w, "probe");
+    const std::string report = probe.at("report");
+    CHECK(contains(report, "state "));
+    CHECK(w.pid() != ::getpid());
+    CHECK(::getpgid(w.pid()) == w.pid());  // its own process group
+  }
+  SECTION("a fake worker: confined from the start, its own group, only its pipes open") {
+    sb::WorkerConfig config;
+    config.fake = true;
+    sb::WorkerProcess w(config);
+    const nlohmann::json ping = call(w, "ping");
+    CHECK(ping.at("pid") == w.pid());
+    CHECK(ping.at("confinement").at("landlock_abi") == sb::confinement_support().landlock_abi);
+    CHECK(ping.at("confinement").at("seccomp") == true);
+    CHECK(ping.at("confinement").at("error") == "");
+    CHECK(::getpgid(w.pid()) == w.pid());
+    std::vector<int> fds;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(w.pid()) + "/fd")) {
+      fds.push_back(std::stoi(e.path().filename().string()));
+    }
+    std::sort(fds.begin(), fds.end());
+    CHECK(fds == std::vector<int>{0, 1, 2, 3, 4});
+  }
+}
+
+TEST_CASE("confinement: results say when they were compiled unconfined", "[sandbox][confinement]") {
+  require_confinement();
+  sb::Compiler confined(leap_test::config(sb::Isolation::process, 1));
+  CHECK_FALSE(compile_source(confined, leap_test::plain_kernel()).unconfined);
+  sb::Compiler trusted(leap_test::config(sb::Isolation::trusted_in_process, 1));
+  CHECK(compile_source(trusted, leap_test::plain_kernel()).unconfined);
+  sb::CompilerConfig opted_out = leap_test::config(sb::Isolation::process, 1);
+  opted_out.unconfined = true;
+  sb::Compiler unconfined(opted_out);
+  const sb::CompileResult r = compile_source(unconfined, leap_test::plain_kernel());
+  CHECK(r.ok());
+  CHECK(r.unconfined);
+}
+
+// The layers one by one, in throwaway children.
+namespace {
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) _exit(body());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+}
+}  // namespace
+
+TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets threads run", "[sandbox][confinement][seccomp]") {
+  require_confinement();
+  const sb::detail::SeccompFilter filter = sb::detail::compile_child_filter();
+  auto confined = [&](const std::function<int()>& body) {
+    return in_child([&] {
+      if (sb::detail::apply_seccomp(filter) != 0) return 90;
+      return body();
+    });
+  };
+  CHECK(confined([] { return 7; }) == 7);
+  CHECK(confined([] {
+          int x = 0;
+          std::thread t([&] { x = 5; });
+          t.join();
+          return x;
+        }) == 5);
+  CHECK(confined([] {
+          char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+          ::execv("/bin/true", argv);
+          return 91;
+        }) == 1000 + SIGSYS);
+  CHECK(confined([] { return ::socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 92 : 93; }) == 1000 + SIGSYS);
+  CHECK(confined([] { return ::fork() >= 0 ? 94 : 95; }) == 1000 + SIGSYS);
+  CHECK(confined([] { return ::unshare(0) == 0 ? 96 : 97; }) == 1000 + SIGSYS);
+}
+
+TEST_CASE("confinement: Landlock leaves the allowed tree readable and nothing else", "[sandbox][confinement][landlock]") {
+  require_confinement();
+  leap_test::TempDir allowed;
+  const std::string inside = allowed.write("inside.h", "ok").string();
+  const int abi = sb::detail::landlock_abi();
+  sb::detail::LandlockPlan plan;
+  plan.rules.push_back({allowed.path.string(), false});
+  const int rc = in_child([&] {
+    if (sb::detail::apply_landlock(plan, abi) != 0) return 10;
+    const int in = ::open(inside.c_str(), O_RDONLY);
+    if (in < 0) return 11;
+    ::close(in);
+    if (::open("/etc/passwd", O_RDONLY) >= 0 || errno != EACCES) return 12;
+    if (::open((allowed.path / "new.h").c_str(), O_WRONLY | O_CREAT, 0600) >= 0) return 13;
+    if (::open(inside.c_str(), O_WRONLY) >= 0) return 14;
+    return 0;
+  });
+  CHECK(rc == 0);
+}
+
+TEST_CASE("confinement: the log filter gives a forbidden and a missing file the same words", "[sandbox][confinement]") {
+  CHECK(sb::detail::same_words_for_forbidden_and_missing("k.cu(1): catastrophic error: cannot open source file \"/a\": Permission denied\n") ==
+        "k.cu(1): catastrophic error: cannot open source file \"/a\"\n");
+}
+
+TEST_CASE("confinement: the private root holds only what is bound into it", "[sandbox][confinement][mounts]") {
+  require_confinement();
+  if (!sb::confinement_support().mount_namespace) {
+    WARN("no private mount namespace here (" << sb::confinement_support().mount_namespace_reason << "); the log filter stands in");
+    return;
+  }
+  leap_test::TempDir mountpoint, bound;
+  const std::string inside = bound.write("inside.h", "ok").string();
+  sb::detail::PrivateRoot root;
+  root.mountpoint = mountpoint.path.string();
+  root.binds.push_back({bound.path.string(), bound.path.string()});
+  root.uid = ::getuid();
+  root.gid = ::getgid();
+  const int rc = in_child([&] {
+    const char* step = "";
+    if (sb::detail::enter_private_root(root, step) != 0) return 20;
+    const int in = ::open(inside.c_str(), O_RDONLY);
+    if (in < 0) return 21;
+    ::close(in);
+    if (::open("/etc/passwd", O_RDONLY) >= 0 || errno != ENOENT) return 22;
+    if (::open((bound.path / "new.h").c_str(), O_WRONLY | O_CREAT, 0600) >= 0) return 23;
+    return 0;
+  });
+  CHECK(rc == 0);
+}
