@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-# Runs toy_policy briefly with 1 and with 3 threads and checks that the JSON summaries are identical
-# and carry every field the README promises.
-set(args --steps 6 --tasks 12 --group-size 4 --eval-every 3 --json --out "${WORK_DIR}")
+# Runs a short toy_policy study (two seeds, two learning rates) with 1 and with 3 threads and checks
+# that the JSON summaries are identical, carry every field the README promises, label LEAP's order
+# as published, and spend the evaluations the budget allows.
+set(args --seeds 1-2 --lr 1,3 --budget 3000 --tasks 12 --group-size 4 --eval-interval 500 --eval-samples 4 --json
+         --out "${WORK_DIR}")
 foreach(threads 1 3)
   execute_process(COMMAND "${TOY_POLICY}" ${args} --threads ${threads}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out_${threads} ERROR_VARIABLE err)
@@ -12,19 +14,38 @@ endforeach()
 if(NOT out_1 STREQUAL out_3)
   message(FATAL_ERROR "results depend on the thread count:\n${out_1}\n${out_3}")
 endif()
-foreach(method single_turn multi_turn leap)
-  foreach(field acc_turn1 acc_final evaluations steps)
+foreach(method single_turn multi_turn_g0.5 multi_turn_g0.9 multi_turn_g1.0 rank_binary leap_unpruned grpo_dcp_g0.9 leap leap_speed)
+  foreach(field acc_turn1 acc_final evaluations steps learning_rate final at_evaluations evaluations_to_target
+                solved_later_negative_share advantage_rms)
     string(JSON value ERROR_VARIABLE missing GET "${out_1}" methods ${method} ${field})
     if(missing)
       message(FATAL_ERROR "methods.${method}.${field} missing from ${out_1}")
     endif()
   endforeach()
 endforeach()
-string(JSON single_evals GET "${out_1}" methods single_turn evaluations)
-string(JSON multi_evals GET "${out_1}" methods multi_turn evaluations)
-string(JSON leap_evals GET "${out_1}" methods leap evaluations)
-# 6 steps x 12 tasks x G = 4 turn-1 evaluations; multi-turn adds debugging turns, leap only some.
-if(NOT single_evals EQUAL 288 OR NOT multi_evals GREATER leap_evals OR NOT leap_evals GREATER single_evals)
-  message(FATAL_ERROR "unexpected evaluation counts: single ${single_evals}, multi ${multi_evals}, leap ${leap_evals}")
+string(JSON order GET "${out_1}" methods leap order)
+string(JSON speed_order GET "${out_1}" methods leap_speed order)
+string(JSON weight GET "${out_1}" methods leap kernel_order turn_weight)
+if(NOT order STREQUAL "published" OR NOT speed_order MATCHES "speedup" OR NOT weight EQUAL 1)
+  message(FATAL_ERROR "leap must run the published order (got '${order}', turn_weight ${weight}), leap_speed a speed-aware one ('${speed_order}')")
+endif()
+string(JSON seeds LENGTH "${out_1}" seeds)
+string(JSON pairs LENGTH "${out_1}" pairs)
+if(NOT seeds EQUAL 2 OR pairs LESS 9)
+  message(FATAL_ERROR "expected 2 seeds and at least 9 pairs, got ${seeds} and ${pairs}")
+endif()
+# Every run spends the budget and stops within one step of it: 12 tasks x G = 4 x at most 3 turns.
+foreach(method single_turn multi_turn_g0.9 leap)
+  string(JSON evals GET "${out_1}" methods ${method} evaluations)
+  if(evals LESS 3000 OR evals GREATER 3144)
+    message(FATAL_ERROR "${method} spent ${evals} evaluations of a 3000 budget")
+  endif()
+endforeach()
+# One step of single-turn GRPO is 48 evaluations; DCP spends fewer per step than expanding all.
+string(JSON single_per_step GET "${out_1}" methods single_turn evaluations_per_step mean)
+string(JSON multi_steps GET "${out_1}" methods multi_turn_g0.9 steps)
+string(JSON leap_steps GET "${out_1}" methods leap steps)
+if(NOT single_per_step EQUAL 48 OR NOT leap_steps GREATER multi_steps)
+  message(FATAL_ERROR "unexpected steps: single per step ${single_per_step}, multi ${multi_steps}, leap ${leap_steps}")
 endif()
 message(STATUS "deterministic and complete: ${out_1}")
