@@ -2,13 +2,15 @@
 // Turn credit: spreading a trajectory's advantage over its turns.
 //
 // A property of LEAP's order worth knowing before reading a training curve: a successful repair can
-// be pushed down. Under the published order a trajectory solved at turn k >= 2 beats every failure
-// and loses to every success at an earlier turn, so its advantage is
-//   (failures - w * earlier successes) / (G - 1)        (w = KernelOrder::turn_weight, 1 as published)
-// which is negative whenever its group holds more earlier successes than final failures (weighted by
-// w). An advantage <= 0 goes to every turn below, the repairing turn included: the policy learns to
-// avoid a fix that worked, because in that group the first try should have worked. In the toy study
-// this was the case for most successful repairs. StepMetrics::solved_later_negative counts it each
+// be pushed down. Under the published order a trajectory solved at turn k >= 2 beats every failure,
+// beats every success at a later turn and loses to every success at an earlier turn, so its advantage
+// is
+//   (failures + w * later successes - w * earlier successes) / (G - 1)
+// (w = KernelOrder::turn_weight, 1 as published), which is negative whenever its group holds more
+// earlier successes than failures and later successes together. An advantage <= 0 goes to every turn
+// below, the repairing turn included: the policy learns to avoid a fix that worked, because in that
+// group the first try should have worked. In the toy study 77 % of LEAP's successful repairs got a
+// negative advantage (examples/toy_policy, README). StepMetrics::solved_later_negative counts it each
 // step; turn_weight < 1 weakens it, and turn_weight = 0 (successes tie) removes it.
 #pragma once
 
