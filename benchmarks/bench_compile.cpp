@@ -89,11 +89,30 @@ void BM_WarmInProcess(benchmark::State& state) {
 }
 BENCHMARK(BM_WarmInProcess)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_Isolated(benchmark::State& state) {  // a forked, watchdogged child per compile (the default)
-  sb::Compiler c(config(sb::Isolation::process));
+// A forked, watchdogged child per compile (the default), confined by the OS (Landlock, seccomp, the
+// private root, rlimits) or with --unconfined: every compile is a fresh child, so each one pays the
+// confinement's set-up; the two side by side are its cost. Compare with
+//   --benchmark_filter=BM_Isolated --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+void BM_Isolated(benchmark::State& state) {
+  sb::CompilerConfig cfg = config(sb::Isolation::process);
+  cfg.unconfined = state.range(0) == 0;
+  sb::Compiler c(cfg);
   for (auto _ : state) benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
 }
-BENCHMARK(BM_Isolated)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Isolated)->ArgName("confined")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// The first compile of a fresh Compiler in a child, confined or not: the set-up a new Compiler adds
+// (the confinement probe is once per process, so it is paid before the loop).
+void BM_ColdFirstCompileChild(benchmark::State& state) {
+  (void)sb::confinement_support();
+  for (auto _ : state) {
+    sb::CompilerConfig cfg = config(sb::Isolation::process);
+    cfg.unconfined = state.range(0) == 0;
+    sb::Compiler c(cfg);
+    benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
+  }
+}
+BENCHMARK(BM_ColdFirstCompileChild)->ArgName("confined")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 void BM_CacheHitMemory(benchmark::State& state) {
   sb::Compiler c(config(sb::Isolation::trusted_in_process, 1, std::make_shared<sb::CompileCache>()));

@@ -12,7 +12,9 @@ namespace leap::sandbox {
 std::string to_json(const CompileResult& r) {
   const nlohmann::json j = {{"status", to_string(r.status)}, {"log", r.log},
                             {"seconds", r.seconds},          {"cache_hit", r.cache_hit},
-                            {"ptx_bytes", r.ptx.size()},     {"cubin_bytes", r.cubin.size()}};
+                            {"ptx_bytes", r.ptx.size()},     {"cubin_bytes", r.cubin.size()},
+                            {"cpu_seconds", r.cpu_seconds},  {"limit", to_string(r.limit)},
+                            {"unconfined", r.unconfined}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

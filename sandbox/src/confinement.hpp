@@ -86,8 +86,8 @@ struct WorkerConfinement {
   bool seccomp = false;
   std::string error;     // a layer that was available but could not be applied
 };
-// Landlock (mapped libraries' directories and /proc/self, /sys topology read-only; /dev/nvidia* read
-// and write) and the worker's seccomp filter, with what this kernel offers.
+// Landlock (mapped libraries' directories, the loader's cache, /proc/self and /sys/devices read-only;
+// /dev/nvidia* read and write) and the worker's seccomp filter, with what this kernel offers.
 // Remembered for reports (ping, probe): worker_confinement() is what the last call applied.
 WorkerConfinement confine_worker();
 const WorkerConfinement& worker_confinement();

@@ -45,7 +45,9 @@ WorkerConfinement confine_worker() {
   c = {};
   LandlockPlan plan;
   for (const std::string& dir : mapped_directories()) plan.rules.push_back({dir, false});
-  for (const char* path : {"/proc/self", "/proc/driver/nvidia", "/sys/devices/system", "/sys/bus/pci/devices"}) {
+  // The loader's cache, for libraries the driver opens by name later (the PTX JIT compiler); /proc and
+  // /sys as far as the driver reads them (PCI and NUMA topology live under /sys/devices).
+  for (const char* path : {"/etc/ld.so.cache", "/proc/self", "/proc/driver/nvidia", "/sys/devices", "/sys/bus/pci/devices"}) {
     plan.rules.push_back({path, false});
   }
   if (DIR* dev = ::opendir("/dev")) {

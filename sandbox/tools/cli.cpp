@@ -36,8 +36,19 @@ std::string default_cache_dir() {
   return {};
 }
 
-leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time) {
+void warn_unconfined() {
+  static bool said = false;
+  if (said) return;
+  said = true;
+  std::cerr << "leap-sandbox: --unconfined: compiles run without Landlock, seccomp and the private root; a candidate "
+               "can read any file this process can. Use it for trusted source only.\n";
+}
+
+leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time,
+                                                bool unconfined) {
   leap::sandbox::EvaluatorConfig c;
+  c.compiler.unconfined = unconfined;
+  if (unconfined) warn_unconfined();
   c.arch = arch;
   c.seed = seed;
   c.time = time;

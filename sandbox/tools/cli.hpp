@@ -41,7 +41,12 @@ long parse_number(const std::string& option, const std::string& text, long lo, l
 // none of them is set.
 std::string default_cache_dir();
 
-// The evaluator that eval and serve use: the default cache, the given arch, seed and timing switch.
-leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time);
+// The evaluator that eval and serve use: the default cache, the given arch, seed and timing switch;
+// `unconfined` compiles without the OS confinement (see --unconfined).
+leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time,
+                                                bool unconfined = false);
+
+// Says on stderr, once, that compiles run without the OS confinement and why that is dangerous.
+void warn_unconfined();
 
 }  // namespace leap_cli

@@ -51,6 +51,7 @@ CompileCommandLine parse(const Arguments& args) {
     } else if (a == "--fast-math") c.options.fast_math = true;
     else if (a == "--line-info") c.options.line_info = true;
     else if (a == "--in-process") c.config.isolation = sb::Isolation::trusted_in_process;
+    else if (a == "--unconfined") c.config.unconfined = true;
     else if (a == "--quiet") c.quiet = true;
     else if (a == "--") {
       c.files.insert(c.files.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
@@ -114,6 +115,7 @@ int run_compile(const Arguments& args) {
     if (!dir.empty()) cache.directory = dir;
     c.config.cache = std::make_shared<sb::CompileCache>(cache);
   }
+  if (c.config.unconfined || c.config.isolation == sb::Isolation::trusted_in_process) warn_unconfined();
   sb::Compiler compiler(c.config);
   Progress progress(!c.quiet && jobs.size() > 4);
   const std::vector<sb::CompileResult> results =
@@ -128,7 +130,8 @@ int run_compile(const Arguments& args) {
       std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     } else {
       std::cout << c.files[i] << ": " << sb::to_string(r.status) << " (" << r.seconds << " s"
-                << (r.cache_hit ? ", cache hit" : "") << ")\n";
+                << (r.cache_hit ? ", cache hit" : "") << (r.limit != sb::CompileLimit::none ? ", limit: " + std::string(sb::to_string(r.limit)) : "")
+                << (r.unconfined ? ", UNCONFINED" : "") << ")\n";
       if (!r.log.empty()) std::cout << r.log << (r.log.back() == '\n' ? "" : "\n");
     }
   }
@@ -141,11 +144,16 @@ const Command compile_command{"compile", "compile [options] FILE...",
                               R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve only to
   the allow-listed CUDA headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, cooperative_groups,
   cuda/...); anything else, absolute, relative or macro-built, is refused.
+  Each compile runs in a child confined by the OS (Landlock, seccomp, a private root holding only
+  the toolkit's headers, rlimits; `leap-sandbox info` lists what is in force); where Landlock or
+  seccomp is missing, compile refuses to run unless --unconfined is given.
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
-                       refused), log, seconds, cache_hit, ptx_bytes, cubin_bytes
+                       refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
+                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space), unconfined
   --arch A             target, sm_XY or compute_XY (default sm_90)
   --std N              C++ standard: 11, 14, 17 or 20 (default 17)
-  --timeout-ms N       wall-clock limit per compile in milliseconds (default 10000)
+  --timeout-ms N       CPU time limit per compile in milliseconds (default 10000); time spent
+                       queued does not count, the wall clock stops a compile at 10 x this
   --cache-dir D        on-disk cache directory (default $LEAP_SANDBOX_CACHE_DIR, else
                        $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox)
   --no-cache           no cache at all
@@ -153,8 +161,11 @@ const Command compile_command{"compile", "compile [options] FILE...",
   -D NAME[=VALUE]      define a macro (repeatable)
   --fast-math          --use_fast_math
   --line-info          --generate-line-info
-  --in-process         compile in this process (time limit only between NVRTC phases; for
-                       trusted sources) instead of a watchdogged child per compile
+  --in-process         compile in this process, unconfined (time limit only between NVRTC
+                       phases): trusted sources only; every result says "unconfined"
+  --unconfined         compile in a child without Landlock, seccomp and the private root (rlimits
+                       stay), for machines that lack them; every result says "unconfined". Never
+                       for untrusted source: an unconfined NVRTC reads any file this process can
   --quiet              no progress line on stderr
   A progress line goes to stderr when more than 4 files are compiled.
   Exit status: 0 when every file compiled, 1 when any did not, 2 for bad usage or unreadable files.

@@ -45,7 +45,7 @@ int exit_code(sb::EvalStatus status) {
 }
 
 int run_eval(const Arguments& args) {
-  bool as_json = false, time = true;
+  bool as_json = false, time = true, unconfined = false;
   std::optional<std::uint64_t> seed;
   std::string arch;
   std::vector<std::string> positional;
@@ -53,6 +53,7 @@ int run_eval(const Arguments& args) {
     const std::string& a = args[i];
     if (a == "--json") as_json = true;
     else if (a == "--no-time") time = false;
+    else if (a == "--unconfined") unconfined = true;
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
@@ -71,7 +72,7 @@ int run_eval(const Arguments& args) {
     return 2;
   }
   const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  sb::Evaluator evaluator(evaluator_config(arch, seed, time));
+  sb::Evaluator evaluator(evaluator_config(arch, seed, time, unconfined));
   const sb::EvalResult r = evaluator.evaluate(*task, source);
   if (as_json) {
     std::cout << sb::to_json(r) << "\n";
@@ -79,6 +80,7 @@ int run_eval(const Arguments& args) {
     std::cout << task->name << ": " << sb::to_string(r.status);
     if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
     if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
+    if (r.compile.unconfined) std::cout << " (compiled UNCONFINED)";
     std::cout << "\n" << (r.error.empty() ? r.feedback : r.error) << "\n";
   }
   return exit_code(r.status);
@@ -97,6 +99,9 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing
   --arch A             compile target (default: the GPU's, else sm_90)
+  --unconfined         compile without Landlock, seccomp and the private root, for machines that
+                       lack them (the result's compile.unconfined says so); never for untrusted
+                       source
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.
 )",

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // leap-sandbox info: versions, the architectures NVRTC targets and the GPU status.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/confinement.hpp>
 #include <leap/sandbox/driver_probe.hpp>
+#include <leap/sandbox/worker.hpp>
 #include <leap/sandbox/timer_choice.hpp>
 #include <leap/version.hpp>
 
@@ -15,6 +18,21 @@ namespace {
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
+
+json confinement_json() {
+  const sb::ConfinementSupport& s = sb::confinement_support();
+  json layers = json::object();
+  for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
+    std::string key = l.name;
+    std::replace(key.begin(), key.end(), ' ', '_');
+    layers[key] = {{"in_force", l.in_force}, {"detail", l.detail}};
+  }
+  layers["landlock"]["abi"] = s.landlock_abi;
+  return {{"sufficient", s.sufficient()},
+          {"missing", s.missing()},
+          {"layers", layers},
+          {"worker_executable", sb::find_worker_executable()}};
+}
 
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
@@ -31,6 +49,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"cupti_api_version", sb::cupti_api_version()},
                   {"supported_archs", archs},
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
+                  {"confinement", confinement_json()},
                   {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
                   {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
                            {"driver_version", gpu.driver_version}, {"reason", gpu.reason}, {"devices", devices}}}};
@@ -53,6 +72,14 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << ", "
               << d.total_memory / (1024 * 1024) << " MiB\n";
   }
+  const sb::ConfinementSupport& s = sb::confinement_support();
+  std::cout << "confinement of compile children: "
+            << (s.sufficient() ? "in force" : "INSUFFICIENT, untrusted compiles refuse to run (" + s.missing() + ")") << "\n";
+  for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
+    std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
+  }
+  const std::string worker = sb::find_worker_executable();
+  std::cout << "evaluation worker: " << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
   return 0;
 }
 
@@ -71,9 +98,11 @@ int run_info(const Arguments& args) {
 
 const Command info_command{"info", "info [--json]",
                            R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the GPU
-  status (found through a forked probe that loads libcuda.so.1; "no driver", "stub driver" and
-  "no device" come with the reason), and which timer times kernels and why (CUPTI unless
-  LEAP_SANDBOX_TIMER=events). Exits 0.
+  status (found through a probe in the worker program that loads libcuda.so.1; "no driver", "stub
+  driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
+  LEAP_SANDBOX_TIMER=events), and the OS confinement of compile children: each layer (Landlock
+  with its ABI, seccomp, the private mount namespace, rlimits, process hygiene), in force or not and
+  why, and where the evaluation worker program is. Exits 0.
   --json               one JSON object instead of text
 )",
                            run_info};

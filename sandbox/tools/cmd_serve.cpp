@@ -20,12 +20,14 @@ namespace sb = leap::sandbox;
 
 int run_serve(const Arguments& args) {
   unsigned jobs = 2;
+  bool unconfined = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
+    else if (a == "--unconfined") unconfined = true;
     else usage_error("serve: unknown option '" + a + "'");
   }
-  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true));
+  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true, unconfined));
   const sb::RequestHandler handler(evaluator);
   std::mutex out_mutex, queue_mutex;
   std::condition_variable cv;
@@ -79,7 +81,11 @@ const Command serve_command{"serve", "serve [options]",
   Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "error": "..."}; a
   line that is not a JSON object with an id gets {"id": null, "ok": false, ...} and the server goes
   on. At end of input the requests in flight finish, then it exits 0.
+  Compile results carry "unconfined": true when compiled without the OS confinement (eval results
+  in their "compile" object).
   -j N                 requests handled at a time (default 2; kernels still run one at a time)
+  --unconfined         compile without Landlock, seccomp and the private root, for machines that
+                       lack them; never for untrusted source
 )",
                             run_serve};
 

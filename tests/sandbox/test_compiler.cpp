@@ -184,7 +184,7 @@ TEST_CASE("compile: a compile bomb stops near the time limit and the next compil
   CHECK(r.limit == CompileLimit::cpu_time);
   // The limit is the child's CPU time (sampled every 20 ms); wall time may be longer on a busy machine.
   CHECK(r.cpu_seconds >= 1.45);
-  CHECK(r.cpu_seconds < 2.5);
+  CHECK(r.cpu_seconds < 3.5);  // RLIMIT_CPU (limit + 1 s) ends it even if the sampling parent is starved
   CHECK(r.seconds >= r.cpu_seconds - 0.05);
   CHECK(r.log.find("CPU time limit of 1500 ms") != std::string::npos);
   CHECK(c.compile(job_of(leap_test::plain_kernel())).ok());

@@ -26,6 +26,7 @@
 
 #include "../../sandbox/src/compile_child.hpp"
 #include "../../sandbox/src/confinement.hpp"
+#include "cli_runner.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
@@ -535,4 +536,46 @@ TEST_CASE("confinement: the private root holds only what is bound into it", "[sa
     return 0;
   });
   CHECK(rc == 0);
+}
+
+TEST_CASE("confinement: info reports the layers in force; --unconfined results say so, on every command", "[sandbox][confinement][cli]") {
+  require_confinement();
+  leap_test::TempDir dir;
+  const leap_test::CliRun info = leap_test::run_cli("info --json", dir);
+  REQUIRE(info.exit_code == 0);
+  const nlohmann::json c = nlohmann::json::parse(info.out).at("confinement");
+  CHECK(c.at("sufficient") == true);
+  CHECK(c.at("missing") == "");
+  CHECK(c.at("layers").at("landlock").at("abi") == sb::confinement_support().landlock_abi);
+  for (const char* layer : {"landlock", "seccomp", "mount_namespace", "rlimits", "process"}) {
+    CHECK_FALSE(c.at("layers").at(layer).at("detail").get<std::string>().empty());
+  }
+  CHECK(c.at("layers").at("landlock").at("in_force") == true);
+  CHECK(c.at("layers").at("seccomp").at("in_force") == true);
+  CHECK_FALSE(c.at("worker_executable").get<std::string>().empty());
+  const leap_test::CliRun text = leap_test::run_cli("info", dir);
+  CHECK(contains(text.out, "confinement of compile children: in force"));
+  CHECK(contains(text.out, "landlock: yes - ABI " + std::to_string(sb::confinement_support().landlock_abi)));
+
+  const std::string kernel = dir.write("k.cu", leap_test::plain_kernel()).string();
+  const leap_test::CliRun confined = leap_test::run_cli("compile --no-cache --json '" + kernel + "'", dir);
+  REQUIRE(confined.exit_code == 0);
+  CHECK(nlohmann::json::parse(confined.out).at("unconfined") == false);
+  CHECK(confined.err.empty());
+  const leap_test::CliRun opted_out = leap_test::run_cli("compile --no-cache --json --unconfined '" + kernel + "'", dir);
+  REQUIRE(opted_out.exit_code == 0);
+  CHECK(nlohmann::json::parse(opted_out.out).at("unconfined") == true);
+  CHECK(contains(opted_out.err, "trusted source only"));
+  const leap_test::CliRun opted_out_text = leap_test::run_cli("compile --no-cache --unconfined '" + kernel + "'", dir);
+  CHECK(contains(opted_out_text.out, "UNCONFINED"));
+
+  const std::string request = nlohmann::json{{"id", 1}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump() + "\n";
+  const leap_test::CliRun served = leap_test::run_cli("serve --unconfined", dir, request);
+  REQUIRE(served.exit_code == 0);
+  CHECK(nlohmann::json::parse(served.out).at("result").at("unconfined") == true);
+  const leap_test::CliRun served_confined = leap_test::run_cli("serve", dir, request);
+  CHECK(nlohmann::json::parse(served_confined.out).at("result").at("unconfined") == false);
+
+  const leap_test::CliRun eval = leap_test::run_cli("eval --json --unconfined row_sum '" + kernel + "'", dir);
+  CHECK(nlohmann::json::parse(eval.out).at("compile").at("unconfined") == true);
 }
