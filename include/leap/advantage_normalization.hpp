@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 
+#include "leap/advantage_workspace.hpp"
 #include "leap/detail/error.hpp"
 #include "leap/detail/group_index.hpp"
 
@@ -36,14 +37,9 @@ constexpr std::string_view to_string(AdvantageNormalization normalization) noexc
 
 namespace detail {
 
-inline double safe_reciprocal(double scale) noexcept {
-  const double inverse = 1.0 / scale;
-  return std::isfinite(inverse) ? inverse : 0.0;  // a zero scale only happens when every value is 0
-}
-
 template <class Real>
 void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_ids,
-               AdvantageNormalization normalization, double epsilon) {
+               AdvantageNormalization normalization, double epsilon, AdvantageWorkspace& workspace) {
   constexpr const char* function = "normalize_advantages";
   if (!(epsilon >= 0.0) || !std::isfinite(epsilon)) {
     throw_invalid_argument("leap::", function, ": epsilon (", epsilon, ") must be finite and >= 0");
@@ -60,14 +56,17 @@ void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_
       if (advantages.empty()) return;
       double squares = 0.0;
       for (Real a : advantages) squares += static_cast<double>(a) * static_cast<double>(a);
-      const double scale = safe_reciprocal(std::sqrt(squares / static_cast<double>(advantages.size())) + epsilon);
-      for (Real& a : advantages) a = static_cast<Real>(static_cast<double>(a) * scale);
+      // Divided, not multiplied by a reciprocal: a / scale is the correctly rounded quotient users
+      // compare with (3 / 2.5 == 1.2, while 3 * (1 / 2.5) is not).
+      const double scale = std::sqrt(squares / static_cast<double>(advantages.size())) + epsilon;
+      if (!(scale > 0.0)) return;  // a zero scale only happens when every value is 0
+      for (Real& a : advantages) a = static_cast<Real>(static_cast<double>(a) / scale);
       return;
     }
     case AdvantageNormalization::group_std: {
       require_same_size(function, "group_ids", group_ids.size(), "advantages", advantages.size());
-      const GroupIndex index(group_ids);
-      for_each_group(index, std::span<const Real>(advantages.data(), advantages.size()), advantages,
+      WorkspaceAccess access(workspace, function);
+      for_each_group(group_ids, std::span<const Real>(advantages.data(), advantages.size()), advantages, access.batch(),
                      [&](std::span<const Real> group, std::span<Real> group_out) {
                        // group and group_out may be one span (adjacent members) or a gathered copy and a
                        // fresh buffer (scattered members): write every member either way.
@@ -83,7 +82,8 @@ void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_
                          if (std_dev > 0.0) scale = 1.0 / (std_dev + epsilon);  // all equal: kept as they are
                        }
                        for (std::size_t i = 0; i < n; ++i) group_out[i] = static_cast<Real>(static_cast<double>(group[i]) * scale);
-                     });
+                     },
+                     /*in_place=*/true);
       return;
     }
   }
@@ -97,11 +97,23 @@ void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_
 // for a non-finite advantage, a negative or non-finite epsilon, or (group_std) mismatched lengths.
 inline void normalize_advantages(std::span<double> advantages, std::span<const std::uint32_t> group_ids,
                                  AdvantageNormalization normalization, double epsilon = 1e-6) {
-  detail::normalize<double>(advantages, group_ids, normalization, epsilon);
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::normalize<double>(advantages, group_ids, normalization, epsilon, ws); });
 }
 inline void normalize_advantages(std::span<float> advantages, std::span<const std::uint32_t> group_ids,
                                  AdvantageNormalization normalization, double epsilon = 1e-6) {
-  detail::normalize<float>(advantages, group_ids, normalization, epsilon);
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::normalize<float>(advantages, group_ids, normalization, epsilon, ws); });
+}
+
+// Both in a workspace the caller keeps (one per thread).
+inline void normalize_advantages(std::span<double> advantages, std::span<const std::uint32_t> group_ids,
+                                 AdvantageNormalization normalization, double epsilon, AdvantageWorkspace& workspace) {
+  detail::normalize<double>(advantages, group_ids, normalization, epsilon, workspace);
+}
+inline void normalize_advantages(std::span<float> advantages, std::span<const std::uint32_t> group_ids,
+                                 AdvantageNormalization normalization, double epsilon, AdvantageWorkspace& workspace) {
+  detail::normalize<float>(advantages, group_ids, normalization, epsilon, workspace);
 }
 
 }  // namespace leap

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 
+#include "leap/advantage_workspace.hpp"
 #include "leap/detail/error.hpp"
 #include "leap/detail/group_index.hpp"
 
@@ -33,6 +34,16 @@ namespace detail {
 
 template <class Real>
 void validate_rewards(const char* function, std::span<const Real> rewards) {
+  // First a branch-free probe (x * 0 is 0 exactly when x is finite, NaN otherwise), in four
+  // independent sums so that it runs at memory speed; the search for the culprit only on failure.
+  Real probe[4] = {};
+  const std::size_t n = rewards.size();
+  std::size_t at = 0;
+  for (; at + 4 <= n; at += 4) {
+    for (std::size_t k = 0; k < 4; ++k) probe[k] += rewards[at + k] * Real{0};
+  }
+  for (; at < n; ++at) probe[0] += rewards[at] * Real{0};
+  if (probe[0] + probe[1] + probe[2] + probe[3] == Real{0}) return;
   for (std::size_t i = 0; i < rewards.size(); ++i) {
     if (!std::isfinite(rewards[i])) {
       throw_invalid_argument("leap::", function, ": rewards[", i, "] (", rewards[i], ") is not finite");
@@ -42,12 +53,12 @@ void validate_rewards(const char* function, std::span<const Real> rewards) {
 
 template <class Real, class PerGroup>
 void batched_baseline(const char* function, std::span<const Real> rewards, std::span<const std::uint32_t> group_ids,
-                      std::span<Real> out, PerGroup&& per_group) {
+                      std::span<Real> out, AdvantageWorkspace& workspace, PerGroup&& per_group) {
   require_same_size(function, "group_ids", group_ids.size(), "rewards", rewards.size());
   require_same_size(function, "out", out.size(), "rewards", rewards.size());
   validate_rewards(function, rewards);
-  const GroupIndex index(group_ids);
-  for_each_group(index, rewards, out, [&](std::span<const Real> group, std::span<Real> group_out) {
+  WorkspaceAccess access(workspace, function);
+  for_each_group(group_ids, rewards, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {
     const std::size_t n = group.size();
     if (n < 2) {
       for (Real& value : group_out) value = Real{0};
@@ -61,12 +72,12 @@ void batched_baseline(const char* function, std::span<const Real> rewards, std::
 
 template <class Real>
 void grpo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out,
-          GrpoOptions options) {
+          GrpoOptions options, AdvantageWorkspace& workspace) {
   if (!(options.epsilon >= 0.0) || !std::isfinite(options.epsilon)) {
     throw_invalid_argument("leap::grpo_advantages: options.epsilon (", options.epsilon,
                            ") must be finite and >= 0");
   }
-  batched_baseline("grpo_advantages", rewards, group_ids, out,
+  batched_baseline("grpo_advantages", rewards, group_ids, out, workspace,
                    [&](std::span<const Real> group, std::span<Real> group_out, double mean) {
                      double scale = 1.0;
                      if (options.scale_by_std) {
@@ -83,8 +94,9 @@ void grpo(std::span<const Real> rewards, std::span<const std::uint32_t> group_id
 }
 
 template <class Real>
-void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out) {
-  batched_baseline("rloo_advantages", rewards, group_ids, out,
+void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out,
+          AdvantageWorkspace& workspace) {
+  batched_baseline("rloo_advantages", rewards, group_ids, out, workspace,
                    [&](std::span<const Real> group, std::span<Real> group_out, double mean) {
                      const double n = static_cast<double>(group.size());
                      const double sum = mean * n;
@@ -97,24 +109,43 @@ void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_id
 
 }  // namespace detail
 
-// GRPO z-score (or Dr.GRPO with options.scale_by_std = false), batched over group ids.
+// GRPO z-score (or Dr.GRPO with options.scale_by_std = false), batched over group ids. Works in the
+// calling thread's AdvantageWorkspace (nothing allocated after the first call of a given size), or in
+// the one passed.
 inline void grpo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<double> out, GrpoOptions options = {}) {
-  detail::grpo<double>(rewards, group_ids, out, options);
+  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::grpo<double>(rewards, group_ids, out, options, ws); });
 }
 inline void grpo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<float> out, GrpoOptions options = {}) {
-  detail::grpo<float>(rewards, group_ids, out, options);
+  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::grpo<float>(rewards, group_ids, out, options, ws); });
+}
+inline void grpo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<double> out, GrpoOptions options, AdvantageWorkspace& workspace) {
+  detail::grpo<double>(rewards, group_ids, out, options, workspace);
+}
+inline void grpo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<float> out, GrpoOptions options, AdvantageWorkspace& workspace) {
+  detail::grpo<float>(rewards, group_ids, out, options, workspace);
 }
 
-// RLOO: each reward minus the mean of the rest of its group, batched over group ids.
+// RLOO: each reward minus the mean of the rest of its group, batched over group ids; workspaces as
+// for grpo_advantages.
 inline void rloo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<double> out) {
-  detail::rloo<double>(rewards, group_ids, out);
+  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::rloo<double>(rewards, group_ids, out, ws); });
 }
 inline void rloo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<float> out) {
-  detail::rloo<float>(rewards, group_ids, out);
+  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::rloo<float>(rewards, group_ids, out, ws); });
+}
+inline void rloo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<double> out, AdvantageWorkspace& workspace) {
+  detail::rloo<double>(rewards, group_ids, out, workspace);
+}
+inline void rloo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
+                            std::span<float> out, AdvantageWorkspace& workspace) {
+  detail::rloo<float>(rewards, group_ids, out, workspace);
 }
 
 }  // namespace leap

@@ -9,7 +9,9 @@
 // speedup is multiplied by one constant. A group of one has no opponent: its advantage is 0.
 //
 // Which path computes it (results are identical; tests check every path against the oracle):
-//   KernelOrder, G <= 12                          each pair once, O(G^2), on the stack
+//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack
+//                                                 (detail/rank_lanes.hpp; G <= 12 scalar without
+//                                                 GCC/Clang vector extensions)
 //   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for
 //                                                 non-transitive tolerance ties (detail/rank_kernels.hpp)
@@ -25,9 +27,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "leap/advantage_workspace.hpp"
 #include "leap/detail/error.hpp"
 #include "leap/detail/group_index.hpp"
 #include "leap/detail/rank_kernels.hpp"
+#include "leap/detail/rank_lanes.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"
 
@@ -42,6 +46,9 @@ constexpr void check_order_type() {
 }
 
 inline void validate_outcomes(const char* function, std::span<const Outcome> outcomes) {
+  int any = 0;  // the sign bit of the OR is set exactly when some turn is negative: no branch per outcome
+  for (const Outcome& o : outcomes) any |= o.solved_turn;
+  if (any >= 0) return;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].solved_turn < 0) {
       throw_invalid_argument("leap::", function, ": outcome ", i, " has a negative solved_turn (",
@@ -60,8 +67,8 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
     return;
   }
   if constexpr (std::is_same_v<Order, KernelOrder>) {
-    if (group.size() <= small_group_max) {
-      small_group_advantages(group, workspace.encoder, out);
+    if (group.size() <= lane_group_max) {
+      lane_group_advantages(group, workspace.encoder, out);
       return;
     }
     workspace.scores.resize(group.size());
@@ -88,7 +95,8 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
 
 template <class Real, class Order>
 void rank_advantages_batched(const char* function, std::span<const Outcome> results,
-                             std::span<const std::uint32_t> group_ids, std::span<Real> out, const Order& order) {
+                             std::span<const std::uint32_t> group_ids, std::span<Real> out, const Order& order,
+                             AdvantageWorkspace& workspace) {
   check_order_type<Order>();
   require_same_size(function, "group_ids", group_ids.size(), "results", results.size());
   require_same_size(function, "out", out.size(), "results", results.size());
@@ -97,11 +105,11 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
   }
   validate_if_able(order);
   validate_outcomes(function, results);
-  const GroupIndex index(group_ids);
-  RankWorkspace workspace;
-  if constexpr (std::is_same_v<Order, KernelOrder>) workspace.encoder = KeyEncoder(order);
-  for_each_group(index, results, out, [&](std::span<const Outcome> group, std::span<Real> group_out) {
-    group_advantages(group, order, workspace, group_out);
+  WorkspaceAccess access(workspace, function);
+  RankWorkspace& rank = access.rank();
+  if constexpr (std::is_same_v<Order, KernelOrder>) rank.encoder = KeyEncoder(order);
+  for_each_group(group_ids, results, out, access.batch(), [&](std::span<const Outcome> group, std::span<Real> group_out) {
+    group_advantages(group, order, rank, group_out);
   });
 }
 
@@ -111,9 +119,15 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
 template <class Order = KernelOrder>
 std::vector<double> rank_advantages(std::span<const Outcome> group, const Order& order = {}) {
   detail::check_order_type<Order>();
+  detail::validate_if_able(order);
+  detail::validate_outcomes("rank_advantages", group);
   std::vector<double> out(group.size(), 0.0);
-  const std::vector<std::uint32_t> one_group(group.size(), 0);
-  detail::rank_advantages_batched<double>("rank_advantages", group, one_group, std::span<double>(out), order);
+  detail::with_thread_workspace([&](AdvantageWorkspace& workspace) {
+    detail::WorkspaceAccess access(workspace, "rank_advantages");
+    detail::RankWorkspace& rank = access.rank();
+    if constexpr (std::is_same_v<Order, KernelOrder>) rank.encoder = detail::KeyEncoder(order);
+    detail::group_advantages(group, order, rank, std::span<double>(out));
+  });
   return out;
 }
 
@@ -139,20 +153,38 @@ std::vector<double> rank_advantages_reference(std::span<const Outcome> group, co
 }
 
 // A whole batch: group_ids[i] names the group of results[i]. Ids are arbitrary 32-bit values and a
-// group's members need not be adjacent. Writes one advantage per result into out, in batch order.
-// Throws std::invalid_argument when the three lengths differ, an outcome has a negative turn, or a
-// tolerance of the order is NaN; nothing is written then.
+// group's members need not be adjacent (contiguous runs in increasing or decreasing id order, as
+// trainers produce them, are the fast case: no index is built). Writes one advantage per result into
+// out, in batch order. Throws std::invalid_argument when the three lengths differ, an outcome has a
+// negative turn, or a tolerance of the order is NaN; nothing is written then. Works in the calling
+// thread's AdvantageWorkspace: nothing is allocated after the first call of a given size.
 template <class Order = KernelOrder>
 void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
                      std::span<double> out, const Order& order = {}) {
-  detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order);
+  detail::with_thread_workspace([&](AdvantageWorkspace& workspace) {
+    detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order, workspace);
+  });
 }
 
 // The same, writing float (for trainers whose loss runs in float).
 template <class Order = KernelOrder>
 void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
                      std::span<float> out, const Order& order = {}) {
-  detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order);
+  detail::with_thread_workspace([&](AdvantageWorkspace& workspace) {
+    detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order, workspace);
+  });
+}
+
+// The same in a workspace the caller keeps (one per thread).
+template <class Order>
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                     std::span<double> out, const Order& order, AdvantageWorkspace& workspace) {
+  detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order, workspace);
+}
+template <class Order>
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                     std::span<float> out, const Order& order, AdvantageWorkspace& workspace) {
+  detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order, workspace);
 }
 
 }  // namespace leap

@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "leap/advantage_workspace.hpp"
 #include "leap/detail/error.hpp"
 #include "leap/detail/group_index.hpp"
 
@@ -87,14 +88,14 @@ void score_group_sorted(std::span<const Real> group, double tolerance, std::vect
 
 template <class Real>
 void rank_scores_batched(std::span<const Real> scores, std::span<const std::uint32_t> group_ids, std::span<Real> out,
-                         double tolerance) {
+                         double tolerance, AdvantageWorkspace& workspace) {
   const char* function = "rank_advantages_of_scores";
   require_same_size(function, "group_ids", group_ids.size(), "scores", scores.size());
   require_same_size(function, "out", out.size(), "scores", scores.size());
   validate_scores(function, scores, tolerance);
-  const GroupIndex index(group_ids);
-  std::vector<double> sorted;
-  for_each_group(index, scores, out, [&](std::span<const Real> group, std::span<Real> group_out) {
+  WorkspaceAccess access(workspace, function);
+  std::vector<double>& sorted = access.sorted();
+  for_each_group(group_ids, scores, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {
     if (group.size() < 2) {
       std::fill(group_out.begin(), group_out.end(), Real{0});
     } else if (group.size() <= score_pairwise_max) {
@@ -113,13 +114,25 @@ void rank_scores_batched(std::span<const Real> scores, std::span<const std::uint
 // written then.
 inline void rank_advantages_of_scores(std::span<const double> scores, std::span<const std::uint32_t> group_ids,
                                       std::span<double> out, double tolerance = 0.0) {
-  detail::rank_scores_batched<double>(scores, group_ids, out, tolerance);
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::rank_scores_batched<double>(scores, group_ids, out, tolerance, ws); });
 }
 
 // The same over float scores, writing float (matches are still decided in double).
 inline void rank_advantages_of_scores(std::span<const float> scores, std::span<const std::uint32_t> group_ids,
                                       std::span<float> out, double tolerance = 0.0) {
-  detail::rank_scores_batched<float>(scores, group_ids, out, tolerance);
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::rank_scores_batched<float>(scores, group_ids, out, tolerance, ws); });
+}
+
+// Both in a workspace the caller keeps (one per thread).
+inline void rank_advantages_of_scores(std::span<const double> scores, std::span<const std::uint32_t> group_ids,
+                                      std::span<double> out, double tolerance, AdvantageWorkspace& workspace) {
+  detail::rank_scores_batched<double>(scores, group_ids, out, tolerance, workspace);
+}
+inline void rank_advantages_of_scores(std::span<const float> scores, std::span<const std::uint32_t> group_ids,
+                                      std::span<float> out, double tolerance, AdvantageWorkspace& workspace) {
+  detail::rank_scores_batched<float>(scores, group_ids, out, tolerance, workspace);
 }
 
 // One group by the pairwise definition, O(G^2) and nothing clever: the oracle of the tests.

@@ -3,6 +3,7 @@
 // unknown speedups and tolerance-band boundaries. Every fast path is checked against the oracle.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -147,6 +148,74 @@ TEST_CASE("turn_weight: every path == oracle on random groups at w = 0, 1 and fr
     }
   }
 }
+
+// The SIMD lane kernels (G <= 16) and the scalar stack pass they replace, each called directly with
+// every lane width, against the oracle: random orders (the published one a third of the time),
+// turn weights, and turns up to INT_MAX so that the 32-bit class key meets its limits.
+TEST_CASE("lane kernels == scalar small-group pass == oracle, G = 2..16, every order and turn_weight",
+          "[rank][property][lanes]") {
+  std::mt19937_64 rng(20261201);
+  const double weights[] = {1.0, 0.0, 0.5, 1.0 / 3.0};
+  for (int round = 0; round < 6000; ++round) {
+    const std::size_t size = std::uniform_int_distribution<std::size_t>(2, 16)(rng);
+    auto group = random_group(rng, size);
+    if (round % 5 == 0) {
+      static const int far_turns[] = {1, 2, INT_MAX, INT_MAX - 1, 1 << 30, (1 << 30) + 1};
+      for (Outcome& o : group) {
+        if (o.solved_turn > 0) o.solved_turn = far_turns[std::uniform_int_distribution<int>(0, 5)(rng)];
+      }
+    }
+    KernelOrder order = round % 3 == 0 ? KernelOrder{} : random_order(rng);
+    order.turn_weight = weights[(round / 3) % 4];
+    const bool exact = order.turn_weight == 0.0 || order.turn_weight == 1.0;
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    const leap::detail::KeyEncoder encode(order);
+
+    std::vector<double> lanes(size);
+    std::vector<float> lanes_float(size);
+    leap::detail::lane_group_advantages(group, encode, std::span<double>(lanes));
+    leap::detail::lane_group_advantages(group, encode, std::span<float>(lanes_float));
+    for (std::size_t i = 0; i < size; ++i) {
+      if (exact) {
+        REQUIRE(lanes[i] == oracle[i]);
+      } else {
+        REQUIRE(std::abs(lanes[i] - oracle[i]) <= 1e-12);
+      }
+      REQUIRE(lanes_float[i] == static_cast<float>(lanes[i]));
+    }
+    REQUIRE(leap::rank_advantages(group, order) == lanes);  // the dispatcher takes the lanes
+    if (size <= leap::detail::small_group_max) {
+      std::vector<double> scalar(size);
+      leap::detail::small_group_advantages(group, encode, std::span<double>(scalar));
+      REQUIRE(scalar == lanes);  // one formula: bit for bit, also at fractional weights
+    }
+  }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+TEST_CASE("every lane width gives the same scores (a group of 3 in 4, 8 and 16 lanes)", "[rank][property][lanes]") {
+  std::mt19937_64 rng(41);
+  for (int round = 0; round < 2000; ++round) {
+    const auto group = random_group(rng, std::uniform_int_distribution<std::size_t>(2, 4)(rng));
+    KernelOrder order = round % 2 == 0 ? KernelOrder{} : random_order(rng);
+    order.turn_weight = round % 4 < 2 ? 1.0 : 0.25;
+    const leap::detail::KeyEncoder encode(order);
+    std::vector<double> four(group.size()), eight(group.size()), sixteen(group.size());
+    if (encode.class_only) {
+      leap::detail::class_lanes<1>(group, encode, std::span<double>(four));
+      leap::detail::class_lanes<2>(group, encode, std::span<double>(eight));
+      leap::detail::class_lanes<4>(group, encode, std::span<double>(sixteen));
+    } else {
+      leap::detail::key_lanes<2>(group, encode, std::span<double>(four));
+      leap::detail::key_lanes<4>(group, encode, std::span<double>(eight));
+      leap::detail::key_lanes<8>(group, encode, std::span<double>(sixteen));
+    }
+    REQUIRE(four == eight);
+    REQUIRE(eight == sixteen);
+    if (order.turn_weight == 1.0) REQUIRE(four == leap::rank_advantages_reference(group, order));
+  }
+}
+#endif
 
 TEST_CASE("turn_weight = 1 is the unweighted order, bit for bit", "[rank][property][turn_weight]") {
   std::mt19937_64 rng(31);

@@ -1,91 +1,123 @@
 // SPDX-License-Identifier: Apache-2.0
-// Finding the groups of a batch from its group ids. Internal: not part of the API.
+// Visiting the groups of a batch from its group ids. Internal: not part of the API.
+//
+// Trainers lay groups out contiguously, one id per run, in increasing (or decreasing) id order. That
+// case needs no index: the groups are found while they are computed, each a plain sub-range of the
+// caller's buffers, and the ids are read once. Run ids that are monotone prove that no id comes back
+// in a later run, without hashing. Any other batch (interleaved ids, an id in several runs) sorts
+// (id, position) pairs, stable by position, and gathers each group into scratch buffers. All buffers
+// live in a BatchScratch the caller keeps, so repeated calls of one size allocate nothing.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "leap/outcome.hpp"
+
 namespace leap::detail {
 
-// The members of every group of a batch. Trainers usually lay groups out contiguously, one id per run;
-// then no permutation is built and each group is a plain sub-range of the caller's buffers. Otherwise
-// (ids interleaved or repeated in several runs) the members are sorted by id, stable, so each group
-// keeps its members in batch order.
-class GroupIndex {
- public:
-  explicit GroupIndex(std::span<const std::uint32_t> group_ids) {
-    const std::size_t n = group_ids.size();
-    if (n == 0) return;
-    // Contiguous when every run has its own id; monotone run ids prove that without hashing.
-    bool increasing = true;
-    bool decreasing = true;
-    starts_.push_back(0);
-    for (std::size_t i = 1; i < n; ++i) {
-      if (group_ids[i] != group_ids[i - 1]) {
-        increasing = increasing && group_ids[i] > group_ids[i - 1];
-        decreasing = decreasing && group_ids[i] < group_ids[i - 1];
-        starts_.push_back(i);
-      }
-    }
-    starts_.push_back(n);
-    if (increasing || decreasing) return;
+// The buffers of the index and of gathering; reused from call to call.
+struct BatchScratch {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed;  // (id, position), sorted
+  std::vector<std::size_t> starts;                             // group g is keyed[starts[g] .. starts[g + 1])
+  std::tuple<std::vector<Outcome>, std::vector<double>, std::vector<float>> gathered;
+  std::tuple<std::vector<double>, std::vector<float>> results;
 
-    members_.resize(n);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed(n);
-    for (std::size_t i = 0; i < n; ++i) keyed[i] = {group_ids[i], static_cast<std::uint32_t>(i)};
-    std::sort(keyed.begin(), keyed.end());  // (id, index) pairs are unique: sorting them is stable by index
-    starts_.clear();
-    starts_.push_back(0);
-    for (std::size_t i = 0; i < n; ++i) {
-      members_[i] = keyed[i].second;
-      if (i > 0 && keyed[i].first != keyed[i - 1].first) starts_.push_back(i);
-    }
-    starts_.push_back(n);
-  }
-
-  std::size_t group_count() const noexcept { return starts_.empty() ? 0 : starts_.size() - 1; }
-
-  // True when every group is a sub-range [begin(g), end(g)) of the batch itself.
-  bool contiguous() const noexcept { return members_.empty(); }
-
-  std::size_t begin(std::size_t group) const noexcept { return starts_[group]; }
-  std::size_t end(std::size_t group) const noexcept { return starts_[group + 1]; }
-
-  // Batch positions of the members of a group; valid only when !contiguous().
-  std::span<const std::uint32_t> members(std::size_t group) const noexcept {
-    return std::span<const std::uint32_t>(members_).subspan(starts_[group], starts_[group + 1] - starts_[group]);
-  }
-
- private:
-  std::vector<std::size_t> starts_;     // group g is [starts_[g], starts_[g + 1])
-  std::vector<std::uint32_t> members_;  // empty when contiguous; else batch positions sorted by group
+  template <class T>
+  std::vector<T>& gathered_of() noexcept { return std::get<std::vector<T>>(gathered); }
+  template <class T>
+  std::vector<T>& results_of() noexcept { return std::get<std::vector<T>>(results); }
 };
 
-// Calls fn(group_values, group_out) for every group: contiguous groups get sub-spans of the caller's
-// buffers (no copy); interleaved ones are gathered into scratch and scattered back after fn.
-template <class In, class Out, class Fn>
-void for_each_group(const GroupIndex& index, std::span<const In> values, std::span<Out> out, Fn&& fn) {
-  if (index.contiguous()) {
-    for (std::size_t g = 0; g < index.group_count(); ++g) {
-      const std::size_t begin = index.begin(g);
-      const std::size_t size = index.end(g) - begin;
-      fn(values.subspan(begin, size), out.subspan(begin, size));
-    }
-    return;
+// The end of the run of ids[begin] (ids[begin] != ids[end] or end == ids.size()). Tries the length of
+// the previous run first with a branch-free comparison of the whole guess, since trainers' groups
+// have one size; falls back to scanning.
+inline std::size_t run_end(std::span<const std::uint32_t> ids, std::size_t begin, std::size_t guess) noexcept {
+  const std::size_t n = ids.size();
+  const std::uint32_t id = ids[begin];
+  if (guess > 1 && guess <= n - begin) {
+    std::uint32_t differ = 0;
+    const std::uint32_t* run = ids.data() + begin;
+    for (std::size_t k = 1; k < guess; ++k) differ |= run[k] ^ id;
+    if (differ == 0 && (begin + guess == n || ids[begin + guess] != id)) return begin + guess;
   }
-  std::vector<In> gathered;
-  std::vector<Out> results;
-  for (std::size_t g = 0; g < index.group_count(); ++g) {
-    const auto members = index.members(g);
-    gathered.clear();
-    for (std::uint32_t position : members) gathered.push_back(values[position]);
-    results.assign(members.size(), Out{});
+  std::size_t end = begin + 1;
+  while (end < n && ids[end] == id) ++end;
+  return end;
+}
+
+// Calls fn(begin, end) for every run of equal ids, in batch order, while the run ids are monotone.
+// Returns false, having stopped before the first run that breaks monotony, when they are not.
+template <class Fn>
+bool for_each_monotone_run(std::span<const std::uint32_t> ids, Fn&& fn) {
+  const std::size_t n = ids.size();
+  int direction = 0;  // +1 increasing, -1 decreasing, 0 not known yet (one run so far)
+  std::size_t guess = 0;
+  for (std::size_t begin = 0; begin < n;) {
+    if (begin > 0) {
+      const int step = ids[begin] > ids[begin - 1] ? 1 : -1;
+      if (direction == 0) direction = step;
+      if (step != direction) return false;
+    }
+    const std::size_t end = run_end(ids, begin, guess);
+    fn(begin, end);
+    guess = end - begin;
+    begin = end;
+  }
+  return true;
+}
+
+// Whether every group is one run and the run ids are monotone (reads the ids only).
+inline bool monotone_runs(std::span<const std::uint32_t> ids) {
+  return for_each_monotone_run(ids, [](std::size_t, std::size_t) {});
+}
+
+// Calls fn(group_values, group_out) for every group. Contiguous groups get sub-spans of the caller's
+// buffers (no copy, no index); otherwise groups are gathered into scratch and scattered back after fn.
+// fn must write every element of group_out. When values and out are one buffer (normalising in place),
+// pass in_place = true: the contiguous check then runs before any group is computed, since a
+// fallback must see the values unmodified.
+template <class In, class Out, class Fn>
+void for_each_group(std::span<const std::uint32_t> group_ids, std::span<const In> values, std::span<Out> out,
+                    BatchScratch& scratch, Fn&& fn, bool in_place = false) {
+  const auto visit_run = [&](std::size_t begin, std::size_t end) {
+    fn(values.subspan(begin, end - begin), out.subspan(begin, end - begin));
+  };
+  if (in_place) {
+    if (monotone_runs(group_ids)) {
+      for_each_monotone_run(group_ids, visit_run);
+      return;
+    }
+  } else if (for_each_monotone_run(group_ids, visit_run)) {
+    return;  // any runs already written are rewritten below otherwise
+  }
+
+  const std::size_t n = group_ids.size();
+  auto& keyed = scratch.keyed;
+  keyed.resize(n);
+  for (std::size_t i = 0; i < n; ++i) keyed[i] = {group_ids[i], static_cast<std::uint32_t>(i)};
+  std::sort(keyed.begin(), keyed.end());  // (id, position) pairs are unique: sorting them is stable by position
+  auto& starts = scratch.starts;
+  starts.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == 0 || keyed[i].first != keyed[i - 1].first) starts.push_back(i);
+  }
+  starts.push_back(n);
+  std::vector<In>& gathered = scratch.gathered_of<In>();
+  std::vector<Out>& results = scratch.results_of<Out>();
+  for (std::size_t g = 0; g + 1 < starts.size(); ++g) {
+    const std::size_t size = starts[g + 1] - starts[g];
+    const auto* members = keyed.data() + starts[g];
+    gathered.resize(size);
+    results.resize(size);
+    for (std::size_t k = 0; k < size; ++k) gathered[k] = values[members[k].second];
     fn(std::span<const In>(gathered), std::span<Out>(results));
-    for (std::size_t k = 0; k < members.size(); ++k) out[members[k]] = results[k];
+    for (std::size_t k = 0; k < size; ++k) out[members[k].second] = results[k];
   }
 }
 

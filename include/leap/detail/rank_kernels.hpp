@@ -109,6 +109,7 @@ struct KeyEncoder {
   double speedup_factor, token_factor;
   bool turn_weighted;  // some matches are worth turn_weight rather than 1
   double turn_weight;
+  bool class_only;  // no speedup or token key: the class alone decides (KernelOrder{})
 
   explicit KeyEncoder(const KernelOrder& order)
       : by_turn(order.by_turn ? 1.0 : 0.0),
@@ -119,7 +120,8 @@ struct KeyEncoder {
         speedup_factor(1.0 + order.speedup_tolerance),
         token_factor(1.0 + order.token_tolerance),
         turn_weighted(order.turn_weighted()),
-        turn_weight(order.turn_weight) {}
+        turn_weight(order.turn_weight),
+        class_only(!order.speedup_key_on() && !(order.token_tolerance >= 0.0)) {}
 
   static double severity(Verdict verdict) noexcept {
     static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank

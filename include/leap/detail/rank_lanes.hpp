@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scoring a whole group of up to 16 outcomes in SIMD lanes, one lane per member. Internal.
+//
+// Every member's keys sit in one vector (padded to 4, 8 or 16 lanes); for each member i the pass
+// compares i's keys, broadcast, against the whole vector and adds each lane's result of the match to
+// that lane's running score. That is G vector steps of a few instructions, with no branch and no
+// horizontal sum; the lanes past G carry zeros that no one reads. A member's match with itself is a
+// tie under every key (equal class; x > (1 + tol) * x is false for tol >= 0, NaN and 0), so it adds 0.
+//
+// Written with GCC/Clang vector extensions, which compile to whatever SIMD the target has (SSE2 on
+// baseline x86-64, NEON on AArch64, or wider where the user's flags allow) and need no -march. Other
+// compilers use the scalar small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
+//
+// Two kernels:
+//   class_lanes   orders with neither speedup nor token key (KernelOrder{}, LEAP as published):
+//                 the match is decided by the class alone, held as a 32-bit integer (class32 below)
+//   key_lanes     the speedup and token keys too, in double lanes with the very products compare()
+//                 forms, so results agree with it bit for bit
+// Both also count T_j, the part of the score the turn decided (matches between members solved at
+// different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) / (G - 1) as in
+// weighted_advantage.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "leap/detail/rank_kernels.hpp"
+#include "leap/outcome.hpp"
+
+namespace leap::detail {
+
+// The class of KernelOrder's exact keys as one signed 32-bit integer, higher wins, solved >= 0 >
+// unsolved: INT_MAX - solved_turn when solved and by_turn (solved_turn >= 1, so >= 0), 0 when solved
+// and not by_turn, INT_MIN + severity rank (when by_severity) when unsolved. Needs solved_turn >= 0,
+// which every ranking path validates first.
+inline std::int32_t class32(const Outcome& o, const KeyEncoder& encode) noexcept {
+  const std::int32_t solved = -static_cast<std::int32_t>(o.solved_turn > 0);     // all ones when solved
+  const std::int32_t by_turn = -static_cast<std::int32_t>(encode.by_turn != 0.0);  // all ones when by_turn
+  const std::int32_t solved_class = (INT_MAX - o.solved_turn) & by_turn;
+  const std::int32_t failed_class =
+      INT_MIN + static_cast<std::int32_t>(encode.by_severity * KeyEncoder::severity(o.best_verdict));
+  return (solved_class & solved) | (failed_class & ~solved);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+inline constexpr bool lane_kernels_available = true;
+
+// 16-byte vectors only: every SIMD target has them natively (SSE2, NEON), whereas GCC splits wider
+// generic vectors into scalar code for some operations. A group is K of them side by side. Only
+// operations with a baseline instruction are used: 32-bit integer compares, double compares, and
+// and/or/andnot/add/sub on 64-bit lanes (no 64-bit integer compare, which SSE2 lacks).
+typedef std::int32_t lanes_i32 __attribute__((vector_size(16)));
+typedef std::int64_t lanes_i64 __attribute__((vector_size(16)));
+typedef double lanes_f64 __attribute__((vector_size(16)));
+
+// Writes the advantages from the per-lane scores S and turn-decided parts T.
+template <class Real, class Int>
+void write_lane_advantages(const Int* score, const Int* turn, std::size_t n, const KeyEncoder& encode,
+                           std::span<Real> out) noexcept {
+  const double opponents = static_cast<double>(n - 1);
+  if (!encode.turn_weighted) {
+    for (std::size_t j = 0; j < n; ++j) out[j] = static_cast<Real>(static_cast<double>(score[j]) / opponents);
+    return;
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    out[j] = static_cast<Real>(weighted_advantage(static_cast<std::int64_t>(score[j]), static_cast<std::int64_t>(turn[j]),
+                                                  encode.turn_weight, opponents));
+  }
+}
+
+// The class alone decides; K vectors of 4 int32 lanes hold up to 4K members.
+template <std::size_t K, class Real>
+void class_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  constexpr std::size_t lanes = 4 * K;
+  const std::size_t n = group.size();
+  alignas(16) std::int32_t klass[lanes] = {};
+  for (std::size_t i = 0; i < n; ++i) klass[i] = class32(group[i], encode);
+  lanes_i32 c[K];
+  std::memcpy(c, klass, sizeof c);
+  const lanes_i32 zero = {};
+  lanes_i32 score[K] = {};
+  lanes_i32 turn[K] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const lanes_i32 ci = zero + klass[i];
+    const lanes_i32 solved_i = zero + ~(klass[i] >> 31);  // all ones when i is solved (class >= 0)
+    for (std::size_t k = 0; k < K; ++k) {
+      const lanes_i32 step = (c[k] < ci) - (c[k] > ci);  // masks are -1: +1 where lane j beats i
+      score[k] += step;
+      turn[k] += step & solved_i;
+    }
+  }
+  for (std::size_t k = 0; k < K; ++k) turn[k] &= (c[k] >= zero);  // T_j counts for solved j only
+  alignas(16) std::int32_t score_out[lanes];
+  alignas(16) std::int32_t turn_out[lanes];
+  std::memcpy(score_out, score, sizeof score);
+  std::memcpy(turn_out, turn, sizeof turn);
+  write_lane_advantages(score_out, turn_out, n, encode, out);
+}
+
+// Speedup and token keys too; K vectors of 2 double lanes hold up to 2K members. The class is the
+// double of encode_keys (exact: below 2^42), so all compares are double compares.
+template <std::size_t K, class Real>
+void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  constexpr std::size_t lanes = 2 * K;
+  const std::size_t n = group.size();
+  alignas(16) double klass[lanes] = {};
+  alignas(16) double speed[lanes] = {};
+  alignas(16) double speed_scaled[lanes] = {};
+  alignas(16) double tokens[lanes] = {};
+  alignas(16) double tokens_scaled[lanes] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    klass[i] = encode.klass(group[i]);
+    speed[i] = encode.speedup(group[i]);
+    speed_scaled[i] = encode.speedup_factor * speed[i];
+    tokens[i] = encode.tokens(group[i]);
+    tokens_scaled[i] = encode.token_factor * tokens[i];
+  }
+  lanes_f64 c[K], s[K], s_scaled[K], t[K], t_scaled[K];
+  std::memcpy(c, klass, sizeof c);
+  std::memcpy(s, speed, sizeof s);
+  std::memcpy(s_scaled, speed_scaled, sizeof s_scaled);
+  std::memcpy(t, tokens, sizeof t);
+  std::memcpy(t_scaled, tokens_scaled, sizeof t_scaled);
+  const lanes_f64 zero_f = {};
+  const lanes_i64 zero = {};
+  lanes_i64 score[K] = {};
+  lanes_i64 turn[K] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const lanes_f64 ci = zero_f + klass[i];
+    const lanes_f64 si = zero_f + speed[i];
+    const lanes_f64 si_scaled = zero_f + speed_scaled[i];
+    const lanes_f64 ti = zero_f + tokens[i];
+    const lanes_f64 ti_scaled = zero_f + tokens_scaled[i];
+    const lanes_i64 solved_i = zero - static_cast<std::int64_t>(klass[i] >= solved_class_base);
+    for (std::size_t k = 0; k < K; ++k) {
+      // Lane j's view, masks -1 where true. j beats i on speed when s_j > f * s_i, on tokens when
+      // t_i > f * t_j; the two masks of a key are never both set, so key = win_mask - lose_mask and
+      // (win | lose) says whether the key decided.
+      const lanes_i64 class_lose = c[k] < ci, class_win = c[k] > ci;
+      const lanes_i64 speed_win = s[k] > si_scaled, speed_lose = s_scaled[k] < si;
+      const lanes_i64 token_win = t_scaled[k] < ti, token_lose = t[k] > ti_scaled;
+      const lanes_i64 by_class = class_lose - class_win;
+      const lanes_i64 by_speed = speed_lose - speed_win;
+      const lanes_i64 by_tokens = token_lose - token_win;
+      const lanes_i64 tie_break = by_speed | (~(speed_win | speed_lose) & by_tokens);  // the first decisive key
+      score[k] += by_class | (~(class_win | class_lose) & tie_break);
+      turn[k] += by_class & solved_i;  // both solved at different turns: the class decided it
+    }
+  }
+  const lanes_f64 solved_base = zero_f + solved_class_base;
+  for (std::size_t k = 0; k < K; ++k) turn[k] &= (c[k] >= solved_base);
+  alignas(16) std::int64_t score_out[lanes];
+  alignas(16) std::int64_t turn_out[lanes];
+  std::memcpy(score_out, score, sizeof score);
+  std::memcpy(turn_out, turn, sizeof turn);
+  write_lane_advantages(score_out, turn_out, n, encode, out);
+}
+
+// Scores one group of 2..16 members in lanes; see the file comment.
+template <class Real>
+void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  const std::size_t n = group.size();
+  if (encode.class_only) {
+    if (n <= 4) return class_lanes<1>(group, encode, out);
+    if (n <= 8) return class_lanes<2>(group, encode, out);
+    if (n <= 12) return class_lanes<3>(group, encode, out);
+    return class_lanes<4>(group, encode, out);
+  }
+  if (n <= 4) return key_lanes<2>(group, encode, out);
+  if (n <= 8) return key_lanes<4>(group, encode, out);
+  if (n <= 12) return key_lanes<6>(group, encode, out);
+  return key_lanes<8>(group, encode, out);
+}
+
+// The largest group the lane kernels take.
+inline constexpr std::size_t lane_group_max = 16;
+#else
+inline constexpr bool lane_kernels_available = false;
+inline constexpr std::size_t lane_group_max = small_group_max;
+
+template <class Real>
+void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  small_group_advantages(group, encode, out);  // no vector extensions: the scalar pass
+}
+#endif
+
+}  // namespace leap::detail
