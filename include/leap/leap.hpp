@@ -4,6 +4,7 @@
 
 #include "leap/advantage_estimator.hpp"
 #include "leap/advantage_normalization.hpp"
+#include "leap/advantage_workspace.hpp"
 #include "leap/baselines.hpp"
 #include "leap/difficulty_tracker.hpp"
 #include "leap/eigen.hpp"

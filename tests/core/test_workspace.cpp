@@ -184,3 +184,18 @@ TEST_CASE("a call nested in a call: the per-thread workspace lends a fresh one, 
   CHECK_FALSE(ws.busy());  // released on the way out of the throw
   CHECK_NOTHROW(leap::rank_advantages(results, ids, std::span<double>(out), KernelOrder{}, ws));
 }
+
+TEST_CASE("results written over the inputs (out = rewards) with ids that are not monotone", "[workspace]") {
+  // The first runs look contiguous; the fallback must still read the rewards as they were.
+  const std::vector<std::uint32_t> ids = {2, 2, 0, 0, 2, 1, 1, 1};
+  const std::vector<double> rewards = {1.0, 0.0, 0.5, 0.25, 1.0, 0.0, 1.0, 1.0};
+  std::vector<double> expected(rewards.size());
+  leap::grpo_advantages(rewards, ids, expected);
+  std::vector<double> in_place = rewards;
+  leap::grpo_advantages(in_place, ids, in_place);
+  CHECK(in_place == expected);
+  leap::rloo_advantages(rewards, ids, expected);
+  in_place = rewards;
+  leap::rloo_advantages(in_place, ids, in_place);
+  CHECK(in_place == expected);
+}

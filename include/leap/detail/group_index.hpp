@@ -79,16 +79,21 @@ inline bool monotone_runs(std::span<const std::uint32_t> ids) {
 
 // Calls fn(group_values, group_out) for every group. Contiguous groups get sub-spans of the caller's
 // buffers (no copy, no index); otherwise groups are gathered into scratch and scattered back after fn.
-// fn must write every element of group_out. When values and out are one buffer (normalising in place),
-// pass in_place = true: the contiguous check then runs before any group is computed, since a
-// fallback must see the values unmodified.
+// fn must write every element of group_out. When values and out share memory (normalising in place,
+// or a caller passing its inputs as out) the contiguous check runs before any group is computed,
+// since a fallback must see the values unmodified; in_place = true asks for that explicitly.
 template <class In, class Out, class Fn>
 void for_each_group(std::span<const std::uint32_t> group_ids, std::span<const In> values, std::span<Out> out,
                     BatchScratch& scratch, Fn&& fn, bool in_place = false) {
   const auto visit_run = [&](std::size_t begin, std::size_t end) {
     fn(values.subspan(begin, end - begin), out.subspan(begin, end - begin));
   };
-  if (in_place) {
+  // A caller may write the results over its own inputs (out = rewards): then too nothing may be
+  // written before the fallback is ruled out.
+  const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  const bool overlap = !values.empty() && !out.empty() && address(values.data()) < address(out.data() + out.size()) &&
+                       address(out.data()) < address(values.data() + values.size());
+  if (in_place || overlap) {
     if (monotone_runs(group_ids)) {
       for_each_monotone_run(group_ids, visit_run);
       return;
