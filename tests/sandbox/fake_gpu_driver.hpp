@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_driver.hpp"
@@ -54,6 +55,8 @@ struct FakeCall {
 using FakeKernel = std::function<void(FakeCall&)>;
 
 struct FakeOp {
+  FakeOp(std::string what_, std::string name_ = {}, DevicePtr ptr_ = 0, std::size_t bytes_ = 0, std::uint64_t seed_ = 0)
+      : what(std::move(what_)), name(std::move(name_)), ptr(ptr_), bytes(bytes_), seed(seed_) {}
   std::string what;  // "stage", "load", "unload", "alloc", "free", "upload", "download", "fill", "generate",
                      // "flush", "launch", "record_start", "record_stop", "sync"
   std::string name;  // stage name, module image, "image:kernel" of a launch

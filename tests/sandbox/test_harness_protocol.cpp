@@ -236,7 +236,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
       if (count_call(c) <= k_checked_calls) return;
       for (const auto& [start, bytes] : gpu.allocations()) {
         bool own = false;
-        for (int a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
+        for (std::size_t a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
         if (!own) std::memset(gpu.memory(start, bytes), 0xFF, bytes);
       }
     });
@@ -252,7 +252,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
       if (count_call(c) <= k_checked_calls) return;
       for (const auto& [start, bytes] : gpu.allocations()) {
         bool own = false;
-        for (int a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
+        for (std::size_t a = 0; a < 3; ++a) own = own || (c.pointer(a) >= start && c.pointer(a) < start + bytes);
         if (!own && bytes > 2 * 4096) std::memset(gpu.memory(start + 4096, bytes - 2 * 4096), 0xFF, bytes - 2 * 4096);
       }
     });
@@ -348,8 +348,6 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
       seeds.clear();
     }
   }
-  std::size_t reference_runs_after_timing = 0;
-  for (std::size_t i = last_timed + 1; i < log.size(); ++i) reference_runs_after_timing += log[i].what == "launch" ? 1 : 0;
   REQUIRE(checked.size() >= 2);
   CHECK(checked[checked.size() - 2] == timed_seeds.back());
   bool random_one_found = false;
