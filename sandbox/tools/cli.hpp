@@ -27,6 +27,7 @@ extern const Command compile_command;
 extern const Command tasks_command;
 extern const Command eval_command;
 extern const Command serve_command;
+extern const Command worker_command;  // the fleet worker with hiredis; without it, a stub that says so
 
 // Prints "leap-sandbox: <what>" and a pointer to --help, exits 2 (bad usage).
 [[noreturn]] void usage_error(const std::string& what);

@@ -12,9 +12,9 @@
 
 namespace {
 
-constexpr std::array<const leap_cli::Command*, 5> k_commands = {
+constexpr std::array<const leap_cli::Command*, 6> k_commands = {
     &leap_cli::info_command, &leap_cli::compile_command, &leap_cli::tasks_command,
-    &leap_cli::eval_command, &leap_cli::serve_command};
+    &leap_cli::eval_command, &leap_cli::serve_command, &leap_cli::worker_command};
 
 void print_help(const leap_cli::Command* only = nullptr) {
   std::cout << "leap-sandbox - compile, run, check and time CUDA kernel candidates safely\n\nUsage:\n";

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer's side of a sandbox fleet (see fleet_worker.hpp): submits requests to the fleet's
+// request stream and collects the answers from its own reply stream, "<stream>:reply:<name>".
+//
+//   leap::sandbox::FleetClient fleet({.redis = leap::sandbox::parse_redis_url("redis://10.0.0.5:6379")});
+//   auto answer = fleet.eval(leap::sandbox::FleetTask::builtin("softmax"), source);   // std::future
+//   leap::sandbox::FleetReply reply = answer.get();   // reply.ok, reply.result (JSON), reply.error
+//
+// Ids: the client numbers its requests (1, 2, ...) and matches answers by that id. Delivery is at
+// least once (a request whose worker died or whose answer was cut off by a Redis restart may be
+// answered twice); a second answer for an id is dropped and counted, so each future gets exactly one.
+// Timeouts: each request has a deadline (FleetClientOptions::timeout unless given); a future still
+// unanswered then holds a FleetTimeout. Reconnects: the reader and the submitter reconnect after a
+// Redis restart (50 ms doubling to 2 s) and the reader resumes after the last answer it saw. During
+// an outage submit() waits for Redis, at most until the request's deadline.
+// Thread-safe: submit from any number of threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "leap/sandbox/fleet_address.hpp"
+
+namespace leap::sandbox {
+
+struct FleetClientOptions {
+  RedisAddress redis;
+  std::string stream{fleet_default_stream};
+  std::string name;  // names the reply stream; unique per client; empty = "<hostname>-<pid>-<counter>"
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // submit to answer, unless submit says otherwise
+  std::size_t request_maxlen = 1000000;  // MAXLEN ~ of the request stream: the most requests waiting
+  std::chrono::milliseconds block{200};  // XREAD BLOCK of the reader; also how often deadlines are checked
+
+  void validate() const;  // throws std::invalid_argument naming the option and its value
+};
+
+// One answer. `result` is the response's "result" object as JSON text (ok), `error` its message (!ok).
+struct FleetReply {
+  std::uint64_t id = 0;
+  bool ok = false;
+  std::string result;
+  std::string error;
+  std::string worker;  // the consumer that answered
+  std::string line;    // the whole response line, as the worker's handler wrote it
+};
+
+// The request's deadline passed without an answer.
+class FleetTimeout : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What to evaluate against: a built-in task by name, or a task spec (JSON object text).
+struct FleetTask {
+  std::string name;
+  std::string spec_json;
+  static FleetTask builtin(std::string name) { return {std::move(name), {}}; }
+  static FleetTask spec(std::string json) { return {{}, std::move(json)}; }
+};
+
+struct FleetClientStats {
+  std::uint64_t submitted = 0;
+  std::uint64_t answered = 0;
+  std::uint64_t duplicates_dropped = 0;  // second answers for an id, and answers to no request of ours
+  std::uint64_t timeouts = 0;
+  std::uint64_t reconnects = 0;
+};
+
+class FleetClient {
+ public:
+  // Connects (throws std::runtime_error when Redis cannot be reached or refuses the password in
+  // $LEAP_SANDBOX_REDIS_PASSWORD) and starts the reader.
+  explicit FleetClient(FleetClientOptions options);
+  // Fails the futures still waiting (std::runtime_error) and deletes the reply stream.
+  ~FleetClient();
+  FleetClient(const FleetClient&) = delete;
+  FleetClient& operator=(const FleetClient&) = delete;
+
+  // A request object as JSON text, without "id" (the client numbers requests), e.g.
+  // {"op": "compile", "source": "..."}. Throws std::invalid_argument for anything else.
+  std::future<FleetReply> submit(std::string_view request_json, std::optional<std::chrono::milliseconds> timeout = {});
+  std::future<FleetReply> compile(std::string_view source, std::string_view arch = {},
+                                  std::optional<std::chrono::milliseconds> timeout = {});
+  std::future<FleetReply> eval(const FleetTask& task, std::string_view source,
+                               std::optional<std::chrono::milliseconds> timeout = {});
+  std::future<FleetReply> info(std::optional<std::chrono::milliseconds> timeout = {});
+
+  FleetClientStats stats() const noexcept;
+  std::size_t pending() const;                 // submitted, not yet answered or timed out
+  const std::string& reply_stream() const noexcept;
+  const FleetClientOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leap::sandbox

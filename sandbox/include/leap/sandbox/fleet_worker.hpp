@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// A sandbox worker of a fleet: one member of a Redis Streams consumer group, answering requests with
+// the same handler as `leap-sandbox serve` (see request_handler.hpp for the JSON).
+//
+// A request is one stream entry:  request = <the JSON request line>,  reply = <the client's reply stream>.
+// Each of the worker's `jobs` threads takes one request at a time (XREADGROUP ... COUNT 1 BLOCK), runs
+// it, XADDs {response, worker} to the reply stream, then XACKs and XDELs the request. So a request is
+// acknowledged only once its answer is in Redis, and the stream holds only work not yet done.
+//
+// Failures, and what happens:
+//   worker dies        its requests stay pending; live workers scan the pending list and take over
+//                      (XCLAIM) a request once it has been idle longer than its claim idle time: the
+//                      grace plus the limits the request runs under (claim_idle_for).
+//   request kills      a request delivered max_deliveries times without an answer is not run again:
+//   workers            it is answered with an error and moved to the dead-letter stream "<stream>:dead".
+//   Redis restarts     every thread reconnects (50 ms doubling to 2 s), recreates the group if it is
+//                      gone, and retries the answer it holds. Answers may then arrive twice; clients
+//                      drop duplicates by request id.
+//   SIGTERM            stop(): threads finish the request in hand, answer and ack it, and leave.
+// Caps: reply streams and the dead-letter stream are XADDed with MAXLEN ~ (reply_maxlen,
+// dead_letter_maxlen); a reply stream no one writes for reply_ttl expires (clients that vanished).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "leap/sandbox/fleet_address.hpp"
+
+namespace leap::sandbox {
+
+struct FleetWorkerOptions {
+  RedisAddress redis;
+  std::string stream{fleet_default_stream};
+  std::string group{fleet_default_group};
+  std::string name;        // the consumer's name, unique per worker process; empty = "<hostname>-<pid>"
+  unsigned jobs = 2;       // requests handled at a time
+  int max_deliveries = 3;  // a request delivered this often without an answer is dead-lettered
+  std::chrono::milliseconds claim_grace{5000};      // added to a request's limits (see claim_idle_for)
+  std::chrono::milliseconds compile_wall_limit{100000};  // the most wall-clock time one compile may take
+                                                        // (the compiler's backstop: 10 x its CPU-time limit)
+  std::chrono::milliseconds eval_start_timeout{60000};  // a fresh evaluation worker's start-up limit
+  std::chrono::milliseconds claim_interval{500};    // how often the pending list is scanned
+  std::chrono::milliseconds block{500};             // XREADGROUP BLOCK; bounds how long a stop waits for an idle thread
+  std::size_t reply_maxlen = 10000;                 // MAXLEN ~ of every reply stream
+  std::size_t dead_letter_maxlen = 10000;           // MAXLEN ~ of the dead-letter stream
+  std::chrono::seconds reply_ttl{86400};            // a reply stream unwritten this long expires
+
+  void validate() const;  // throws std::invalid_argument naming the option and its value
+};
+
+struct FleetWorkerStats {
+  std::uint64_t answered = 0;       // responses written
+  std::uint64_t reclaimed = 0;      // requests taken over from another consumer
+  std::uint64_t dead_lettered = 0;  // requests moved to the dead-letter stream
+  std::uint64_t reconnects = 0;     // connections re-established after a failure
+};
+
+// How long a request may sit in a consumer's pending list before another worker takes it over:
+// claim_grace + the wall-clock time its limits allow it to run (compile: compile_wall_limit; eval:
+// that + the evaluation worker's start-up limit + the task's time_limit_ms, times jobs since kernels
+// run one at a time; info: none). A line that does not parse gets the compile's.
+std::chrono::milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOptions& options);
+
+class FleetWorker {
+ public:
+  using Handler = std::function<std::string(std::string_view request_line)>;
+
+  // `handler` answers one request line with one response line (RequestHandler::handle); it is called
+  // from `jobs` threads at once.
+  FleetWorker(FleetWorkerOptions options, Handler handler);
+  ~FleetWorker();
+  FleetWorker(const FleetWorker&) = delete;
+  FleetWorker& operator=(const FleetWorker&) = delete;
+
+  // Serves until `stop` becomes true, then finishes and acknowledges the requests in hand and
+  // returns. Progress and failures are logged to `log` (one line each), when given.
+  void run(const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log = {});
+
+  FleetWorkerStats stats() const noexcept;
+  const FleetWorkerOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leap::sandbox

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leap/sandbox/fleet_client.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "fleet_redis.hpp"
+
+namespace leap::sandbox {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::string default_client_name() {
+  static std::atomic<unsigned> counter{0};
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "client");
+  std::random_device random;
+  return std::string(host) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+         std::to_string(random() % 100000);
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+void FleetClientOptions::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetClientOptions: " + what); };
+  if (stream.empty()) fail("stream is empty; name the fleet's request stream (default " + std::string(fleet_default_stream) + ")");
+  if (timeout.count() < 1) fail("timeout (" + std::to_string(timeout.count()) + " ms) must be positive");
+  if (request_maxlen < 1) fail("request_maxlen must be at least 1");
+  if (block.count() < 1) fail("block must be at least 1 ms");
+}
+
+struct FleetClient::Impl {
+  struct Waiting {
+    std::promise<FleetReply> promise;
+    Clock::time_point deadline;
+  };
+
+  FleetClientOptions options;
+  std::string reply_stream;
+  fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
+
+  std::mutex submit_mutex;  // guards submitter
+  std::unique_ptr<fleet::RedisConnection> submitter;
+
+  mutable std::mutex waiting_mutex;
+  std::map<std::uint64_t, Waiting> waiting;
+  std::uint64_t next_id = 1;
+
+  std::atomic<bool> closing{false};
+  std::thread reader;
+  std::string last_seen = "0-0";  // reader thread only (after construction)
+
+  std::atomic<std::uint64_t> submitted{0}, answered{0}, duplicates{0}, timeouts{0}, reconnects{0};
+
+  void settle(std::uint64_t id, const json& response, const std::string& line, const std::string& worker) {
+    std::promise<FleetReply> promise;
+    {
+      std::lock_guard lock(waiting_mutex);
+      const auto it = waiting.find(id);
+      if (it == waiting.end()) {
+        ++duplicates;
+        return;
+      }
+      promise = std::move(it->second.promise);
+      waiting.erase(it);
+    }
+    FleetReply reply;
+    reply.id = id;
+    reply.ok = response.value("ok", false);
+    if (const auto r = response.find("result"); r != response.end()) reply.result = dump(*r);
+    if (const auto e = response.find("error"); e != response.end() && e->is_string()) reply.error = e->get<std::string>();
+    reply.worker = worker;
+    reply.line = line;
+    ++answered;
+    promise.set_value(std::move(reply));
+  }
+
+  void expire_overdue() {
+    std::vector<std::pair<std::uint64_t, std::promise<FleetReply>>> overdue;
+    const auto now = Clock::now();
+    {
+      std::lock_guard lock(waiting_mutex);
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        if (it->second.deadline <= now) {
+          overdue.emplace_back(it->first, std::move(it->second.promise));
+          it = waiting.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& [id, promise] : overdue) {
+      ++timeouts;
+      promise.set_exception(std::make_exception_ptr(FleetTimeout(
+          "leap::sandbox::FleetClient: request " + std::to_string(id) + " on " + options.stream + " at " +
+          to_string(options.redis) + " got no answer before its deadline (are workers running on that stream, "
+          "and is the timeout long enough for the fleet's backlog?)")));
+    }
+  }
+
+  void read_loop() {
+    fleet::RedisConnection redis(options.redis, credentials);
+    int attempt = 0;
+    const std::string block = std::to_string(options.block.count());
+    while (!closing.load()) {
+      try {
+        const fleet::Reply read = redis.command(
+            {"XREAD", "COUNT", "512", "BLOCK", block, "STREAMS", reply_stream, last_seen}, options.block);
+        if (attempt > 0) {
+          ++reconnects;
+          attempt = 0;
+        }
+        const auto entries = fleet::parse_entries(fleet::at(fleet::at(read.get(), 0), 1));
+        std::vector<std::string> done = {"XDEL", reply_stream};
+        for (const fleet::StreamEntry& entry : entries) {
+          last_seen = entry.id;
+          done.push_back(entry.id);
+          const std::string* line = entry.field("response");
+          const std::string* worker = entry.field("worker");
+          if (line == nullptr) continue;
+          json response = json::parse(*line, nullptr, false);
+          if (!response.is_object() || !response.contains("id") || !response.at("id").is_number_unsigned()) {
+            ++duplicates;  // not an answer to any request of ours (ids we send are unsigned integers)
+            continue;
+          }
+          settle(response.at("id").get<std::uint64_t>(), response, *line, worker ? *worker : std::string());
+        }
+        if (done.size() > 2) redis.command(done);
+      } catch (const fleet::RedisDisconnected&) {
+        const auto until = Clock::now() + fleet::reconnect_delay(attempt++);
+        while (!closing.load() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+      } catch (const fleet::RedisCommandError&) {
+        std::this_thread::sleep_for(fleet::reconnect_delay(attempt++));
+      }
+      expire_overdue();
+    }
+  }
+
+  std::future<FleetReply> submit(json request, std::optional<milliseconds> timeout) {
+    const auto deadline = Clock::now() + timeout.value_or(options.timeout);
+    std::future<FleetReply> future;
+    std::uint64_t id = 0;
+    {
+      std::lock_guard lock(waiting_mutex);
+      id = next_id++;
+      Waiting& w = waiting[id];
+      w.deadline = deadline;
+      future = w.promise.get_future();
+    }
+    request["id"] = id;
+    const std::string line = dump(request);
+    const std::vector<std::string> add = {"XADD", options.stream, "MAXLEN", "~", std::to_string(options.request_maxlen),
+                                          "*", "request", line, "reply", reply_stream};
+    std::lock_guard lock(submit_mutex);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        submitter->command(add);
+        if (attempt > 0) ++reconnects;
+        ++submitted;
+        return future;
+      } catch (const fleet::RedisDisconnected&) {
+        if (Clock::now() + fleet::reconnect_delay(attempt) >= deadline) break;
+        std::this_thread::sleep_for(fleet::reconnect_delay(attempt));
+      }
+    }
+    expire_overdue();  // the deadline passed while Redis was away: the future holds a FleetTimeout
+    return future;
+  }
+};
+
+FleetClient::FleetClient(FleetClientOptions options) : impl_(std::make_unique<Impl>()) {
+  options.validate();
+  if (options.name.empty()) options.name = default_client_name();
+  impl_->reply_stream = fleet_reply_stream(options.stream, options.name);
+  impl_->options = std::move(options);
+  impl_->submitter = std::make_unique<fleet::RedisConnection>(impl_->options.redis, impl_->credentials);
+  try {
+    // Answers already in a reused reply stream belong to an earlier client of that name: start after them.
+    const fleet::Reply last = impl_->submitter->command({"XREVRANGE", impl_->reply_stream, "+", "-", "COUNT", "1"});
+    const auto entries = fleet::parse_entries(last.get());
+    if (!entries.empty()) impl_->last_seen = entries.front().id;
+  } catch (const fleet::RedisDisconnected& e) {
+    throw std::runtime_error(std::string("leap::sandbox::FleetClient: ") + e.what() +
+                             " (is Redis running there, and reachable from this machine?)");
+  }
+  impl_->reader = std::thread([impl = impl_.get()] { impl->read_loop(); });
+}
+
+FleetClient::~FleetClient() {
+  impl_->closing.store(true);
+  if (impl_->reader.joinable()) impl_->reader.join();
+  std::lock_guard lock(impl_->waiting_mutex);
+  for (auto& [id, w] : impl_->waiting) {
+    w.promise.set_exception(std::make_exception_ptr(
+        std::runtime_error("leap::sandbox::FleetClient closed before request " + std::to_string(id) + " was answered")));
+  }
+  impl_->waiting.clear();
+  try {
+    impl_->submitter->command({"DEL", impl_->reply_stream});
+  } catch (const std::exception&) {  // Redis away: the stream expires on its own (the workers set a TTL)
+  }
+}
+
+std::future<FleetReply> FleetClient::submit(std::string_view request_json, std::optional<milliseconds> timeout) {
+  json request = json::parse(request_json, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    throw std::invalid_argument("leap::sandbox::FleetClient::submit: the request must be a JSON object such as "
+                                "{\"op\": \"compile\", \"source\": \"...\"}");
+  }
+  if (request.contains("id")) {
+    throw std::invalid_argument("leap::sandbox::FleetClient::submit: leave \"id\" out; the client numbers its requests "
+                                "to match answers (FleetReply::id)");
+  }
+  return impl_->submit(std::move(request), timeout);
+}
+
+std::future<FleetReply> FleetClient::compile(std::string_view source, std::string_view arch,
+                                             std::optional<milliseconds> timeout) {
+  json request = {{"op", "compile"}, {"source", source}};
+  if (!arch.empty()) request["arch"] = arch;
+  return impl_->submit(std::move(request), timeout);
+}
+
+std::future<FleetReply> FleetClient::eval(const FleetTask& task, std::string_view source,
+                                          std::optional<milliseconds> timeout) {
+  json request = {{"op", "eval"}, {"source", source}};
+  if (!task.spec_json.empty()) {
+    json spec = json::parse(task.spec_json, nullptr, false);
+    if (spec.is_discarded() || !spec.is_object()) {
+      throw std::invalid_argument("leap::sandbox::FleetClient::eval: FleetTask::spec needs a JSON object (a task spec)");
+    }
+    request["task"] = std::move(spec);
+  } else if (!task.name.empty()) {
+    request["task"] = task.name;
+  } else {
+    throw std::invalid_argument("leap::sandbox::FleetClient::eval: the task is empty; use FleetTask::builtin(name) or "
+                                "FleetTask::spec(json)");
+  }
+  return impl_->submit(std::move(request), timeout);
+}
+
+std::future<FleetReply> FleetClient::info(std::optional<milliseconds> timeout) {
+  return impl_->submit(json{{"op", "info"}}, timeout);
+}
+
+FleetClientStats FleetClient::stats() const noexcept {
+  return {impl_->submitted.load(), impl_->answered.load(), impl_->duplicates.load(), impl_->timeouts.load(),
+          impl_->reconnects.load()};
+}
+
+std::size_t FleetClient::pending() const {
+  std::lock_guard lock(impl_->waiting_mutex);
+  return impl_->waiting.size();
+}
+
+const std::string& FleetClient::reply_stream() const noexcept { return impl_->reply_stream; }
+const FleetClientOptions& FleetClient::options() const noexcept { return impl_->options; }
+
+}  // namespace leap::sandbox

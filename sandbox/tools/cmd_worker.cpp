@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// leap-sandbox worker: one member of a sandbox fleet on Redis Streams (see fleet_worker.hpp). It
+// answers through the same RequestHandler as serve, so a request means the same thing either way.
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <string>
+
+#include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/fleet_worker.hpp>
+#include <leap/sandbox/request_handler.hpp>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+namespace {
+
+namespace sb = leap::sandbox;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+// Test hook, for the fleet's failure tests only: when $LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER is set
+// and non-empty, a request whose line contains it kills this worker process with SIGKILL before it
+// is answered: the "poison request" that dead-lettering exists for. Never set it in production.
+constexpr const char* k_crash_marker_env = "LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER";
+
+int run_worker(const Arguments& args) {
+  sb::FleetWorkerOptions options;
+  std::string url(sb::fleet_default_url);
+  std::string arch;
+  bool no_cache = false;
+  std::chrono::milliseconds compile_timeout{10000};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--redis") url = option_value(args, i);
+    else if (a == "--stream") options.stream = option_value(args, i);
+    else if (a == "--group") options.group = option_value(args, i);
+    else if (a == "--name") options.name = option_value(args, i);
+    else if (a == "-j") options.jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
+    else if (a == "--max-deliveries") options.max_deliveries = static_cast<int>(parse_number(a, option_value(args, i), 1, 1000));
+    else if (a == "--claim-grace-ms") options.claim_grace = std::chrono::milliseconds(parse_number(a, option_value(args, i), 0, 3600000));
+    else if (a == "--compile-timeout-ms") compile_timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 100, 600000));
+    else if (a == "--reply-maxlen") options.reply_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
+    else if (a == "--dead-letter-maxlen") options.dead_letter_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
+    else if (a == "--arch") arch = option_value(args, i);
+    else if (a == "--no-cache") no_cache = true;
+    else if (a == "--password" || a.starts_with("--password=")) {
+      usage_error("worker: a password on the command line ends up in ps and shell histories; set $" +
+                  std::string(sb::fleet_password_env) + " instead");
+    } else usage_error("worker: unknown option '" + a + "'");
+  }
+  try {
+    options.redis = sb::parse_redis_url(url);
+    options.validate();
+  } catch (const std::invalid_argument& e) {
+    usage_error(std::string("worker: ") + e.what());
+  }
+
+  sb::EvaluatorConfig config = evaluator_config(arch, std::nullopt, true);
+  config.compile_timeout = compile_timeout;
+  // A compile's CPU-time limit leaves its wall clock at the compiler's backstop, 10 x that limit
+  // (CompileOptions::wall_backstop): what a claim must wait for before taking a compile over.
+  options.compile_wall_limit = 10 * compile_timeout;
+  if (no_cache) config.compiler.cache = nullptr;
+  options.eval_start_timeout = config.worker.init_timeout;
+  sb::Evaluator evaluator(std::move(config));
+  const sb::RequestHandler handler(evaluator);
+
+  const char* marker = std::getenv(k_crash_marker_env);
+  const std::string crash_marker = marker != nullptr ? marker : "";
+  sb::FleetWorker worker(options, [&handler, &crash_marker](std::string_view line) {
+    if (!crash_marker.empty() && line.find(crash_marker) != std::string_view::npos) std::raise(SIGKILL);
+    return handler.handle(line);
+  });
+
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  std::mutex log_mutex;
+  worker.run(g_stop, [&log_mutex](const std::string& line) {
+    std::lock_guard lock(log_mutex);
+    std::cerr << line << "\n" << std::flush;
+  });
+  return 0;
+}
+
+}  // namespace
+
+const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
+                             R"(  A sandbox fleet member: reads requests from a Redis stream as one consumer of a group and answers
+  each through the same handler as serve (same JSON), on the reply stream the request names. Run one
+  per GPU (CUDA_VISIBLE_DEVICES) on every sandbox machine; see README "Scaling out".
+  --redis URL          redis://HOST:PORT[/DB] (default redis://127.0.0.1:6379). The password comes
+                       from $LEAP_SANDBOX_REDIS_PASSWORD (an ACL user from $LEAP_SANDBOX_REDIS_USER),
+                       never from the command line
+  --stream S           the request stream (default leap:requests); dead letters go to S:dead
+  --group G            the consumer group (default leap-sandbox), created if missing
+  --name N             this consumer's name, unique per worker (default <hostname>-<pid>)
+  -j N                 requests handled at a time (default 2; kernels still run one at a time)
+  --max-deliveries N   a request delivered N times without an answer (it killed or stalled its
+                       workers) is answered with an error and moved to S:dead (default 3)
+  --claim-grace-ms MS  a dead worker's request is taken over once idle for MS plus the wall-clock
+                       time its limits allow it (a compile: 10 x its CPU limit; an eval: that, the
+                       evaluation worker's start-up and the task's time limit) (default 5000)
+  --compile-timeout-ms MS  a compile's CPU-time limit (default 10000)
+  --reply-maxlen N     MAXLEN ~ cap of each reply stream (default 10000)
+  --dead-letter-maxlen N  MAXLEN ~ cap of the dead-letter stream (default 10000)
+  --arch sm_XY         compile target (default: the GPU's, or sm_90 without one)
+  --no-cache           compile every request afresh (default: the compile cache, as serve)
+  SIGTERM or SIGINT: finish the requests in hand, answer and acknowledge them, leave the group, exit 0.
+  Test hook (failure tests only): with $LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER set, a request whose
+  line contains its value kills the worker with SIGKILL, as a poison request would.
+)",
+                             run_worker};
+
+}  // namespace leap_cli

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fleet against a real Redis on a loopback port: workers killed, stopped and poisoned, Redis
+// restarted, and the rollout loop driving the fleet. Skipped (exit 77) only where redis-server is not
+// installed. Every wait is bounded in time.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <leap/gates.hpp>
+#include <leap/rollout.hpp>
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/fleet_client.hpp>
+#include <leap/sandbox/fleet_environment.hpp>
+
+#include "fleet_harness.hpp"
+
+namespace sb = leap::sandbox;
+namespace fr = leap::sandbox::fleet;
+using namespace fleet_test;
+using nlohmann::json;
+
+namespace {
+
+std::string g_redis_server;
+
+// A small kernel of its own per k: the compile cache can only serve it after one real compile.
+std::string kernel(int k) {
+  return "extern \"C\" __global__ void scale_" + std::to_string(k) +
+         "(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = x[i] * " +
+         std::to_string(k) + ".5f + 1.0f;\n}\n";
+}
+
+struct WorkerSettings {
+  int jobs = 2;
+  int grace_ms = 1000;
+  int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
+  int max_deliveries = 3;
+  std::string crash_marker;
+  int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
+};
+
+std::unique_ptr<Child> start_worker(const RedisServer& redis, const TempDir& tmp, const std::string& name,
+                                    const WorkerSettings& s) {
+  std::vector<std::pair<std::string, std::string>> env = {{"LEAP_SANDBOX_CACHE_DIR", (tmp.path() / "cache").string()}};
+  if (!s.crash_marker.empty()) env.emplace_back("LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER", s.crash_marker);
+  return std::make_unique<Child>(
+      std::vector<std::string>{LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--name", name, "-j",
+                               std::to_string(s.jobs), "--claim-grace-ms", std::to_string(s.grace_ms),
+                               "--compile-timeout-ms", std::to_string(s.compile_timeout_ms), "--max-deliveries",
+                               std::to_string(s.max_deliveries)},
+      tmp.path() / (name + ".log"), env);
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Pending {
+  std::string entry;
+  std::string consumer;
+  long long idle_ms = 0;
+  long long deliveries = 0;
+};
+
+// XPENDING of the group, optionally of one consumer.
+std::vector<Pending> pending_of(fr::RedisConnection& redis, const std::string& consumer = {}) {
+  std::vector<std::string> argv = {"XPENDING", std::string(sb::fleet_default_stream), std::string(sb::fleet_default_group),
+                                   "-", "+", "1000"};
+  if (!consumer.empty()) argv.push_back(consumer);
+  std::vector<Pending> out;
+  fr::Reply reply;
+  try {
+    reply = redis.command(argv);
+  } catch (const fr::RedisCommandError&) {  // NOGROUP: no worker has created the group yet
+    return out;
+  }
+  for (std::size_t i = 0; i < fr::size(reply.get()); ++i) {
+    const auto* row = fr::at(reply.get(), i);
+    out.push_back({std::string(fr::text(fr::at(row, 0))), std::string(fr::text(fr::at(row, 1))),
+                   fr::integer(fr::at(row, 2)), fr::integer(fr::at(row, 3))});
+  }
+  return out;
+}
+
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// Joins a thread however the test case ends.
+struct Joined {
+  std::thread thread;
+  ~Joined() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, none lost", "[kill]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const WorkerSettings settings;  // -j 2, a compile's claim idle time 6 s
+  std::map<std::string, std::unique_ptr<Child>> workers;
+  for (const char* name : {"w0", "w1", "w2"}) workers[name] = start_worker(redis, tmp, name, settings);
+
+  constexpr int per_client = 500;
+  constexpr int distinct_kernels = 48;
+  sb::FleetClient a({.redis = redis.address(), .name = "client-a", .timeout = 120s});
+  sb::FleetClient b({.redis = redis.address(), .name = "client-b", .timeout = 120s});
+  std::vector<std::future<sb::FleetReply>> answers_a(per_client), answers_b(per_client);
+  Joined submit_a{std::thread([&] {
+    for (int i = 0; i < per_client; ++i) answers_a[static_cast<std::size_t>(i)] = a.compile(kernel(i % distinct_kernels));
+  })};
+  Joined submit_b{std::thread([&] {
+    for (int i = 0; i < per_client; ++i) answers_b[static_cast<std::size_t>(i)] = b.compile(kernel((i * 7) % distinct_kernels));
+  })};
+
+  // SIGKILL w0 while it holds requests, then SIGTERM w1 while it holds requests.
+  REQUIRE(eventually([&] { return !pending_of(inspect, "w0").empty(); }, 60s));
+  workers["w0"]->signal(SIGKILL);
+  const auto killed_at = Clock::now();
+  REQUIRE(workers["w0"]->wait(10s));
+  const std::vector<Pending> orphans = pending_of(inspect, "w0");
+  REQUIRE(!orphans.empty());
+  REQUIRE(eventually([&] { return !pending_of(inspect, "w1").empty(); }, 60s));
+  workers["w1"]->signal(SIGTERM);
+  submit_a.thread.join();
+  submit_b.thread.join();
+
+  // w1 finishes what it holds, acknowledges it and leaves the group.
+  const std::optional<int> w1_status = workers["w1"]->wait(30s);
+  REQUIRE(w1_status);
+  CHECK(WIFEXITED(*w1_status));
+  CHECK(WEXITSTATUS(*w1_status) == 0);
+  CHECK(pending_of(inspect, "w1").empty());
+  const std::string w1_log = read_file(tmp.path() / "w1.log");
+  CHECK(w1_log.find("stopped:") != std::string::npos);
+
+  // Which of the requests w0 died holding belong to whom.
+  struct Orphan {
+    std::future<sb::FleetReply>* answer;
+    long long idle_at_kill;
+  };
+  std::vector<Orphan> orphaned;
+  for (const Pending& p : orphans) {
+    const auto entries = fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
+    REQUIRE(entries.size() == 1);
+    const json request = json::parse(*entries.front().field("request"));
+    const auto id = request.at("id").get<std::size_t>();
+    auto& answers = *entries.front().field("reply") == a.reply_stream() ? answers_a : answers_b;
+    orphaned.push_back({&answers.at(id - 1), p.idle_ms});
+  }
+  // They are answered by a live worker once idle for their claim idle time, and not before.
+  for (Orphan& o : orphaned) {
+    REQUIRE(o.answer->wait_for(settings.claim_idle_ms() * 1ms + 15s) == std::future_status::ready);
+    const auto taken = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
+    CHECK(taken + o.idle_at_kill + 50 >= settings.claim_idle_ms());
+  }
+  const auto reclaim_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
+  INFO("the last of w0's " << orphaned.size() << " requests was answered " << reclaim_ms << " ms after the kill");
+  CHECK(reclaim_ms <= settings.claim_idle_ms() + 6000);  // idle time + scan interval + a compile on loaded cores
+
+  // Every request of each client is answered exactly once, successfully, by a worker alive at the time.
+  int real_compiles = 0, cache_hits = 0;
+  std::set<std::string> answered_by;
+  for (auto* answers : {&answers_a, &answers_b}) {
+    std::set<std::uint64_t> ids;
+    for (auto& f : *answers) {
+      REQUIRE(f.wait_for(60s) == std::future_status::ready);
+      const sb::FleetReply reply = f.get();
+      INFO(reply.line);
+      CHECK(reply.ok);
+      const json result = json::parse(reply.result);
+      CHECK(result.at("status") == "ok");
+      (result.at("cache_hit").get<bool>() ? cache_hits : real_compiles) += 1;
+      ids.insert(reply.id);
+      answered_by.insert(reply.worker);
+    }
+    CHECK(ids.size() == per_client);
+    CHECK(*ids.begin() == 1);
+    CHECK(*ids.rbegin() == per_client);
+  }
+  CHECK(real_compiles >= distinct_kernels);  // each kernel compiled for real at least once
+  CHECK(cache_hits > 0);
+  CHECK(answered_by.count("w2") == 1);
+  for (const sb::FleetClient* c : {&a, &b}) {
+    const sb::FleetClientStats s = c->stats();
+    CHECK(s.submitted == per_client);
+    CHECK(s.answered == per_client);
+    CHECK(s.timeouts == 0);
+    CHECK(c->pending() == 0);
+  }
+  // Nothing left behind: no request pending, none waiting in the stream.
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  CHECK(fr::integer(inspect.command({"XLEN", std::string(sb::fleet_default_stream)}).get()) == 0);
+  workers["w2"]->signal(SIGTERM);
+  CHECK(workers["w2"]->wait(30s));
+}
+
+TEST_CASE("a request that kills its workers is dead-lettered after N deliveries", "[poison]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  WorkerSettings settings;
+  settings.jobs = 1;
+  settings.grace_ms = 300;
+  settings.compile_timeout_ms = 200;  // claim idle 2.3 s
+  settings.max_deliveries = 2;
+  settings.crash_marker = "LEAP_TEST_POISON_7f3a";
+  std::map<std::string, std::unique_ptr<Child>> workers;
+  for (const char* name : {"p0", "p1", "p2"}) workers[name] = start_worker(redis, tmp, name, settings);
+
+  sb::FleetClient client({.redis = redis.address(), .name = "poisoner", .timeout = 60s});
+  auto poison = client.compile(kernel(1) + "// " + settings.crash_marker + "\n");
+  REQUIRE(poison.wait_for(45s) == std::future_status::ready);
+  const sb::FleetReply reply = poison.get();
+  INFO(reply.line);
+  CHECK_FALSE(reply.ok);
+  CHECK(reply.id == 1);
+  CHECK(reply.error.find("delivered 2 times") != std::string::npos);
+  CHECK(reply.error.find("leap:requests:dead") != std::string::npos);
+
+  // Two workers died of it (one per delivery); the third dead-lettered it and lives.
+  int killed = 0;
+  std::string survivor;
+  for (auto& [name, w] : workers) {
+    if (w->running()) {
+      survivor = name;
+      continue;
+    }
+    const std::optional<int> status = w->wait(0ms);
+    REQUIRE(status);
+    CHECK(WIFSIGNALED(*status));
+    CHECK(WTERMSIG(*status) == SIGKILL);
+    ++killed;
+  }
+  CHECK(killed == 2);
+  REQUIRE(!survivor.empty());
+  CHECK(reply.worker == survivor);
+
+  const auto dead = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
+  REQUIRE(dead.size() == 1);
+  CHECK(*dead.front().field("deliveries") == "2");
+  CHECK(dead.front().field("request")->find(settings.crash_marker) != std::string::npos);
+  CHECK(*dead.front().field("reply") == client.reply_stream());
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));  // acknowledged right after the answer
+
+  // The fleet goes on: the survivor answers the next request.
+  auto next = client.compile(kernel(2));
+  REQUIRE(next.wait_for(30s) == std::future_status::ready);
+  const sb::FleetReply fine = next.get();
+  CHECK(fine.ok);
+  CHECK(fine.worker == survivor);
+}
+
+TEST_CASE("Redis restarts mid-run: workers and client reconnect, all answered once", "[restart]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  const WorkerSettings settings;
+  auto w0 = start_worker(redis, tmp, "r0", settings);
+  auto w1 = start_worker(redis, tmp, "r1", settings);
+
+  constexpr int requests = 240;
+  sb::FleetClient client({.redis = redis.address(), .name = "restarter", .timeout = 90s});
+  std::vector<std::future<sb::FleetReply>> answers(requests);
+  for (int i = 0; i < requests / 2; ++i) answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i % 24));
+  REQUIRE(eventually([&] { return client.stats().answered >= 20; }, 60s));
+  redis.stop();
+  const std::uint64_t answered_before = client.stats().answered;
+  // The second half is submitted while Redis is away: submit() waits for it to come back.
+  Joined submitter{std::thread([&] {
+    for (int i = requests / 2; i < requests; ++i) answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i % 24));
+  })};
+  std::this_thread::sleep_for(300ms);
+  redis.start();
+  submitter.thread.join();
+  INFO(answered_before << " requests were answered before the restart");
+  CHECK(answered_before < requests / 2);  // requests pending or waiting when Redis went away
+
+  std::set<std::uint64_t> ids;
+  for (auto& f : answers) {
+    REQUIRE(f.wait_for(90s) == std::future_status::ready);
+    const sb::FleetReply reply = f.get();
+    INFO(reply.line);
+    CHECK(reply.ok);
+    ids.insert(reply.id);
+  }
+  CHECK(ids.size() == requests);
+  CHECK(client.stats().answered == requests);
+  CHECK(client.stats().reconnects >= 1);
+  fr::RedisConnection inspect(redis.address(), {});
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  w0->signal(SIGTERM);
+  w1->signal(SIGTERM);
+  REQUIRE(w0->wait(30s));
+  REQUIRE(w1->wait(30s));
+  for (const char* name : {"r0.log", "r1.log"}) {
+    const std::string log = read_file(tmp.path() / name);
+    INFO(log);
+    CHECK(log.find("reconnected") != std::string::npos);
+  }
+}
+
+namespace {
+
+struct FleetTaskRef {
+  std::uint64_t id = 0;
+  std::string name;
+};
+
+// Even samples write a kernel that does not compile; odd ones the task's reference kernel.
+struct AlternatingPolicy {
+  using payload_type = std::string;
+  leap::Completion<std::string> complete(const FleetTaskRef& task, const leap::Trajectory<std::string>&,
+                                         const leap::SampleKey& key) const {
+    leap::Completion<std::string> c;
+    if (key.sample % 2 == 0) {
+      c.payload = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name_" + std::to_string(key.turn) + "; }\n";
+    } else {
+      c.payload = sb::find_builtin_task(task.name)->spec.reference_source;
+    }
+    c.tokens = 10;
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach", "[misuse]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  sb::FleetClient client({.redis = redis.address(), .name = "careful", .timeout = 5s});
+  CHECK_THROWS_WITH(client.submit("[1, 2]"), Catch::Contains("must be a JSON object"));
+  CHECK_THROWS_WITH(client.submit(R"({"id": 4, "op": "info"})"), Catch::Contains("leave \"id\" out"));
+  CHECK_THROWS_WITH(client.eval(sb::FleetTask{}, "x"), Catch::Contains("FleetTask::builtin"));
+  CHECK(client.stats().submitted == 0);
+  // With no worker, the deadline passes and the future says so.
+  auto lonely = client.info(200ms);
+  REQUIRE(lonely.wait_for(10s) == std::future_status::ready);
+  CHECK_THROWS_AS(lonely.get(), sb::FleetTimeout);
+  CHECK(client.stats().timeouts == 1);
+  // Nothing listens on a fresh port: construction fails and names the address.
+  const int closed = free_loopback_port();
+  CHECK_THROWS_WITH(sb::FleetClient({.redis = {"127.0.0.1", closed, 0}}),
+                    Catch::Contains("127.0.0.1:" + std::to_string(closed)));
+}
+
+TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[environment]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  auto worker = start_worker(redis, tmp, "e0", WorkerSettings{});
+  sb::FleetClient client({.redis = redis.address(), .name = "trainer", .timeout = 120s});
+  const auto environment = sb::FleetEnvironment(
+      client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
+      [](const leap::Completion<std::string>& c) { return c.payload; });
+  static_assert(leap::rollout_environment<decltype(environment), FleetTaskRef, std::string>);
+
+  const std::vector<FleetTaskRef> tasks = {{1, "scale_add"}, {2, "row_sum"}};
+  leap::ThreadPool pool(4);
+  const auto step = leap::run_step(tasks, AlternatingPolicy{}, environment, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
+                                   pool, leap::RolloutOptions{.group_size = 4, .max_turns = 2});
+  std::size_t turns = 0;
+  std::int64_t no_verdict = 0;
+  for (std::size_t t = 0; t < step.trajectories.size(); ++t) {
+    const int sample = static_cast<int>(t % 4);
+    for (const auto& turn : step.trajectories[t].turns) {
+      ++turns;
+      INFO(turn.feedback);
+      if (sample % 2 == 0) {  // NVRTC's real diagnostics, through the fleet
+        CHECK(turn.verdict == leap::Verdict::compile_error);
+        CHECK(turn.feedback.find("undefined_name_") != std::string::npos);
+      } else if (turn.verdict != leap::Verdict::correct) {  // no GPU on the worker: no verdict, never a made-up one
+        CHECK(turn.verdict == leap::Verdict::runtime_error);
+        CHECK(turn.feedback.find("reached no verdict (no_gpu") != std::string::npos);
+        ++no_verdict;
+      }
+    }
+  }
+  CHECK(turns >= 2 * 4 + 2 * 2 * 2);  // each failing trajectory got its second turn (AlwaysExpand)
+  CHECK(step.metrics.environment_errors == no_verdict);
+  CHECK(client.stats().answered == turns);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
+int main(int argc, char** argv) {
+  g_redis_server = find_program("redis-server");
+  if (g_redis_server.empty()) {
+    std::cout << "SKIP: redis-server is not installed; the fleet tests need a real Redis "
+                 "(apt-get install redis-server)\n";
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}
