@@ -38,7 +38,7 @@ TEST_CASE("RLOO subtracts the mean of the other members", "[baselines]") {
   CHECK(out[1] == Approx(0.0 - 2.0 / 3.0));
 }
 
-TEST_CASE("a group of one has no baseline; an all-equal group gets zero", "[baselines]") {
+TEST_CASE("a group of one has no baseline, an all-equal group gets zero", "[baselines]") {
   const std::vector<double> rewards = {5, 2, 2, 2};
   const std::vector<std::uint32_t> ids = {1, 2, 2, 2};
   std::vector<double> out(4, 9.0);

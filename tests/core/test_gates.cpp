@@ -180,7 +180,7 @@ TEST_CASE("BudgetedGate with an evaluation limit prefers value per evaluation an
   CHECK(skipped[0] == over_budget);
 }
 
-TEST_CASE("BudgetedGate without limits is its inner gate; zero limits prune all", "[gates][budget]") {
+TEST_CASE("BudgetedGate without limits is its inner gate, zero limits prune all", "[gates][budget]") {
   const auto groups = candidates({mixed(4, 4, 0, 0, 0), mixed(0, 0, 0, 0, 8)}, 3);
   leap::BudgetedGate<> unlimited{leap::FailBandGate{4, 7}};
   CHECK(run(unlimited, groups) == std::vector<GateDecision>{expand_in_band, {Expansion::prune_catastrophic, GateReason::too_many_failures}});

@@ -43,7 +43,7 @@ TEST_CASE("Outcome round trips exactly, NaN and infinity included", "[json]") {
   CHECK(round_trip(fast) == fast);
 }
 
-TEST_CASE("KernelOrder round trips; missing keys keep their defaults", "[json]") {
+TEST_CASE("KernelOrder round trips, missing keys keep their defaults", "[json]") {
   KernelOrder order;
   order.by_severity = true;
   order.speedup_tolerance = 0.123456789012345;

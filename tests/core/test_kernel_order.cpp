@@ -97,7 +97,7 @@ TEST_CASE("speedup key off: tokens decide between solved outcomes of one turn", 
   check(order, solved(1, 1.0, 10), solved(1, 9.0, 20), 1);
 }
 
-TEST_CASE("tokens: fewer wins outside the band; equal counts, 0 too, always tie", "[order]") {
+TEST_CASE("tokens: fewer wins outside the band, equal counts, 0 too, always tie", "[order]") {
   KernelOrder order;
   order.token_tolerance = 0.0;
   check(order, solved(1, not_a_number, 100), solved(1, not_a_number, 101), 1);
@@ -120,7 +120,7 @@ TEST_CASE("tokens_only_when_solved limits the token key to solved pairs", "[orde
   check(order, failed(Verdict::compile_error, 10), failed(Verdict::wrong_answer, 900), -1);
 }
 
-TEST_CASE("the default is LEAP's order: turn decides, nothing else; turns_only() is the same order", "[order]") {
+TEST_CASE("the default is LEAP's order: turn decides, nothing else, turns_only() is the same order", "[order]") {
   const KernelOrder order;
   const KernelOrder named = KernelOrder::turns_only();
   CHECK(named.by_turn == order.by_turn);

@@ -56,10 +56,17 @@ TEST_CASE("group_std keeps groups of one and all-equal groups, adjacent or scatt
   CHECK(scattered == std::vector<double>{0.25, 0.0, 0.75, 0.0, 0.25});
 }
 
-TEST_CASE("batch_rms scales the batch to RMS 1; an all-zero batch stays 0", "[normalization]") {
-  std::vector<double> a = {3.0, -4.0, 0.0, 0.0};  // RMS sqrt(25 / 4) = 2.5
+TEST_CASE("batch_rms scales the batch to RMS 1, an all-zero batch stays 0", "[normalization]") {
+  // RMS sqrt(100 / 25) = 2, a power of two, so the scaled values are exact whether the
+  // implementation divides or multiplies by the reciprocal.
+  std::vector<double> a(25, 0.0);
+  a[0] = 6.0;
+  a[7] = -8.0;
   leap::normalize_advantages(a, {}, AdvantageNormalization::batch_rms, 0.0);
-  CHECK(a == std::vector<double>{1.2, -1.6, 0.0, 0.0});
+  std::vector<double> expected(25, 0.0);
+  expected[0] = 3.0;
+  expected[7] = -4.0;
+  CHECK(a == expected);
   std::vector<float> zeros(5, 0.0f);
   leap::normalize_advantages(zeros, {}, AdvantageNormalization::batch_rms, 0.0);
   CHECK(zeros == std::vector<float>(5, 0.0f));
@@ -68,7 +75,7 @@ TEST_CASE("batch_rms scales the batch to RMS 1; an all-zero batch stays 0", "[no
   CHECK(empty.empty());
 }
 
-TEST_CASE("turn_weight 0 on binary outcomes is RLOO; with group_std (epsilon 0) it is GRPO's z-score", "[normalization][property]") {
+TEST_CASE("turn_weight 0 on binary outcomes is RLOO, with group_std (epsilon 0) it is GRPO's z-score", "[normalization][property]") {
   std::mt19937_64 rng(41);
   for (int round = 0; round < 500; ++round) {
     const std::size_t groups = std::uniform_int_distribution<std::size_t>(1, 6)(rng);

@@ -46,7 +46,7 @@ TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandb
   CHECK(text.out.find("GPU: ") != std::string::npos);
 }
 
-TEST_CASE("cli: info says which timer times kernels and why; LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {
+TEST_CASE("cli: info says which timer times kernels and why, LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {
   leap_test::TempDir dir;
   const char* old = std::getenv("LEAP_SANDBOX_TIMER");
   const std::string saved = old != nullptr ? old : "";
@@ -104,7 +104,7 @@ TEST_CASE("cli: compile exit codes and JSON lines", "[sandbox][cli]") {
   CHECK(text.out.find("error") != std::string::npos);
 }
 
-TEST_CASE("cli: the disk cache answers a second process; many files show progress", "[sandbox][cli]") {
+TEST_CASE("cli: the disk cache answers a second process, many files show progress", "[sandbox][cli]") {
   leap_test::TempDir dir;
   std::string files;
   for (int i = 0; i < 6; ++i) {

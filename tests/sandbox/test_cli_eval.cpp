@@ -25,7 +25,7 @@ bool machine_has_gpu(const leap_test::TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("cli tasks: lists the built-in tasks; --json gives full specs with reference sources", "[sandbox][cli]") {
+TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with reference sources", "[sandbox][cli]") {
   leap_test::TempDir dir;
   const Run text = run_cli("tasks", dir);
   CHECK(text.exit_code == 0);

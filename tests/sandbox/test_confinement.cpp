@@ -538,7 +538,7 @@ TEST_CASE("confinement: the private root holds only what is bound into it", "[sa
   CHECK(rc == 0);
 }
 
-TEST_CASE("confinement: info reports the layers in force; --unconfined results say so, on every command", "[sandbox][confinement][cli]") {
+TEST_CASE("confinement: info reports the layers in force, --unconfined results say so, on every command", "[sandbox][confinement][cli]") {
   require_confinement();
   leap_test::TempDir dir;
   const leap_test::CliRun info = leap_test::run_cli("info --json", dir);
