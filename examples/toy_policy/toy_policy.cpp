@@ -141,6 +141,12 @@ std::vector<std::uint64_t> parse_seeds(const std::string& list) {
   return seeds;
 }
 
+double parse_number(const std::string& option, const std::string& text) {
+  const std::vector<double> values = parse_numbers(option, text);
+  if (values.size() != 1) throw std::invalid_argument(option + " takes one number, got '" + text + "'");
+  return values.front();
+}
+
 std::optional<Options> parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -189,14 +195,19 @@ std::optional<Options> parse(int argc, char** argv) {
         if (!(rate > 0.0)) throw std::invalid_argument("--lr: learning rates must be > 0");
       }
     } else if (arg == "--credit-gamma") {
-      options.credit_gamma = unit_interval(parse_numbers(arg, value()).at(0));
+      options.credit_gamma = unit_interval(parse_number(arg, value()));
     } else if (arg == "--reward-gammas") {
       options.reward_gammas = parse_numbers(arg, value());
       for (double g : options.reward_gammas) unit_interval(g);
+      std::vector<double> sorted = options.reward_gammas;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+        throw std::invalid_argument("--reward-gammas: a discount is listed twice");
+      }
     } else if (arg == "--compile-ms") {
-      options.compile_ms = parse_numbers(arg, value()).at(0);
+      options.compile_ms = parse_number(arg, value());
     } else if (arg == "--gpu-ms") {
-      options.gpu_ms = parse_numbers(arg, value()).at(0);
+      options.gpu_ms = parse_number(arg, value());
     } else if (arg == "--study") {
       options.seeds = {1, 2, 3, 4, 5};
       options.learning_rates = {0.3, 1.0, 3.0, 10.0, 30.0};
@@ -212,7 +223,7 @@ std::optional<Options> parse(int argc, char** argv) {
       throw std::invalid_argument("unknown option " + arg + " (see --help)");
     }
   }
-  if (options.compile_ms < 0.0 || options.gpu_ms < 0.0) throw std::invalid_argument("--compile-ms and --gpu-ms must be >= 0");
+  if (!(options.compile_ms >= 0.0) || !(options.gpu_ms >= 0.0)) throw std::invalid_argument("--compile-ms and --gpu-ms must be >= 0");
   return options;
 }
 
@@ -232,9 +243,11 @@ struct Variant {
   std::string order_name;     // rank: "published", ...
 };
 
+// 0.5 -> "0.5", 1 -> "1.0", 0.95 -> "0.95": one decimal unless that would round.
 std::string gamma_text(double gamma) {
-  char text[16];
+  char text[32];
   std::snprintf(text, sizeof text, "%.1f", gamma);
+  if (std::stod(text) != gamma) std::snprintf(text, sizeof text, "%g", gamma);
   return text;
 }
 
