@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Inputs for timed runs, drawn on the device by a kernel the harness compiles itself (NVRTC), so no
 // timed run sees inputs a candidate could have recorded. The same code is compiled here for the
-// host, so the harness can re-check a timed run's inputs and the CPU fake produces the same bytes.
-// Counter-based (value i depends only on seed and i) and free of transcendental functions and
-// fused multiply-adds, so host and device agree bit for bit. Internal.
+// host: the CPU fake of the driver draws with it. Counter-based (value i depends only on seed and
+// i) and free of transcendental functions and fused multiply-adds, so host and device should agree
+// bit for bit; the harness does not rely on it (it re-checks inputs against a second device draw).
+// Internal.
 #pragma once
 
 #include <bit>
@@ -106,7 +107,7 @@ struct GeneratorArgs {
 };
 GeneratorArgs generator_args(DType dtype, const Generator& generator);
 
-// The host twin of the device kernel: the same bytes for the same arguments.
+// The host twin of the device kernel (the CPU fake's generator).
 void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n);
 
 // NVRTC source of the kernel `leap_generate_inputs(void* out, unsigned long long n, int dtype,

@@ -338,16 +338,22 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
 
   // After the last timed run: guards and inputs checked, then the reference runs on the very inputs
   // of the last timed run, and of one more chosen at random among the first min_reps.
+  // (The inputs are checked against a second device draw with the same seeds, so each reference
+  // launch is preceded by that draw too: its last two draws are its own inputs.)
   std::vector<std::vector<std::uint64_t>> checked;
   std::vector<std::uint64_t> seeds;
+  bool inputs_read_back = false;
   for (std::size_t i = last_timed + 1; i < log.size(); ++i) {
+    if (log[i].what == "download" && log[i].ptr == log[last_timed].args[0]) inputs_read_back = true;
     if (log[i].what == "generate") seeds.push_back(log[i].seed);
     if (log[i].what == "launch") {
       CHECK(log[i].name == "fake:reference:scale_add");
-      checked.push_back(seeds);
+      REQUIRE(seeds.size() >= 2);
+      checked.push_back({seeds[seeds.size() - 2], seeds.back()});
       seeds.clear();
     }
   }
+  CHECK(inputs_read_back);
   REQUIRE(checked.size() >= 2);
   CHECK(checked[checked.size() - 2] == timed_seeds.back());
   bool random_one_found = false;
