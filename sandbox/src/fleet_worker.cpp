@@ -98,6 +98,7 @@ struct FleetWorker::Impl {
   Handler handler;
   fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
   std::string dead_letter_stream;
+  std::string reply_prefix;  // "<stream>:reply:"
   std::function<void(const std::string&)> log;
 
   std::atomic<std::uint64_t> answered{0}, reclaimed{0}, dead_lettered{0}, reconnects{0};
@@ -158,8 +159,11 @@ struct FleetWorker::Impl {
     }
   }
 
+  // Moves a request to the dead-letter stream, answers its client with the reason when it can, and
+  // acknowledges it.
   void dead_letter(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, long long deliveries,
-                   const std::string& last_consumer, const std::string& reason, const std::atomic<bool>& stop) {
+                   const std::string& last_consumer, const std::string& reason, const std::atomic<bool>& stop,
+                   bool answer_client = true) {
     const std::string* request = entry.field("request");
     const std::string* reply = entry.field("reply");
     std::vector<std::string> add = {"XADD", dead_letter_stream, "MAXLEN", "~", std::to_string(options.dead_letter_maxlen),
@@ -172,38 +176,55 @@ struct FleetWorker::Impl {
     redis.command(add);
     ++dead_lettered;
     say("dead-lettered " + entry.id + " to " + dead_letter_stream + ": " + reason);
-    if (reply != nullptr && !reply->empty()) {
-      deliver(redis, entry, *reply, error_response(request ? *request : std::string_view(), reason), stop);
-    } else {
-      redis.command({"XACK", options.stream, options.group, entry.id});
-      redis.command({"XDEL", options.stream, entry.id});
+    if (answer_client && reply != nullptr && valid_reply_stream(*reply)) {
+      try {
+        deliver(redis, entry, *reply, error_response(request ? *request : std::string_view(), reason), stop);
+        return;
+      } catch (const fleet::RedisCommandError&) {  // the reply stream cannot take it: dead letter only
+      }
     }
+    redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+  }
+
+  // Answers go only to "<stream>:reply:<client>": a request cannot make workers write elsewhere.
+  bool valid_reply_stream(const std::string& reply) const {
+    return reply.size() > reply_prefix.size() && reply.starts_with(reply_prefix);
   }
 
   void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::atomic<bool>& stop) {
     const std::string* request = entry.field("request");
     const std::string* reply = entry.field("reply");
-    if (request == nullptr || reply == nullptr || reply->empty()) {
+    if (request == nullptr || reply == nullptr || !valid_reply_stream(*reply)) {
       dead_letter(redis, entry, 1, options.name,
-                  "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' "
-                  "(the client's reply stream)",
-                  stop);
+                  "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' (the "
+                  "client's reply stream, " + reply_prefix + "<client>)",
+                  stop, false);
       return;
     }
-    {
-      std::lock_guard lock(in_hand_mutex);
-      in_hand.insert(entry.id);
-    }
+    struct InHand {  // this process works on the entry: the pending-list scan leaves it alone
+      Impl& impl;
+      const std::string& id;
+      InHand(Impl& i, const std::string& e) : impl(i), id(e) {
+        std::lock_guard lock(impl.in_hand_mutex);
+        impl.in_hand.insert(id);
+      }
+      ~InHand() {
+        std::lock_guard lock(impl.in_hand_mutex);
+        impl.in_hand.erase(id);
+      }
+    } in_hand_guard(*this, entry.id);
     std::string response;
     try {
       response = handler(*request);
     } catch (const std::exception& e) {  // the handler promises not to throw; an answer beats a lost request
       response = error_response(*request, std::string("the worker failed on this request: ") + e.what());
     }
-    deliver(redis, entry, *reply, response, stop);
-    ++answered;
-    std::lock_guard lock(in_hand_mutex);
-    in_hand.erase(entry.id);
+    try {
+      deliver(redis, entry, *reply, response, stop);
+      ++answered;
+    } catch (const fleet::RedisCommandError& e) {  // e.g. the reply key holds something else than a stream
+      dead_letter(redis, entry, 1, options.name, std::string("cannot write the answer: ") + e.what(), stop, false);
+    }
   }
 
   // Scans the pending list (at most once per claim_interval across this process's threads) and
@@ -305,6 +326,7 @@ FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(st
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetWorker: the handler is empty");
   impl_->dead_letter_stream = fleet_dead_letter_stream(options.stream);
+  impl_->reply_prefix = fleet_reply_stream(options.stream, "");
   impl_->options = std::move(options);
   impl_->handler = std::move(handler);
 }

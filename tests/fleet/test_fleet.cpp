@@ -265,6 +265,16 @@ TEST_CASE("a request that kills its workers is dead-lettered after N deliveries"
   CHECK(*dead.front().field("reply") == client.reply_stream());
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));  // acknowledged right after the answer
 
+  // An entry that names a reply stream outside "<stream>:reply:" is dead-lettered, never answered there.
+  inspect.command({"XADD", "leap:requests", "*", "request", R"({"id": 9, "op": "info"})", "reply", "someone:else"});
+  REQUIRE(eventually([&] {
+    return fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 2;
+  }, 20s));
+  const auto refused = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
+  CHECK(refused.back().field("reason")->find("malformed stream entry") != std::string::npos);
+  CHECK(fr::integer(inspect.command({"EXISTS", "someone:else"}).get()) == 0);
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+
   // The fleet goes on: the survivor answers the next request.
   auto next = client.compile(kernel(2));
   REQUIRE(next.wait_for(30s) == std::future_status::ready);

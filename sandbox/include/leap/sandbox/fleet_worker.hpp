@@ -2,7 +2,8 @@
 // A sandbox worker of a fleet: one member of a Redis Streams consumer group, answering requests with
 // the same handler as `leap-sandbox serve` (see request_handler.hpp for the JSON).
 //
-// A request is one stream entry:  request = <the JSON request line>,  reply = <the client's reply stream>.
+// A request is one stream entry:  request = <the JSON request line>,  reply = <the client's reply stream>,
+// which must be "<stream>:reply:<client>" (workers write nowhere else; other entries are dead-lettered).
 // Each of the worker's `jobs` threads takes one request at a time (XREADGROUP ... COUNT 1 BLOCK), runs
 // it, XADDs {response, worker} to the reply stream, then XACKs and XDELs the request. So a request is
 // acknowledged only once its answer is in Redis, and the stream holds only work not yet done.
