@@ -11,6 +11,8 @@
 #include <random>
 #include <sstream>
 
+#include "leap/sandbox/kernel_diagnostics.hpp"
+
 namespace leap::sandbox {
 namespace {
 
@@ -131,8 +133,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   }
   if (!defines_entry(r.compile.ptx, task.entry)) {
     verdict(Verdict::compile_error);
-    r.detail = "the source compiles but defines no kernel named '" + task.entry + "'; declare it as extern \"C\" __global__ void " +
-               task.entry + "(...)";
+    r.detail = missing_kernel_advice(candidate_source, "candidate.cu", ptx_kernel_names(r.compile.ptx), task.entry);
     r.feedback = "Compile error: " + r.detail;
     return done();
   }

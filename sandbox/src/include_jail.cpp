@@ -497,7 +497,7 @@ std::string format_refusals(std::span<const JailRefusal> refusals) {
                     (refusals.size() == 1 ? " problem" : " problems") + ", fix all of them:";
   for (std::size_t i = 0; i < refusals.size() && i < k_max_listed; ++i) {
     const JailRefusal& r = refusals[i];
-    out += "\n" + r.file + "(" + std::to_string(r.line) + "): " + r.what;
+    out += "\n" + (r.line > 0 ? r.file + "(" + std::to_string(r.line) + ")" : r.file) + ": " + r.what;
     if (!r.advice.empty()) out += ": " + r.advice;
   }
   if (refusals.size() > k_max_listed) out += "\n... and " + std::to_string(refusals.size() - k_max_listed) + " more";
@@ -527,7 +527,22 @@ JailVerdict scan_source(std::string_view text, std::string_view file_name, std::
 
 JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy) {
   JailVerdict all = scan_source(job.source, job.file_name, job.headers, policy);
+  // Header names come with the candidate too; a name NVRTC could read as a path, or a name given
+  // twice (which copy would win is NVRTC's choice), is refused before anything else looks at it.
+  constexpr std::string_view k_name_rule = "name it by a relative path of letters, digits and _ . + - / (no '..', no leading '/')";
+  if (!is_clean_relative_name(job.file_name)) all.refusals.push_back({"source", 0, "file name '" + job.file_name + "'", std::string(k_name_rule), {}});
+  for (std::size_t i = 0; i < job.headers.size(); ++i) {
+    const Header& h = job.headers[i];
+    if (!is_clean_relative_name(h.name)) {
+      all.refusals.push_back({"headers", 0, "shipped header name '" + h.name.substr(0, 80) + "'", std::string(k_name_rule), {}});
+    } else if (std::any_of(job.headers.begin(), job.headers.begin() + static_cast<std::ptrdiff_t>(i),
+                           [&](const Header& earlier) { return earlier.name == h.name; })) {
+      all.refusals.push_back({h.name, 0, "shipped header '" + h.name + "' given twice", "ship each header once", {}});
+    }
+  }
+  all.allowed = all.refusals.empty();
   for (const Header& h : job.headers) {
+    if (!is_clean_relative_name(h.name)) continue;
     JailVerdict v = scan_source(h.content, h.name, job.headers, policy);
     all.allowed = all.allowed && v.allowed;
     all.refusals.insert(all.refusals.end(), v.refusals.begin(), v.refusals.end());

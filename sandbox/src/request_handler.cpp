@@ -9,6 +9,7 @@
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
+#include "leap/sandbox/kernel_diagnostics.hpp"
 #include "leap/sandbox/task.hpp"
 
 namespace leap::sandbox {
@@ -44,11 +45,65 @@ json info_result(Evaluator& evaluator) {
           {"gpu", {{"status", std::string(to_string(g.state))}, {"available", g.ok()}, {"reason", g.reason}}}};
 }
 
-json compile_result(Evaluator& evaluator, const json& request) {
+// The compile options a request may set, each checked for its JSON type here and for its value by
+// validate(CompileOptions) in the compiler: "arch", "std", "default_device", "defines" (an object
+// {"NAME": "VALUE"} or an array of "NAME[=VALUE]"), and "headers" ({"name.cuh": "text"}, shipped
+// under the same rules as a task's headers: the include jail reads them like the source).
+CompileJob compile_job(const json& request, const std::string& default_arch) {
   CompileJob job;
   job.source = required_source(request, "compile");
-  job.options.arch = request.value("arch", evaluator.arch());
-  return json::parse(to_json(evaluator.compiler().compile(job)));
+  auto typed = [&](const char* key, bool ok, const char* expected) {
+    if (!ok) throw std::invalid_argument(std::string("compile: \"") + key + "\" must be " + expected);
+  };
+  job.options.arch = default_arch;
+  if (const auto it = request.find("arch"); it != request.end()) {
+    typed("arch", it->is_string(), "a string such as \"sm_90\"");
+    job.options.arch = it->get<std::string>();
+  }
+  if (const auto it = request.find("std"); it != request.end()) {
+    typed("std", it->is_number_integer(), "11, 14, 17 or 20");
+    job.options.cxx_standard = it->get<int>();
+  }
+  if (const auto it = request.find("default_device"); it != request.end()) {
+    typed("default_device", it->is_boolean(), "true or false");
+    job.options.default_device = it->get<bool>();
+  }
+  if (const auto it = request.find("defines"); it != request.end()) {
+    typed("defines", it->is_object() || it->is_array(), "an object {\"NAME\": \"VALUE\"} or an array of \"NAME[=VALUE]\"");
+    if (it->is_object()) {
+      for (const auto& [name, value] : it->items()) {
+        typed("defines", value.is_string(), "an object whose values are strings");
+        job.options.defines.push_back({name, value.get<std::string>()});
+      }
+    } else {
+      for (const json& d : *it) {
+        typed("defines", d.is_string(), "an array of \"NAME[=VALUE]\" strings");
+        const std::string text = d.get<std::string>();
+        const std::size_t eq = text.find('=');
+        job.options.defines.push_back({text.substr(0, eq), eq == std::string::npos ? "" : text.substr(eq + 1)});
+      }
+    }
+  }
+  if (const auto it = request.find("headers"); it != request.end()) {
+    typed("headers", it->is_object(), "an object {\"name.cuh\": \"header text\"}");
+    for (const auto& [name, text] : it->items()) {
+      typed("headers", text.is_string(), "an object whose values are the headers' text");
+      job.headers.push_back({name, text.get<std::string>()});
+    }
+  }
+  return job;
+}
+
+json compile_result(Evaluator& evaluator, const json& request) {
+  const CompileJob job = compile_job(request, evaluator.arch());
+  const CompileResult r = evaluator.compiler().compile(job);
+  json out = json::parse(to_json(r));
+  if (r.ok() && !r.ptx.empty()) {
+    const std::vector<std::string> kernels = ptx_kernel_names(r.ptx);
+    out["kernels"] = kernels;
+    if (std::string advice = missing_kernel_advice(job.source, job.file_name, kernels); !advice.empty()) out["advice"] = advice;
+  }
+  return out;
 }
 
 json eval_result(Evaluator& evaluator, const json& request) {

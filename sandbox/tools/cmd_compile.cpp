@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <leap/sandbox/compile_cache.hpp>
 #include <leap/sandbox/compile_options.hpp>
 #include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/kernel_diagnostics.hpp>
 
 #include "cli.hpp"
 
@@ -30,6 +32,7 @@ struct CompileCommandLine {
   sb::CompileOptions options;
   sb::CompilerConfig config;
   std::vector<std::string> files;
+  std::vector<std::pair<std::string, std::string>> header_files;  // NAME, FILE from --header NAME=FILE
 };
 
 CompileCommandLine parse(const Arguments& args) {
@@ -48,7 +51,16 @@ CompileCommandLine parse(const Arguments& args) {
       const std::string d = a == "-D" ? option_value(args, i) : a.substr(2);
       const std::size_t eq = d.find('=');
       c.options.defines.push_back({d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1)});
-    } else if (a == "--fast-math") c.options.fast_math = true;
+    } else if (a == "--header") {
+      const std::string& spec = option_value(args, i);
+      const std::size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+        usage_error("compile: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" + spec + "'");
+      }
+      c.header_files.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+    } else if (a == "--default-device") c.options.default_device = true;
+    else if (a == "--no-compat-headers") c.config.compat_headers = false;
+    else if (a == "--fast-math") c.options.fast_math = true;
     else if (a == "--line-info") c.options.line_info = true;
     else if (a == "--in-process") c.config.isolation = sb::Isolation::trusted_in_process;
     else if (a == "--unconfined") c.config.unconfined = true;
@@ -91,10 +103,26 @@ class Progress {
   std::size_t failed_ = 0;
 };
 
+std::optional<std::string> read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 int run_compile(const Arguments& args) {
   CompileCommandLine c = parse(args);
   std::vector<sb::CompileJob> jobs;
   bool unreadable = false;
+  std::vector<sb::Header> headers;  // shipped with every file, under the same rules as a task's headers
+  for (const auto& [name, file] : c.header_files) {
+    std::optional<std::string> content = read_all(file);
+    if (!content) {
+      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file << ")\n";
+      unreadable = true;
+      continue;
+    }
+    headers.push_back({name, std::move(*content)});
+  }
   for (const std::string& f : c.files) {
     std::ifstream in(f, std::ios::binary);
     if (!in) {
@@ -105,6 +133,7 @@ int run_compile(const Arguments& args) {
     sb::CompileJob job;
     job.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     job.options = c.options;
+    job.headers = headers;
     jobs.push_back(std::move(job));
   }
   if (unreadable) return 2;
@@ -124,15 +153,22 @@ int run_compile(const Arguments& args) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const sb::CompileResult& r = results[i];
     all_ok = all_ok && r.ok();
+    // A module that compiles but holds no kernel is still "ok" (it compiled); the advice says why
+    // nothing could be launched, usually a kernel template only a host launcher instantiated.
+    const std::vector<std::string> kernels = r.ok() ? sb::ptx_kernel_names(r.ptx) : std::vector<std::string>{};
+    const std::string advice = r.ok() && !r.ptx.empty() ? sb::missing_kernel_advice(jobs[i].source, c.files[i], kernels) : "";
     if (c.as_json) {
       json j = {{"file", c.files[i]}};
       j.update(json::parse(sb::to_json(r)));
+      if (r.ok()) j["kernels"] = kernels;
+      if (!advice.empty()) j["advice"] = advice;
       std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     } else {
       std::cout << c.files[i] << ": " << sb::to_string(r.status) << " (" << r.seconds << " s"
                 << (r.cache_hit ? ", cache hit" : "") << (r.limit != sb::CompileLimit::none ? ", limit: " + std::string(sb::to_string(r.limit)) : "")
                 << (r.unconfined ? ", UNCONFINED" : "") << ")\n";
       if (!r.log.empty()) std::cout << r.log << (r.log.back() == '\n' ? "" : "\n");
+      if (!advice.empty()) std::cout << "note: " << advice << "\n";
     }
   }
   return all_ok ? 0 : 1;
@@ -141,15 +177,18 @@ int run_compile(const Arguments& args) {
 }  // namespace
 
 const Command compile_command{"compile", "compile [options] FILE...",
-                              R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve only to
-  the allow-listed CUDA headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, cooperative_groups,
-  cuda/...); anything else, absolute, relative or macro-built, is refused.
+                              R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve to the
+  toolkit's headers (cuda_runtime.h, cuda_fp16.h, mma.h, cub/..., curand_kernel.h, ...), to the NVRTC
+  compatibility headers (cstdint, cmath, cfloat, cstdio, cassert, limits, type_traits, ...) and to
+  headers given with --header; anything else, absolute, relative or macro-built, is refused, every
+  refused include listed with what to do.
   Each compile runs in a child confined by the OS (Landlock, seccomp, a private root holding only
   the toolkit's headers, rlimits; `leap-sandbox info` lists what is in force); where Landlock or
   seccomp is missing, compile refuses to run unless --unconfined is given.
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
                        refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
-                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space), unconfined
+                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space), unconfined,
+                       kernels, and advice when the module defines no kernel
   --arch A             target, sm_XY or compute_XY (default sm_90)
   --std N              C++ standard: 11, 14, 17 or 20 (default 17)
   --timeout-ms N       CPU time limit per compile in milliseconds (default 10000); time spent
@@ -159,6 +198,11 @@ const Command compile_command{"compile", "compile [options] FILE...",
   --no-cache           no cache at all
   -j N                 compile N files at a time (default: number of CPUs, at most 8)
   -D NAME[=VALUE]      define a macro (repeatable)
+  --header NAME=FILE   ship FILE as the header NAME (#include "NAME" finds it; repeatable); it goes
+                       through the include jail like the source
+  --default-device     functions without an execution space are __device__ (NVRTC's -default-device)
+  --no-compat-headers  without the NVRTC compatibility headers (their includes are then refused,
+                       each with the libcu++ header to use instead)
   --fast-math          --use_fast_math
   --line-info          --generate-line-info
   --in-process         compile in this process, unconfined (time limit only between NVRTC

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <leap/sandbox/compat_headers.hpp>
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/confinement.hpp>
 #include <leap/sandbox/driver_probe.hpp>
@@ -34,6 +35,13 @@ json confinement_json() {
           {"worker_executable", sb::find_worker_executable()}};
 }
 
+// The NVRTC compatibility layer, on by default (compile --no-compat-headers turns it off).
+json compat_json() {
+  json headers = json::array();
+  for (const sb::CompatHeader& h : sb::compat_headers()) headers.push_back({{"name", h.name}, {"provides", h.summary}});
+  return {{"enabled_by_default", true}, {"tag", sb::compat_headers_tag()}, {"headers", headers}};
+}
+
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
   const sb::TimerChoice timer = sb::timer_choice();
@@ -51,6 +59,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
                   {"confinement", confinement_json()},
                   {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
+                  {"compat_headers", compat_json()},
                   {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
                            {"driver_version", gpu.driver_version}, {"reason", gpu.reason}, {"devices", devices}}}};
   std::cout << j.dump() << "\n";
@@ -61,8 +70,18 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   std::cout << sb::toolchain_versions() << "\nsupported archs:";
   for (int a : archs) std::cout << " sm_" << a;
   const sb::TimerChoice timer = sb::timer_choice();
-  std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << "\ntimer: " << timer.method << " (" << timer.reason << ")"
-            << "\nGPU: " << sb::to_string(gpu.state);
+  std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << " (any header under it may be included)";
+  std::cout << "\nNVRTC compatibility headers (on by default; " << sb::compat_headers_tag() << "):\n ";
+  std::size_t column = 2;
+  for (const sb::CompatHeader& h : sb::compat_headers()) {
+    if (column + h.name.size() + 3 > 100) {
+      std::cout << "\n ";
+      column = 2;
+    }
+    std::cout << " <" << h.name << ">";
+    column += h.name.size() + 3;
+  }
+  std::cout << "\ntimer: " << timer.method << " (" << timer.reason << ")\nGPU: " << sb::to_string(gpu.state);
   if (!gpu.reason.empty()) std::cout << " (" << gpu.reason << ")";
   if (gpu.driver_version > 0) {
     std::cout << ", driver " << gpu.driver_version / 1000 << "." << gpu.driver_version % 1000 / 10;
@@ -97,7 +116,8 @@ int run_info(const Arguments& args) {
 }  // namespace
 
 const Command info_command{"info", "info [--json]",
-                           R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the GPU
+                           R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
+  headers and the NVRTC compatibility headers (standard and runtime headers NVRTC lacks), the GPU
   status (found through a probe in the worker program that loads libcuda.so.1; "no driver", "stub
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
   LEAP_SANDBOX_TIMER=events), and the OS confinement of compile children: each layer (Landlock

@@ -76,7 +76,10 @@ const Command serve_command{"serve", "serve [options]",
                             R"(  Reads JSON requests, one per line, on stdin and writes one JSON response per request on stdout,
   matched by "id" (responses may come out of order). Requests:
     {"id": 1, "op": "info"}
-    {"id": 2, "op": "compile", "source": "...", "arch": "sm_90"}
+    {"id": 2, "op": "compile", "source": "...", "arch": "sm_90", "std": 17, "default_device": true,
+     "defines": {"N": "4"} | ["N=4"], "headers": {"util.cuh": "..."}}   (all but "source" optional;
+     headers go through the include jail like the source; the result lists the module's "kernels"
+     and gives "advice" when it defines none)
     {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "...", "seed": 7, "time": true}
   Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "error": "..."}; a
   line that is not a JSON object with an id gets {"id": null, "ok": false, ...} and the server goes

@@ -160,7 +160,7 @@ TEST_CASE("compat: stand-ins agree with libcu++ when a kernel includes both", "[
       "extern \"C\" __global__ void k(float* f) { f[0] = INFINITY + FLT_MAX + cuda::std::numeric_limits<float>::max(); }\n");
   INFO(r.log);
   REQUIRE(r.ok());
-  CHECK(r.log.find("redefinition") == std::string::npos);
+  CHECK(r.log.find("error") == std::string::npos);
 }
 
 TEST_CASE("compat: a shipped header of the same name wins over the stand-in", "[sandbox][compat]") {

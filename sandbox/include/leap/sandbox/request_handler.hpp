@@ -4,7 +4,8 @@
 // handler, so a request means the same thing however it arrives.
 //
 //   {"id": 1, "op": "info"}
-//   {"id": 2, "op": "compile", "source": "...", "arch": "sm_90"}
+//   {"id": 2, "op": "compile", "source": "...", "arch": "sm_90", "std": 17, "default_device": false,
+//    "defines": {"N": "4"}, "headers": {"util.cuh": "..."}}      (all but "source" optional)
 //   {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "..."}
 //
 // Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "error": "..."}.

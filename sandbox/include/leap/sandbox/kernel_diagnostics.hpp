@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a module's kernels are, and what to tell a candidate whose module compiles but lacks the
+// kernel it must define. Real kernels often come as `template <...> __global__` functions that only
+// their host launcher instantiated; once the host code is gone the module is empty, and the policy
+// needs to hear that, and the explicit instantiation that fixes it, in one sentence.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leap::sandbox {
+
+// The kernels (.entry symbols) of a PTX module, in order; mangled names stay mangled.
+std::vector<std::string> ptx_kernel_names(std::string_view ptx);
+
+// A `template <...> __global__ void name(...)` found in a source, with an explicit instantiation
+// that would make it a kernel (type parameters as float, non-type ones by their default or name).
+struct KernelTemplate {
+  std::string name;
+  int line = 0;               // 1-based line of its __global__
+  std::string instantiation;  // e.g. "template __global__ void scale<float, 256>(float* x, int n);"
+};
+std::vector<KernelTemplate> kernel_templates(std::string_view source);
+
+// Empty when `kernels` holds what is needed: `entry` when one is given, else any kernel. Otherwise a
+// sentence that says what is missing and what to write, e.g. "the module defines no kernel: the
+// kernel template 'scale' (line 3) is never instantiated ...". `file_name` names the source.
+std::string missing_kernel_advice(std::string_view source, std::string_view file_name,
+                                  std::span<const std::string> kernels, std::string_view entry = {});
+
+}  // namespace leap::sandbox
