@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,58 @@ void BM_NvccCubinProcess(benchmark::State& state) {
                          (work_dir() / "saxpy.cu").string() + "'");
 }
 BENCHMARK(BM_NvccCubinProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// Real kernels, warm (the Compiler already made one compile, so the figure is the kernel's own cost):
+// cuda_fp16 with a CUB block reduction, and a WMMA tile GEMM; each beside nvcc -cubin on the same file.
+const char* k_fp16_cub =
+    "#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n"
+    "extern \"C\" __global__ void block_sum_half(const __half* x, float* out, int n) {\n"
+    "  using Reduce = cub::BlockReduce<float, 256>;\n  __shared__ typename Reduce::TempStorage storage;\n"
+    "  float v = 0.f;\n  for (int i = blockIdx.x * 256 + threadIdx.x; i < n; i += 256 * gridDim.x) v += __half2float(x[i]);\n"
+    "  const float total = Reduce(storage).Sum(v);\n  if (threadIdx.x == 0) atomicAdd(out, total);\n}\n";
+const char* k_wmma =
+    "#include <mma.h>\n#include <cuda_fp16.h>\nusing namespace nvcuda;\n"
+    "extern \"C\" __global__ void wmma_gemm(const half* a, const half* b, float* c, int m, int n, int k) {\n"
+    "  const int wm = (blockIdx.x * blockDim.x + threadIdx.x) / 32, wn = blockIdx.y * blockDim.y + threadIdx.y;\n"
+    "  if (wm * 16 >= m || wn * 16 >= n) return;\n"
+    "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+    "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+    "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;\n  wmma::fill_fragment(acc, 0.0f);\n"
+    "  for (int kk = 0; kk < k; kk += 16) {\n    wmma::load_matrix_sync(fa, a + wm * 16 * k + kk, k);\n"
+    "    wmma::load_matrix_sync(fb, b + wn * 16 * k + kk, k);\n    wmma::mma_sync(acc, fa, fb, acc);\n  }\n"
+    "  wmma::store_matrix_sync(c + wm * 16 * n + wn * 16, acc, n, wmma::mem_row_major);\n}\n";
+
+void BM_WarmRealKernel(benchmark::State& state, const char* source) {
+  sb::Compiler c(config(sb::Isolation::in_process));
+  (void)c.compile(job(fresh_salt()));
+  sb::CompileJob j;
+  j.options.timeout = std::chrono::minutes(2);
+  for (auto _ : state) {
+    j.source = std::string(source) + fresh_salt();
+    const sb::CompileResult r = c.compile(j);
+    if (!r.ok()) {
+      state.SkipWithError(("does not compile here: " + r.log.substr(0, 200)).c_str());
+      break;
+    }
+  }
+}
+BENCHMARK_CAPTURE(BM_WarmRealKernel, fp16_cub_block_reduce, k_fp16_cub)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(BM_WarmRealKernel, wmma_gemm, k_wmma)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
+void BM_NvccRealKernel(benchmark::State& state, const char* name, const char* source) {
+  const std::string nvcc = find_nvcc();
+  if (nvcc.empty()) {
+    state.SkipWithError("nvcc not found on PATH or in /usr/local/cuda/bin");
+    return;
+  }
+  const std::filesystem::path file = work_dir() / (std::string(name) + ".cu");
+  std::ofstream(file) << source;
+  run_command(state, "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(name) + ".cubin")).string() +
+                         "' '" + file.string() + "'");
+}
+BENCHMARK_CAPTURE(BM_NvccRealKernel, fp16_cub_block_reduce, "fp16_cub", k_fp16_cub)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(BM_NvccRealKernel, wmma_gemm, "wmma", k_wmma)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 
 #ifdef LEAP_SANDBOX_CLI
 void BM_CliCompileProcess(benchmark::State& state) {  // the whole leap-sandbox process, no cache

@@ -194,6 +194,13 @@ std::vector<KernelTemplate> kernel_templates(std::string_view source) {
       }
     }
     t.instantiation = "template __global__ void " + t.name + "<" + join(args, args.size()) + ">(" + params + ");";
+    t.parameters = params;
+    std::vector<std::string> names;
+    for (const std::string& p : split_top_level(params)) {
+      const std::size_t eq = p.find('=');
+      names.push_back(last_identifier(eq == std::string::npos ? std::string_view(p) : std::string_view(p).substr(0, eq)));
+    }
+    t.call = t.name + "<" + join(args, args.size()) + ">(" + join(names, names.size()) + ")";
     found.push_back(std::move(t));
   }
   return found;
@@ -233,8 +240,11 @@ std::string missing_kernel_advice(std::string_view source, std::string_view file
   if (!kernels.empty()) advice += " (it defines " + join(kernels, 6) + ")";
   advice += "; declare it as extern \"C\" __global__ void " + want + "(...)";
   if (!templates.empty()) {
-    advice += "; the kernel template '" + templates.front().name + "' is never instantiated (its host launcher "
-              "would have; host code is not compiled here)";
+    const KernelTemplate& k = templates.front();
+    advice += "; the kernel template '" + k.name + "' (" + where + " line " + std::to_string(k.line) +
+              ") is never instantiated (its host launcher would have; host code is not compiled here): make it a "
+              "__device__ function template and call it from the entry with your template arguments, e.g.\n  extern \"C\" "
+              "__global__ void " + want + "(" + k.parameters + ") { " + k.call + "; }";
   }
   return advice;
 }

@@ -37,6 +37,8 @@ TEST_CASE("diagnostics: kernel templates are found with an instantiation that fi
   CHECK(t[1].name == "reduce");
   CHECK(t[1].line == 6);
   CHECK(t[1].instantiation == "template __global__ void reduce<float, float, kMasked>(float* out, const float* in);");
+  CHECK(t[0].parameters == "const float* __restrict__ x, float* y, int rows");
+  CHECK(t[0].call == "softmax_kernel<float, 128>(x, y, rows)");
 }
 
 TEST_CASE("diagnostics: what a module without its kernel is told", "[sandbox][diagnostics]") {
@@ -65,6 +67,12 @@ TEST_CASE("diagnostics: what a module without its kernel is told", "[sandbox][di
     const std::string a = missing_kernel_advice(tpl, "c.cu", {}, "relu");
     CHECK(a.find("'relu' (c.cu line 2) is a template") != std::string::npos);
     CHECK(a.find("make it a __device__ function template and define extern \"C\" __global__ void relu(...)") != std::string::npos);
+  }
+  SECTION("a template under another name than the entry: call it from an extern \"C\" entry") {
+    const std::string a = missing_kernel_advice(tpl, "c.cu", {}, "softmax");
+    CHECK(a.starts_with("the module defines no kernel named 'softmax'; declare it as extern \"C\" __global__ void softmax(...)"
+                        "; the kernel template 'relu' (c.cu line 2) is never instantiated"));
+    CHECK(a.find("extern \"C\" __global__ void softmax(float* x, int n) { relu<float>(x, n); }") != std::string::npos);
   }
   SECTION("other kernels, named") {
     const std::vector<std::string> k = {"helper", "other"};

@@ -21,6 +21,8 @@ struct KernelTemplate {
   std::string name;
   int line = 0;               // 1-based line of its __global__
   std::string instantiation;  // e.g. "template __global__ void scale<float, 256>(float* x, int n);"
+  std::string parameters;     // its parameter list with those arguments, e.g. "float* x, int n"
+  std::string call;           // a call with those arguments, e.g. "scale<float, 256>(x, n)"
 };
 std::vector<KernelTemplate> kernel_templates(std::string_view source);
 

@@ -14,7 +14,11 @@ extern "C" __global__ void bitonic_sort_block(float* data) {
       if (partner > t) {
         const bool up = (t & size) == 0;
         float a = s[t], b = s[partner];
-        if ((a > b) == up) std::swap(a, b);
+        if ((a > b) == up) {  // std::swap is constexpr only from C++20, so nvcc would refuse it in device code
+          float t = std::move(a);
+          a = std::move(b);
+          b = std::move(t);
+        }
         s[t] = a;
         s[partner] = b;
       }
