@@ -172,7 +172,7 @@ const char* k_wmma =
     "  wmma::store_matrix_sync(c + wm * 16 * n + wn * 16, acc, n, wmma::mem_row_major);\n}\n";
 
 void BM_WarmRealKernel(benchmark::State& state, const char* source) {
-  sb::Compiler c(config(sb::Isolation::in_process));
+  sb::Compiler c(config(sb::Isolation::trusted_in_process));
   (void)c.compile(job(fresh_salt()));
   sb::CompileJob j;
   j.options.timeout = std::chrono::minutes(2);
