@@ -123,7 +123,7 @@ TEST_CASE("cli compile: --header ships a header, --default-device reaches NVRTC,
   CHECK(empty.out.find("template __global__ void relu<float>(float* x, int n);") != std::string::npos);
 }
 
-TEST_CASE("cli serve: compile requests take headers, std, defines and default_device; bad ones are named",
+TEST_CASE("cli serve: compile requests take headers, std, defines and default_device, and bad ones are named",
           "[sandbox][cli][diagnostics]") {
   leap_test::TempDir dir;
   const json requests[] = {
