@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -74,7 +75,8 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A child process with its output in a log file; killed (SIGKILL) if still running at destruction.
+// A child process with its output in a log file; killed (SIGKILL) if still running at destruction,
+// and by the kernel if the test process dies first.
 class Child {
  public:
   Child(const std::vector<std::string>& argv, const std::filesystem::path& log,
@@ -82,6 +84,9 @@ class Child {
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
+      // Dies with the test, however the test ends (an abort runs no destructor).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() == 1) ::_exit(127);
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       if (fd >= 0) {
         ::dup2(fd, 1);
