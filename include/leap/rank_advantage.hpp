@@ -9,8 +9,9 @@
 // speedup is multiplied by one constant. A group of one has no opponent: its advantage is 0.
 //
 // Which path computes it (results are identical; tests check every path against the oracle):
-//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack
-//                                                 (detail/rank_lanes.hpp; G <= 12 scalar without
+//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (with a
+//                                                 speedup or token key, G <= 12: each pair once;
+//                                                 detail/rank_lanes.hpp; scalar up to 12 without
 //                                                 GCC/Clang vector extensions)
 //   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for

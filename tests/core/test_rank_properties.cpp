@@ -184,6 +184,13 @@ TEST_CASE("lane kernels == scalar small-group pass == oracle, G = 2..16, every o
       REQUIRE(lanes_float[i] == static_cast<float>(lanes[i]));
     }
     REQUIRE(leap::rank_advantages(group, order) == lanes);  // the dispatcher takes the lanes
+#if defined(__GNUC__) || defined(__clang__)
+    if (!encode.class_only) {  // the double-lane kernel at every size it can hold, not only 13..16
+      std::vector<double> wide(size);
+      leap::detail::key_lanes<8>(group, encode, std::span<double>(wide));
+      REQUIRE(wide == lanes);
+    }
+#endif
     if (size <= leap::detail::small_group_max) {
       std::vector<double> scalar(size);
       leap::detail::small_group_advantages(group, encode, std::span<double>(scalar));

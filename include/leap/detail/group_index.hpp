@@ -37,14 +37,32 @@ struct BatchScratch {
 // The end of the run of ids[begin] (ids[begin] != ids[end] or end == ids.size()). Tries the length of
 // the previous run first with a branch-free comparison of the whole guess, since trainers' groups
 // have one size; falls back to scanning.
+template <std::size_t N>
+bool all_equal(const std::uint32_t* run, std::uint32_t id) noexcept {
+  std::uint32_t differ = 0;
+  for (std::size_t k = 0; k < N; ++k) differ |= run[k] ^ id;
+  return differ == 0;
+}
+
+inline bool all_equal(const std::uint32_t* run, std::size_t size, std::uint32_t id) noexcept {
+  switch (size) {  // the usual group sizes as fixed-length compares (a few SIMD instructions)
+    case 4: return all_equal<4>(run, id);
+    case 8: return all_equal<8>(run, id);
+    case 16: return all_equal<16>(run, id);
+    default: {
+      std::uint32_t differ = 0;
+      for (std::size_t k = 0; k < size; ++k) differ |= run[k] ^ id;
+      return differ == 0;
+    }
+  }
+}
+
 inline std::size_t run_end(std::span<const std::uint32_t> ids, std::size_t begin, std::size_t guess) noexcept {
   const std::size_t n = ids.size();
   const std::uint32_t id = ids[begin];
-  if (guess > 1 && guess <= n - begin) {
-    std::uint32_t differ = 0;
-    const std::uint32_t* run = ids.data() + begin;
-    for (std::size_t k = 1; k < guess; ++k) differ |= run[k] ^ id;
-    if (differ == 0 && (begin + guess == n || ids[begin + guess] != id)) return begin + guess;
+  if (guess > 1 && guess <= n - begin && all_equal(ids.data() + begin, guess, id) &&
+      (begin + guess == n || ids[begin + guess] != id)) {
+    return begin + guess;
   }
   std::size_t end = begin + 1;
   while (end < n && ids[end] == id) ++end;
