@@ -109,7 +109,7 @@ void install_address_space_marker() noexcept {
   ::sigaltstack(&ss, nullptr);
   struct sigaction sa {};
   sa.sa_handler = &address_space_marker;
-  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sa.sa_flags = static_cast<int>(SA_ONSTACK | SA_RESETHAND);
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) ::sigaction(sig, &sa, nullptr);
 }
