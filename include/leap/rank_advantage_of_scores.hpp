@@ -33,8 +33,8 @@ namespace leap {
 namespace detail {
 
 // Up to this group size the pairwise loop beats sorting (measured with bench_advantages:
-// BM_scores_pairwise against BM_scores_sorted).
-inline constexpr std::size_t score_pairwise_max = 32;
+// BM_scores_pairwise against BM_scores_sorted: 19 against 13 M scores/s at G = 64, 4 against 12 at 128).
+inline constexpr std::size_t score_pairwise_max = 64;
 
 // The match: +1 a beats b, -1 b beats a, 0 tie. Both paths count with exactly this expression.
 inline int compare_scores(double a, double b, double tolerance) noexcept {
@@ -54,16 +54,24 @@ void validate_scores(const char* function, std::span<const Real> scores, double 
   }
 }
 
+// Each pair once (a match's result for b is minus a's, as compare_scores is antisymmetric), the
+// running scores kept in out itself: they are small integers, exact in float and double alike.
 template <class Real>
 void score_group_pairwise(std::span<const Real> group, double tolerance, std::span<Real> out) {
   const std::size_t n = group.size();
-  const double opponents = static_cast<double>(n - 1);
+  std::fill(out.begin(), out.end(), Real{0});
   for (std::size_t i = 0; i < n; ++i) {
     const double a = static_cast<double>(group[i]);
-    std::int64_t score = 0;
-    for (std::size_t j = 0; j < n; ++j) score += compare_scores(a, static_cast<double>(group[j]), tolerance);
-    out[i] = static_cast<Real>(static_cast<double>(score) / opponents);
+    int score_a = 0;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const int result = compare_scores(a, static_cast<double>(group[j]), tolerance);
+      score_a += result;
+      out[j] -= static_cast<Real>(result);
+    }
+    out[i] += static_cast<Real>(score_a);
   }
+  const double opponents = static_cast<double>(n - 1);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Real>(static_cast<double>(out[i]) / opponents);
 }
 
 template <class Real>
@@ -93,6 +101,14 @@ void rank_scores_batched(std::span<const Real> scores, std::span<const std::uint
   require_same_size(function, "group_ids", group_ids.size(), "scores", scores.size());
   require_same_size(function, "out", out.size(), "scores", scores.size());
   validate_scores(function, scores, tolerance);
+  // out may be the scores' own buffer (in place): then the scores are read from a copy.
+  std::vector<Real> scores_copy;
+  const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data());
+  const auto scores_begin = reinterpret_cast<std::uintptr_t>(scores.data());
+  if (!scores.empty() && out_begin < scores_begin + scores.size_bytes() && scores_begin < out_begin + out.size_bytes()) {
+    scores_copy.assign(scores.begin(), scores.end());
+    scores = scores_copy;
+  }
   WorkspaceAccess access(workspace, function);
   std::vector<double>& sorted = access.sorted();
   for_each_group(group_ids, scores, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {

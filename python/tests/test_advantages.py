@@ -86,6 +86,10 @@ def test_out_is_written_in_place_and_inputs_are_not_copied():
     expected = leap.grpo_advantages(rewards, batch["ids"])
     leap.grpo_advantages(rewards, batch["ids"], out=rewards)
     assert same_bits(rewards, expected)
+    scores = batch["rewards"].copy()
+    expected = leap.rank_advantages_of_scores(scores, batch["ids"], 0.25)
+    leap.rank_advantages_of_scores(scores, batch["ids"], 0.25, out=scores)
+    assert same_bits(scores, expected)
     # A slice with stride 1 of a larger buffer is used in place too.
     big = np.zeros(3000)
     leap.rloo_advantages(batch["rewards"], batch["ids"], out=big[1000:2000])

@@ -60,7 +60,10 @@ void read_worker_reply(const json& reply, EvalResult& r) {
     r.feedback = (reply.value("when_timed", false) ? "Wrong answer when timed: " : "Wrong answer: ") + r.detail;
   } else if (v == "correct") {
     verdict(Verdict::correct);
-    if (reply.contains("timing")) {
+    if (reply.contains("timing") && reply.at("timing").contains("skipped")) {
+      r.timing_note = reply.at("timing").value("skipped", "");
+      r.feedback = "Correct (not timed: " + r.timing_note + ").";
+    } else if (reply.contains("timing")) {
       const json& t = reply.at("timing");
       const std::string method = t.value("method", "");
       r.candidate = timing_from(t.value("candidate", json::object()), method);

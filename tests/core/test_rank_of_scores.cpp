@@ -79,6 +79,18 @@ TEST_CASE("scores: interleaved groups are ranked apart, in batch order", "[score
   CHECK(batched(scores, ids, 0.0) == std::vector<double>{-1.0, -1.0, 0.0, 1.0, 1.0});
 }
 
+TEST_CASE("scores: out may be the scores' own buffer", "[scores]") {
+  std::mt19937_64 rng(23);
+  for (std::size_t size : {5u, 40u, 300u}) {
+    std::vector<double> scores = random_group(rng, size);
+    std::vector<std::uint32_t> ids(size);
+    for (std::size_t i = 0; i < size; ++i) ids[i] = static_cast<std::uint32_t>(i % 3);
+    const auto expected = batched(scores, ids, 0.1);
+    leap::rank_advantages_of_scores(scores, ids, scores, 0.1);
+    REQUIRE(scores == expected);
+  }
+}
+
 TEST_CASE("scores: both paths == oracle on random groups", "[scores][property]") {
   std::mt19937_64 rng(20261130);
   std::vector<double> sorted_scratch;

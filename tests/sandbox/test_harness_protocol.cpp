@@ -402,6 +402,25 @@ TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a
   }
 }
 
+TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict untimed, not a timeout", "[sandbox][harness]") {
+  FakeGpu gpu;
+  sb::TaskSpec t = fake_task();
+  t.check_sizes.clear();
+  t.trials = 1;
+  t.time_limit_ms = 500;
+  auto sleepy = [](FakeCall& c) {
+    compute(c);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    c.duration_ms = 1.0;
+  };
+  const Outcome o = evaluate(gpu, sleepy, t, sleepy);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  CHECK(o.result.feedback.rfind("Correct (not timed: the correctness trials took most of the task's time limit", 0) == 0);
+  CHECK(std::isnan(o.result.speedup));
+  for (const auto& op : gpu.log) CHECK_FALSE((op.what == "stage" && op.name == "reload"));
+}
+
 TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, lost, or off", "[sandbox][harness]") {
   SECTION("records without external ids are matched by the timed window") {
     FakeGpu gpu;
