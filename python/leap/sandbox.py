@@ -26,7 +26,16 @@ import subprocess
 import threading
 import time
 
-__all__ = ["SandboxError", "SandboxPool"]
+__all__ = ["FleetClient", "SandboxError", "SandboxPool"]
+
+
+def __getattr__(name):
+    # leap.sandbox.FleetClient is the fleet's client (leap.fleet), imported on first use so that the
+    # pool above needs no redis package.
+    if name == "FleetClient":
+        from .fleet import FleetClient
+        return FleetClient
+    raise AttributeError(f"module 'leap.sandbox' has no attribute {name!r}")
 
 
 class SandboxError(RuntimeError):

@@ -97,3 +97,11 @@ def test_misuse_is_refused():
     assert parse_redis_url("redis://[::1]") == ("::1", 6379, 0)
     with pytest.raises(ConnectionError, match="cannot reach Redis"):
         FleetClient(f"redis://127.0.0.1:{free_port()}")
+
+
+def test_the_fleet_client_is_also_leap_sandbox_fleetclient():
+    import leap.sandbox
+    assert leap.sandbox.FleetClient is FleetClient
+    assert "FleetClient" in leap.sandbox.__all__
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchClient'"):
+        leap.sandbox.NoSuchClient  # noqa: B018
