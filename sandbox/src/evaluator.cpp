@@ -11,6 +11,8 @@
 #include <random>
 #include <sstream>
 
+#include "bounded_json.hpp"
+#include "frames.hpp"
 #include "leap/sandbox/kernel_diagnostics.hpp"
 
 namespace leap::sandbox {
@@ -215,7 +217,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   }
   json reply;
   try {
-    reply = json::from_cbor(call.reply);
+    reply = detail::decode_bounded_cbor(call.reply, detail::k_frame_limits);
   } catch (const std::exception& e) {
     r.status = EvalStatus::error;
     r.error = std::string("malformed worker reply: ") + e.what();

@@ -4,12 +4,20 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
+#include "bounded_json.hpp"
+
 namespace leap::sandbox::detail {
 
-constexpr std::size_t k_max_frame = std::size_t{1} << 30;
+// A frame longer than this is refused before anything is allocated for it (two CUBINs and a task
+// fit many times over).
+constexpr std::size_t k_max_frame = std::size_t{256} << 20;
+// What a CBOR payload may hold: the frame's size and the nesting depth of the protocol's messages
+// with room to spare.
+constexpr JsonLimits k_frame_limits{k_max_frame, 32};
 
 bool write_frame(int fd, char kind, std::string_view payload);
 

@@ -12,6 +12,10 @@ class Parser {
   Parser(std::string_view text, const Sizes& sizes) : text_(text), sizes_(sizes) {}
 
   std::int64_t parse() {
+    if (text_.size() > k_max_size_expr_length) {
+      throw std::invalid_argument("expression of " + std::to_string(text_.size()) + " characters: longer than the limit of " +
+                                  std::to_string(k_max_size_expr_length));
+    }
     const std::int64_t v = expr();
     skip_space();
     if (pos_ != text_.size()) fail("unexpected '" + std::string(1, text_[pos_]) + "'");
@@ -20,8 +24,22 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& why) const {
-    throw std::invalid_argument("expression \"" + std::string(text_) + "\": " + why);
+    // A long expression is shown by its start: the reason matters, not a page of parentheses.
+    const std::string shown = text_.size() <= 80 ? std::string(text_) : std::string(text_.substr(0, 60)) + "...";
+    throw std::invalid_argument("expression \"" + shown + "\": " + why);
   }
+  // Counts nesting (parentheses, calls, unary minus) so a hostile expression cannot exhaust the stack.
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.depth_ > k_max_size_expr_depth) {
+        p.fail("nested deeper than the limit of " + std::to_string(k_max_size_expr_depth) + " levels");
+      }
+    }
+    ~Nest() { --p.depth_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])) != 0) ++pos_;
   }
@@ -49,6 +67,7 @@ class Parser {
     return r;
   }
   std::int64_t expr() {
+    const Nest nest(*this);
     std::int64_t v = term();
     for (;;) {
       if (eat('+')) v = add(v, term());
@@ -76,7 +95,10 @@ class Parser {
     }
   }
   std::int64_t unary() {
-    if (eat('-')) return sub(0, unary());
+    if (eat('-')) {
+      const Nest nest(*this);
+      return sub(0, unary());
+    }
     return primary();
   }
   std::int64_t primary() {
@@ -150,6 +172,7 @@ class Parser {
   std::string_view text_;
   const Sizes& sizes_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/task.hpp"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include "bounded_json.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -159,8 +170,10 @@ std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::float16 ||
 TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   json doc;
   try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+    doc = detail::parse_bounded_json(json_text, {k_max_task_spec_bytes, k_max_task_spec_depth});
+  } catch (const detail::JsonLimitError& e) {
+    throw TaskError(std::string("task spec: ") + e.what());
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
     throw TaskError(std::string("task spec is not valid JSON: ") + e.what());
   }
   Reader r;
@@ -180,6 +193,9 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
 
   const json& params = need("params");
   if (!params.is_array()) fail(r.task, "params", "expected an array, got " + shown(params));
+  if (params.size() > k_max_task_params) {
+    fail(r.task, "params", std::to_string(params.size()) + " parameters, over the limit of " + std::to_string(k_max_task_params));
+  }
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string f = "params[" + std::to_string(i) + "]";
     const json& p = r.object(params[i], f);
@@ -226,6 +242,9 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   if (doc.contains("check_sizes")) {
     const json& cs = doc.at("check_sizes");
     if (!cs.is_array()) fail(r.task, "check_sizes", "expected an array, got " + shown(cs));
+    if (cs.size() > k_max_task_check_sizes) {
+      fail(r.task, "check_sizes", std::to_string(cs.size()) + " size sets, over the limit of " + std::to_string(k_max_task_check_sizes));
+    }
     for (std::size_t i = 0; i < cs.size(); ++i) {
       Sizes s = t.sizes;  // a check set overrides some sizes and keeps the rest
       for (const auto& [k, v] : r.sizes(cs[i], "check_sizes[" + std::to_string(i) + "]")) {
@@ -257,7 +276,12 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
     t.reference_source = r.string(doc.at("reference"), "reference");
   } else {
     const std::string file = r.string(doc.at("reference_file"), "reference_file");
-    std::optional<std::string> src = resolve ? resolve(file) : std::nullopt;
+    std::optional<std::string> src;
+    try {
+      src = resolve ? resolve(file) : std::nullopt;
+    } catch (const TaskError& e) {  // a resolver's reason, e.g. a path that leaves the spec's directory
+      fail(r.task, "reference_file", e.what());
+    }
     if (!src) fail(r.task, "reference_file", "cannot read \"" + file + "\"");
     t.reference_source = std::move(*src);
   }
@@ -290,16 +314,87 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   return t;
 }
 
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads a regular file of at most `limit` bytes from an open descriptor; the message says what is wrong.
+std::string read_regular(int fd, std::size_t limit, const std::string& shown_name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw TaskError("\"" + shown_name + "\" is not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > limit) {
+    throw TaskError("\"" + shown_name + "\" is " + std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(limit));
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw TaskError("cannot read \"" + shown_name + "\": " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > limit) throw TaskError("\"" + shown_name + "\" grew past the limit of " + std::to_string(limit) + " bytes");
+  }
+  return text;
+}
+
+}  // namespace
+
+FileResolver confined_resolver(std::filesystem::path directory) {
+  return [dir = std::move(directory)](std::string_view name) -> std::optional<std::string> {
+    const std::string n(name);
+    const std::string shown_name = n.size() <= 80 ? n : n.substr(0, 60) + "...";
+    const std::string rule = " (a file named in a spec must lie in the spec's directory: no absolute path, no '..', "
+                             "no symlink leading out)";
+    if (n.empty() || n.find('\0') != std::string::npos) throw TaskError("an empty or malformed file name");
+    const std::filesystem::path rel(n);
+    if (rel.is_absolute()) throw TaskError("\"" + shown_name + "\" is an absolute path" + rule);
+    for (const std::filesystem::path& part : rel) {
+      if (part == "..") throw TaskError("\"" + shown_name + "\" contains '..'" + rule);
+    }
+    Fd dir_fd{::open(dir.empty() ? "." : dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    if (dir_fd.fd < 0) throw TaskError("cannot open the spec's directory: " + std::string(std::strerror(errno)));
+    // The kernel resolves the name beneath the directory and refuses any step (a symlink, a mount
+    // crossing through "..") that would leave it. O_NONBLOCK: a FIFO must not hang the reader.
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    Fd file{static_cast<int>(::syscall(SYS_openat2, dir_fd.fd, n.c_str(), &how, sizeof how))};
+    if (file.fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+      // Kernels before 5.6 (or a seccomp filter without openat2): compare real paths, and open
+      // the checked path without following a final symlink.
+      std::error_code ec;
+      const std::filesystem::path base = std::filesystem::canonical(dir.empty() ? "." : dir, ec);
+      const std::filesystem::path real = std::filesystem::weakly_canonical(base / rel, ec);
+      const auto [end, _] = std::mismatch(base.begin(), base.end(), real.begin(), real.end());
+      if (ec || end != base.end()) throw TaskError("\"" + shown_name + "\" leads out of the spec's directory" + rule);
+      file.fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    }
+    if (file.fd < 0) {
+      if (errno == EXDEV || errno == ELOOP) throw TaskError("\"" + shown_name + "\" leads out of the spec's directory" + rule);
+      if (errno == ENOENT) return std::nullopt;
+      throw TaskError("cannot open \"" + shown_name + "\": " + std::strerror(errno));
+    }
+    return read_regular(file.fd, k_max_task_spec_bytes, shown_name);
+  };
+}
+
 TaskSpec load_task_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TaskError("cannot read task spec " + path);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  return parse_task(text, [&](std::string_view name) -> std::optional<std::string> {
-    std::ifstream f(dir / std::string(name), std::ios::binary);
-    if (!f) return std::nullopt;
-    return std::string{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  });
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw TaskError("cannot read task spec " + path + ": " + std::strerror(errno));
+  const Fd owner{fd};
+  std::string text;
+  try {
+    text = read_regular(fd, k_max_task_spec_bytes, path);
+  } catch (const TaskError& e) {
+    throw TaskError(std::string("task spec: ") + e.what());
+  }
+  return parse_task(text, confined_resolver(std::filesystem::path(path).parent_path()));
 }
 
 std::size_t element_count(const Param& buffer, const Sizes& sizes) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bounded_json.hpp"
 #include "confinement.hpp"
 #include "detail.hpp"
 #include "frames.hpp"
@@ -32,7 +33,7 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
     json reply;
     bool exit_after = false;
     try {
-      const json req = json::from_cbor(payload);
+      const json req = detail::decode_bounded_cbor(payload, detail::k_frame_limits);
       const std::string op = req.value("op", "");
       if (op == "ping") {
         reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()}};

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -88,13 +89,27 @@ class TaskError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// Resolves "reference_file" (and other file references) of a spec; nullopt = no such file.
+// Resolves "reference_file" (and other file references) of a spec; nullopt = no such file. A
+// resolver may throw TaskError to say why a name is refused; parse_task adds task and field.
 using FileResolver = std::function<std::optional<std::string>(std::string_view name)>;
+
+// What a spec may be: its text (and a file it names) at most this many bytes, arrays and objects
+// nested at most this deep, at most this many params and check size sets. Past a limit parse_task
+// throws TaskError naming the limit, before any value is looked at.
+constexpr std::size_t k_max_task_spec_bytes = std::size_t{4} << 20;
+constexpr int k_max_task_spec_depth = 16;
+constexpr std::size_t k_max_task_params = 256;
+constexpr std::size_t k_max_task_check_sizes = 64;
 
 // Parses and validates a JSON spec. "reference" holds the source inline, or "reference_file" names
 // a file the resolver supplies. Unknown keys are errors (a typo must not silently mean a default).
 TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve = {});
-// Reads a spec file; "reference_file" is relative to the spec's directory. Throws TaskError.
+// Files below `directory` only: an absolute name, a '..' component or a symlink that leads out
+// (resolved by the kernel with openat2's RESOLVE_BENEATH) is refused with a TaskError that names
+// the file, never its contents; so is anything but a regular file of at most k_max_task_spec_bytes.
+FileResolver confined_resolver(std::filesystem::path directory);
+// Reads a spec file; "reference_file" is resolved by confined_resolver in the spec's directory.
+// Throws TaskError.
 TaskSpec load_task_file(const std::string& path);
 // Checks names, expressions against every size set, shapes, launch limits and settings.
 void validate(const TaskSpec& task);
