@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/compile_cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <ctime>
 #include <list>
 #include <mutex>
+#include <stdexcept>
 #include <system_error>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "detail.hpp"
 
@@ -20,7 +27,11 @@ namespace leap::sandbox {
 namespace {
 
 constexpr std::string_view k_key_domain = "leap-sandbox/cache-key/v1";
-constexpr std::string_view k_file_magic = "LEAPSBX1";
+constexpr std::string_view k_file_magic = "LEAPSBX2";
+constexpr const char* k_mac_key_file = "mac.key";
+constexpr const char* k_usage_file = "usage";
+constexpr std::size_t k_mac_key_bytes = 32;
+constexpr std::size_t k_entry_overhead = k_file_magic.size() + 32 + 32;  // magic, key digest, MAC
 
 struct DigestHash {
   std::size_t operator()(const Digest& d) const noexcept {
@@ -36,8 +47,92 @@ std::size_t footprint(const CompileResult& r) noexcept {
   return n;
 }
 
+// NVRTC's own verdicts only: a child killed by a signal, a limit, an internal failure is not a
+// property of the source and must not be replayed to every later compile of it.
 bool cacheable(const CompileResult& r) noexcept {
-  return (r.status == CompileStatus::ok || r.status == CompileStatus::error) && !r.cache_hit;
+  return (r.status == CompileStatus::ok || r.status == CompileStatus::error) && r.nvrtc_verdict && !r.cache_hit;
+}
+
+[[noreturn]] void unsafe(const std::filesystem::path& dir, const std::string& why) {
+  throw std::runtime_error("leap::sandbox: the cache directory " + dir.string() + " " + why);
+}
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Reads a whole regular file of at most `limit` bytes; nullopt otherwise.
+std::optional<std::string> read_regular(int fd, std::size_t limit) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > limit) return std::nullopt;
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // shrank underneath us
+    done += static_cast<std::size_t>(n);
+  }
+  return data;
+}
+
+timespec now_realtime() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return t;
+}
+
+// The names in a directory (without "." and ".."); empty when it cannot be read.
+std::vector<std::string> list_directory(int dir_fd) {
+  std::vector<std::string> names;
+  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return names;
+  DIR* d = ::fdopendir(copy);  // owns `copy` from here
+  if (d == nullptr) {
+    ::close(copy);
+    return names;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n(e->d_name);
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+bool is_shard_name(const std::string& n) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  return n.size() == 2 && hex(n[0]) && hex(n[1]);
 }
 
 }  // namespace
@@ -86,6 +181,15 @@ struct CompileCache::Impl {
   CacheStats stats;
   std::atomic<unsigned long long> tmp_counter{0};
 
+  // The disk tier: every path below the directory is opened relative to dir_fd, without following
+  // symlinks, so swapping a shard or an entry for a link leads nowhere.
+  Fd dir_fd;
+  Fd usage_fd;  // flock'ed while the budget is kept; holds the running total
+  std::string mac_key;
+  std::mutex disk_mutex;  // flock does not exclude threads sharing one descriptor
+
+  std::size_t max_entry_bytes() const { return options.disk_bytes / 8; }
+
   void insert_memory(const Digest& key, const CompileResult& r) {  // holds mutex
     if (options.memory_bytes == 0) return;
     const std::size_t size = footprint(r);
@@ -106,21 +210,110 @@ struct CompileCache::Impl {
     }
   }
 
-  std::optional<CompileResult> read_disk(const CacheKey& key, const std::filesystem::path& path, bool& corrupt) const {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::size_t fixed = k_file_magic.size() + 32 + 32;
+  void open_directory() {
+    const std::filesystem::path& dir = *options.directory;
+    std::error_code ec;
+    if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) unsafe(dir, std::string("cannot be created: ") + std::strerror(errno));
+    dir_fd = Fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir_fd) {
+      unsafe(dir, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory; give a real directory"
+                                                     : std::string("cannot be opened: ") + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(dir_fd.get(), &st) != 0) unsafe(dir, "cannot be examined");
+    if (st.st_uid != ::geteuid()) unsafe(dir, "belongs to another user; give a directory of your own");
+    if ((st.st_mode & 077) != 0 && ::fchmod(dir_fd.get(), 0700) != 0) unsafe(dir, "is open to other users and cannot be made 0700");
+    load_or_create_mac_key();
+    usage_fd = Fd(::openat(dir_fd.get(), k_usage_file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!usage_fd) unsafe(dir, std::string("has an unusable usage file: ") + std::strerror(errno));
+  }
+
+  void load_or_create_mac_key() {
+    const std::filesystem::path& dir = *options.directory;
+    Fd fd(::openat(dir_fd.get(), k_mac_key_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd && errno == ENOENT) {
+      // Written whole to a private name, then linked into place: a second process either wins the
+      // link or reads the winner's complete key.
+      std::string key(k_mac_key_bytes, '\0');
+      for (std::size_t got = 0; got < key.size();) {
+        const ssize_t n = ::getrandom(key.data() + got, key.size() - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) unsafe(dir, "cannot get random bytes for its MAC key");
+        got += static_cast<std::size_t>(n);
+      }
+      const std::string tmp = ".tmp-key-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++);
+      Fd out(::openat(dir_fd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!out || !write_all(out.get(), key) || ::fsync(out.get()) != 0) unsafe(dir, "cannot hold a MAC key file");
+      out.reset();
+      const int linked = ::linkat(dir_fd.get(), tmp.c_str(), dir_fd.get(), k_mac_key_file, 0);
+      const int link_errno = errno;
+      ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
+      if (linked != 0 && link_errno != EEXIST) unsafe(dir, "cannot hold a MAC key file");
+      fd = Fd(::openat(dir_fd.get(), k_mac_key_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    }
+    if (!fd) unsafe(dir, std::string("has an unreadable MAC key file ") + k_mac_key_file + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0 ||
+        st.st_size != static_cast<off_t>(k_mac_key_bytes)) {
+      unsafe(dir, std::string("has a MAC key file ") + k_mac_key_file + " that is not a 0600 file of " +
+                      std::to_string(k_mac_key_bytes) + " bytes owned by you; remove it (the cache rebuilds itself)");
+    }
+    std::optional<std::string> key = read_regular(fd.get(), k_mac_key_bytes);
+    if (!key || key->size() != k_mac_key_bytes) unsafe(dir, "has an unreadable MAC key file");
+    mac_key = std::move(*key);
+  }
+
+  // The shard directory of an entry, opened without following a symlink; -1 when missing or unsafe.
+  Fd open_shard(const std::string& shard, bool create, bool& unsafe_shard) const {
+    if (create && ::mkdirat(dir_fd.get(), shard.c_str(), 0700) != 0 && errno != EEXIST) return Fd();
+    Fd fd(::openat(dir_fd.get(), shard.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) {
+      unsafe_shard = errno == ELOOP || errno == ENOTDIR;
+      return fd;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+      unsafe_shard = true;
+      return Fd();
+    }
+    return fd;
+  }
+
+  std::optional<CompileResult> read_disk(const CacheKey& key, bool& corrupt) const {
+    const std::string hex = key.hex();
+    bool unsafe_shard = false;
+    const Fd shard = open_shard(hex.substr(0, 2), false, unsafe_shard);
+    if (!shard) {
+      corrupt = unsafe_shard;
+      return std::nullopt;
+    }
+    const std::string name = hex + ".bin";
+    Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) {
+      corrupt = errno == ELOOP;
+      return std::nullopt;
+    }
     corrupt = true;
-    if (data.size() < fixed) return std::nullopt;
-    std::string_view v(data);
+    auto reject = [&] {
+      ::unlinkat(shard.get(), name.c_str(), 0);  // the next store of this key writes a good one
+      return std::nullopt;
+    };
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid()) return reject();
+    const std::optional<std::string> data = read_regular(fd.get(), max_entry_bytes() + k_entry_overhead);
+    if (!data || data->size() < k_entry_overhead) return reject();
+    const std::string_view v(*data);
     const std::string_view body = v.substr(0, v.size() - 32);
-    const Digest sum = sha256(body);
-    if (std::memcmp(sum.data(), v.data() + body.size(), 32) != 0) return std::nullopt;
-    if (!body.starts_with(k_file_magic)) return std::nullopt;
-    if (std::memcmp(body.data() + k_file_magic.size(), key.digest.data(), 32) != 0) return std::nullopt;
+    Digest mac{};
+    std::memcpy(mac.data(), v.data() + body.size(), mac.size());
+    if (!equal_digests(hmac_sha256(mac_key, body), mac)) return reject();
+    if (!body.starts_with(k_file_magic)) return reject();
+    if (std::memcmp(body.data() + k_file_magic.size(), key.digest.data(), 32) != 0) return reject();
     std::optional<CompileResult> r = detail::decode_result(body.substr(k_file_magic.size() + 32));
-    if (!r || !cacheable(*r)) return std::nullopt;
+    if (!r || !cacheable(*r)) return reject();
+    const timespec t[2] = {now_realtime(), now_realtime()};
+    ::futimens(fd.get(), t);  // the entry was used: it moves to the young end of the disk LRU
     corrupt = false;
     return r;
   }
@@ -129,29 +322,111 @@ struct CompileCache::Impl {
     std::string data(k_file_magic);
     data.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
     data += detail::encode_result(r);
-    const Digest sum = sha256(data);
-    data.append(reinterpret_cast<const char*>(sum.data()), sum.size());
-
-    const std::filesystem::path final_path = entry_path(key);
-    std::error_code ec;
-    std::filesystem::create_directories(final_path.parent_path(), ec);
-    // A name private to this process and call, in the same directory so rename stays atomic.
-    const std::filesystem::path tmp = final_path.parent_path() /
-        (".tmp-" + key.hex().substr(0, 16) + "-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++));
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return;  // a cache that cannot write is still a correct cache
-    std::size_t done = 0;
-    bool good = true;
-    while (done < data.size()) {
-      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-      if (n <= 0) {
-        good = false;
-        break;
-      }
-      done += static_cast<std::size_t>(n);
+    if (data.size() > max_entry_bytes() + k_entry_overhead - 32) {
+      std::lock_guard lock(mutex);
+      ++stats.disk_skipped;
+      return;
     }
-    good = (::close(fd) == 0) && good;
-    if (!good || std::rename(tmp.c_str(), final_path.c_str()) != 0) std::filesystem::remove(tmp, ec);
+    const Digest mac = hmac_sha256(mac_key, data);
+    data.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+
+    const std::string hex = key.hex();
+    bool unsafe_shard = false;
+    const Fd shard = open_shard(hex.substr(0, 2), true, unsafe_shard);
+    if (!shard) return;  // a cache that cannot write is still a correct cache
+    const std::string name = hex + ".bin";
+    // A name private to this process and call, in the same directory so rename stays atomic.
+    const std::string tmp = ".tmp-" + hex.substr(0, 16) + "-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++);
+    Fd fd(::openat(shard.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return;
+    const timespec t[2] = {now_realtime(), now_realtime()};
+    const bool good = write_all(fd.get(), data) && ::futimens(fd.get(), t) == 0;
+    fd.reset();
+    if (!good) {
+      ::unlinkat(shard.get(), tmp.c_str(), 0);
+      return;
+    }
+    std::lock_guard threads(disk_mutex);
+    ::flock(usage_fd.get(), LOCK_EX);
+    struct stat old {};
+    const std::uint64_t replaced =
+        ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) ? static_cast<std::uint64_t>(old.st_size) : 0;
+    if (::renameat(shard.get(), tmp.c_str(), shard.get(), name.c_str()) != 0) {
+      ::unlinkat(shard.get(), tmp.c_str(), 0);
+    } else {
+      std::optional<std::uint64_t> usage = read_usage();
+      if (usage) usage = *usage + data.size() - std::min<std::uint64_t>(replaced, *usage + data.size());
+      if (!usage || *usage > options.disk_bytes) usage = evict();
+      write_usage(*usage);
+    }
+    ::flock(usage_fd.get(), LOCK_UN);
+  }
+
+  std::optional<std::uint64_t> read_usage() const {  // holds the flock
+    unsigned char b[8];
+    if (::pread(usage_fd.get(), b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) return std::nullopt;
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | b[i];
+    return v;
+  }
+
+  void write_usage(std::uint64_t v) const {  // holds the flock
+    unsigned char b[8];
+    for (unsigned char& c : b) {
+      c = static_cast<unsigned char>(v & 0xFF);
+      v >>= 8;
+    }
+    (void)!::pwrite(usage_fd.get(), b, sizeof b, 0);
+  }
+
+  // Counts every entry and removes the least recently used until the total is at most three
+  // quarters of the budget (so the next scans are far apart). Temporary files a crashed writer left
+  // behind over an hour ago go too. Holds the flock; returns the new total.
+  std::uint64_t evict() {
+    struct Found {
+      timespec mtime;
+      std::uint64_t size;
+      int shard;  // index into shards
+      std::string name;
+    };
+    std::vector<Fd> shards;
+    std::vector<Found> entries;
+    std::uint64_t total = 0;
+    const timespec now = now_realtime();
+    for (const std::string& sn : list_directory(dir_fd.get())) {
+      if (!is_shard_name(sn)) continue;
+      bool unsafe_shard = false;
+      Fd sfd = open_shard(sn, false, unsafe_shard);
+      if (!sfd) continue;
+      const int shard_index = static_cast<int>(shards.size());
+      for (const std::string& n : list_directory(sfd.get())) {
+        struct stat st {};
+        if (::fstatat(sfd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (n.starts_with(".tmp-")) {
+          // A write in flight is counted when it is renamed into place; one a crashed writer left goes.
+          if (now.tv_sec - st.st_mtim.tv_sec > 3600) ::unlinkat(sfd.get(), n.c_str(), 0);
+          continue;
+        }
+        if (!S_ISREG(st.st_mode)) continue;
+        total += static_cast<std::uint64_t>(st.st_size);
+        entries.push_back({st.st_mtim, static_cast<std::uint64_t>(st.st_size), shard_index, n});
+      }
+      shards.push_back(std::move(sfd));
+    }
+    const std::uint64_t low_water = options.disk_bytes / 4 * 3;
+    if (total <= options.disk_bytes) return total;
+    std::sort(entries.begin(), entries.end(), [](const Found& a, const Found& b) {
+      return a.mtime.tv_sec != b.mtime.tv_sec ? a.mtime.tv_sec < b.mtime.tv_sec : a.mtime.tv_nsec < b.mtime.tv_nsec;
+    });
+    std::uint64_t removed = 0;
+    for (const Found& f : entries) {
+      if (total <= low_water) break;
+      if (::unlinkat(shards[static_cast<std::size_t>(f.shard)].get(), f.name.c_str(), 0) == 0) ++removed;
+      total -= f.size;  // gone, by us or by another process
+    }
+    std::lock_guard lock(mutex);
+    stats.disk_evictions += removed;
+    return total;
   }
 
   std::filesystem::path entry_path(const CacheKey& key) const {
@@ -163,12 +438,11 @@ struct CompileCache::Impl {
 CompileCache::CompileCache(CacheOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   if (impl_->options.directory) {
-    std::error_code ec;
-    std::filesystem::create_directories(*impl_->options.directory, ec);
-    if (ec) {
-      throw std::runtime_error("leap::sandbox: cannot create the cache directory " +
-                               impl_->options.directory->string() + ": " + ec.message());
+    if (impl_->options.disk_bytes < k_min_cache_disk_bytes) {
+      throw std::invalid_argument("leap::sandbox: CacheOptions::disk_bytes = " + std::to_string(impl_->options.disk_bytes) +
+                                  " is below the minimum of " + std::to_string(k_min_cache_disk_bytes) + " bytes");
     }
+    impl_->open_directory();
   }
 }
 
@@ -187,7 +461,7 @@ std::optional<CompileResult> CompileCache::find(const CacheKey& key) {
   }
   if (impl_->options.directory) {
     bool corrupt = false;
-    std::optional<CompileResult> r = impl_->read_disk(key, impl_->entry_path(key), corrupt);
+    std::optional<CompileResult> r = impl_->read_disk(key, corrupt);
     std::lock_guard lock(impl_->mutex);
     if (r) {
       ++impl_->stats.disk_hits;
@@ -204,12 +478,14 @@ std::optional<CompileResult> CompileCache::find(const CacheKey& key) {
 
 void CompileCache::store(const CacheKey& key, const CompileResult& result) {
   if (!cacheable(result)) return;
+  CompileResult kept = result;
+  kept.kernels.reset();  // derived from the CUBIN on every answer
   {
     std::lock_guard lock(impl_->mutex);
-    impl_->insert_memory(key.digest, result);
+    impl_->insert_memory(key.digest, kept);
     ++impl_->stats.stores;
   }
-  if (impl_->options.directory) impl_->write_disk(key, result);
+  if (impl_->options.directory) impl_->write_disk(key, kept);
 }
 
 CacheStats CompileCache::stats() const {
@@ -232,6 +508,15 @@ const CacheOptions& CompileCache::options() const noexcept { return impl_->optio
 std::filesystem::path CompileCache::entry_path(const CacheKey& key) const {
   if (!impl_->options.directory) return {};
   return impl_->entry_path(key);
+}
+
+std::uint64_t CompileCache::disk_usage() const {
+  if (!impl_->options.directory) return 0;
+  std::lock_guard threads(impl_->disk_mutex);
+  ::flock(impl_->usage_fd.get(), LOCK_SH);
+  const std::optional<std::uint64_t> v = impl_->read_usage();
+  ::flock(impl_->usage_fd.get(), LOCK_UN);
+  return v.value_or(0);
 }
 
 }  // namespace leap::sandbox

@@ -23,6 +23,7 @@
 
 #include "compile_child.hpp"
 #include "detail.hpp"
+#include "elf_kernels.hpp"
 #include "leap/sandbox/compat_headers.hpp"
 #include "leap/sandbox/confinement.hpp"
 
@@ -100,9 +101,11 @@ CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string
     out.status = CompileStatus::timeout;
   } else if (rc != NVRTC_SUCCESS) {
     out.status = CompileStatus::error;
+    out.nvrtc_verdict = rc == NVRTC_ERROR_COMPILATION;  // anything else (out of memory, internal) may not recur
     if (rc != NVRTC_ERROR_COMPILATION) out.log += (out.log.empty() ? "" : "\n") + std::string("nvrtc: ") + nvrtc_error_text(rc);
   } else {
     out.status = CompileStatus::ok;
+    out.nvrtc_verdict = true;
     if (job.options.want_ptx && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
       out.ptx.resize(n);
       nvrtcGetPTX(prog, out.ptx.data());
@@ -266,6 +269,11 @@ struct Compiler::Impl {
     return r;
   }
 
+  // Kernels come from the module's symbol table, never from PTX text (which a comment can fake).
+  static void list_kernels(CompileResult& r) {
+    if (!r.cubin.empty()) r.kernels = detail::cubin_kernels(r.cubin);
+  }
+
   static CompileResult cap_log(const CompileJob& job, CompileResult r) {
     const std::size_t cap = job.options.max_log_bytes;
     if (r.log.size() > cap) {
@@ -298,6 +306,7 @@ struct Compiler::Impl {
     if (config.cache) {
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
         CompileResult r = cap_log(job, std::move(*hit));
+        list_kernels(r);
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
         r.unconfined = unconfined();
@@ -333,10 +342,10 @@ struct Compiler::Impl {
       }
     }
     r.cpu_seconds += std::chrono::duration<double>(charged).count();
-    r = sanitize(job, std::move(r));
+    r = cap_log(job, sanitize(job, std::move(r)));  // capped before it is stored, so no entry holds a huge log
     r.unconfined = unconfined();
     if (config.cache) config.cache->store(key, r);
-    r = cap_log(job, std::move(r));
+    list_kernels(r);
     r.seconds = seconds_since(t0);
     return r;
   }

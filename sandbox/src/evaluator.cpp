@@ -3,6 +3,7 @@
 
 #include "worker_reply.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -21,8 +22,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-bool defines_entry(const std::string& ptx, const std::string& entry) {
-  return ptx.find(".entry " + entry + "(") != std::string::npos;
+// Empty when the module defines the kernel `entry`, else what is missing and what to write. The
+// kernels come from the CUBIN's ELF symbol table: text in the PTX, such as an inline-asm comment,
+// proves nothing.
+std::string missing_entry(const CompileResult& c, std::string_view source, const std::string& entry) {
+  if (!c.kernels) return "the compiled module has no readable symbol table";
+  return missing_kernel_advice(source, "candidate.cu", *c.kernels, entry);
 }
 
 }  // namespace
@@ -133,9 +138,9 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.feedback = "Compile error:\n" + r.detail;
     return done();
   }
-  if (!defines_entry(r.compile.ptx, task.entry)) {
+  if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
     verdict(Verdict::compile_error);
-    r.detail = missing_kernel_advice(candidate_source, "candidate.cu", ptx_kernel_names(r.compile.ptx), task.entry);
+    r.detail = missing;
     r.feedback = "Compile error: " + r.detail;
     return done();
   }
@@ -149,7 +154,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     if (it == m.references.end()) it = m.references.emplace(key, m.compiler->compile(m.job(task.reference_source))).first;
     ref = it->second;
   }
-  if (!ref.ok() || !defines_entry(ref.ptx, task.entry)) {
+  if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty()) {
     r.status = EvalStatus::error;
     r.error = "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
     return done();
@@ -183,7 +188,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     bool restart = detail::references_device_malloc(r.compile.ptx);
     if (call.status == CallStatus::ok) {
       try {
-        restart = restart || json::from_cbor(call.reply).value("restart", false);
+        restart = restart || detail::decode_bounded_cbor(call.reply, detail::k_frame_limits).value("restart", false);
       } catch (const std::exception&) {
         restart = true;
       }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/sha256.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace leap::sandbox {
@@ -101,6 +102,27 @@ Digest Sha256::finish() noexcept {
 }
 
 Digest sha256(std::string_view bytes) noexcept { return Sha256{}.update(bytes).finish(); }
+
+Digest hmac_sha256(std::string_view key, std::string_view message) noexcept {
+  std::array<std::uint8_t, 64> block{};
+  if (key.size() > block.size()) {
+    const Digest d = sha256(key);
+    std::copy(d.begin(), d.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<std::uint8_t, 64> pad{};
+  for (std::size_t i = 0; i < pad.size(); ++i) pad[i] = static_cast<std::uint8_t>(block[i] ^ 0x36);
+  const Digest inner = Sha256{}.update(pad.data(), pad.size()).update(message).finish();
+  for (std::size_t i = 0; i < pad.size(); ++i) pad[i] = static_cast<std::uint8_t>(block[i] ^ 0x5c);
+  return Sha256{}.update(pad.data(), pad.size()).update(inner.data(), inner.size()).finish();
+}
+
+bool equal_digests(const Digest& a, const Digest& b) noexcept {
+  std::uint8_t diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff = static_cast<std::uint8_t>(diff | (a[i] ^ b[i]));
+  return diff == 0;
+}
 
 std::string to_hex(const Digest& digest) {
   static constexpr char digits[] = "0123456789abcdef";

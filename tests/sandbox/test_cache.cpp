@@ -82,6 +82,7 @@ TEST_CASE("cache: the LRU keeps within its byte budget", "[sandbox][cache]") {
   CompileCache cache(leap_test::cache_options(3000));
   CompileResult r;
   r.status = CompileStatus::ok;
+  r.nvrtc_verdict = true;
   r.ptx.assign(1000, 'p');
   for (int i = 0; i < 5; ++i) {
     CompileJob j = plain_job();

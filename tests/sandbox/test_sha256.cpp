@@ -15,6 +15,19 @@ TEST_CASE("sha256 matches the FIPS 180-4 test vectors", "[sandbox][sha256]") {
   CHECK(to_hex(sha256(std::string(1000000, 'a'))) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST_CASE("hmac-sha256 matches the RFC 4231 test vectors", "[sandbox][sha256]") {
+  using leap::sandbox::hmac_sha256;
+  CHECK(to_hex(hmac_sha256(std::string(20, '\x0b'), "Hi There")) ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  CHECK(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")) ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // Test case 6: a 131-byte key is hashed first.
+  CHECK(to_hex(hmac_sha256(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First")) ==
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  CHECK(leap::sandbox::equal_digests(sha256("a"), sha256("a")));
+  CHECK_FALSE(leap::sandbox::equal_digests(sha256("a"), sha256("b")));
+}
+
 TEST_CASE("sha256 gives the same digest however the input is split", "[sandbox][sha256]") {
   std::string data;
   for (int i = 0; i < 1000; ++i) data.push_back(static_cast<char>(i * 7 + 3));

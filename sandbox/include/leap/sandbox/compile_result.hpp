@@ -2,6 +2,7 @@
 // The outcome of one compile. A failed compile is a result like any other, never an exception.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,13 @@ struct CompileResult {
   // switched off. Every report of such a result says so.
   bool unconfined = false;
   bool cache_hit = false;  // the cache answered; nothing was compiled
+  // NVRTC itself decided: it compiled the source, or rejected it with a compile error. False for a
+  // compile child that died, a limit, an internal NVRTC failure: outcomes that say nothing about the
+  // source. Only results with a verdict are cached.
+  bool nvrtc_verdict = false;
+  // The kernels (__global__ functions) the module defines, by symbol name as cuModuleGetFunction
+  // takes it, read from the CUBIN's ELF symbol table. Empty optional when there is no CUBIN to read.
+  std::optional<std::vector<std::string>> kernels;
   bool ok() const noexcept { return status == CompileStatus::ok; }
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SHA-256 (FIPS 180-4), used for cache keys and cache-entry checksums.
+// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), used for cache keys and cache-entry MACs.
 #pragma once
 
 #include <array>
@@ -28,6 +28,10 @@ class Sha256 {
 };
 
 Digest sha256(std::string_view bytes) noexcept;
+// HMAC-SHA256 of `message` under `key` (a key longer than 64 bytes is hashed first, as RFC 2104 says).
+Digest hmac_sha256(std::string_view key, std::string_view message) noexcept;
+// Compares in time that depends only on the length, so a MAC check leaks nothing about where it differs.
+bool equal_digests(const Digest& a, const Digest& b) noexcept;
 std::string to_hex(const Digest& digest);
 
 }  // namespace leap::sandbox
