@@ -21,7 +21,7 @@ std::string_view to_string(CompileStatus status) noexcept;
 
 struct CompileResult;
 // The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes, cpu_seconds,
-// limit, unconfined (the code itself stays out: a client that wants it links the library).
+// limit, unconfined, kernels (the code itself stays out: a client that wants it links the library).
 std::string to_json(const CompileResult& result);
 
 // Which limit ended a compile (status timeout or resource_limit); none when it ran to its end.
