@@ -44,6 +44,85 @@ nlohmann::json parse_bounded_json(std::string_view text, const JsonLimits& limit
 
 namespace {
 
+std::size_t skip_space(std::string_view t, std::size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n')) ++i;
+  return i;
+}
+
+// The end of the string token starting at t[i] == '"'; npos when it does not end.
+std::size_t skip_string(std::string_view t, std::size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') ++i;
+    else if (t[i] == '"') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The end of the value starting at t[i]; npos when it does not end within t.
+std::size_t skip_value(std::string_view t, std::size_t i) {
+  if (i >= t.size()) return std::string_view::npos;
+  if (t[i] == '"') return skip_string(t, i);
+  if (t[i] == '[' || t[i] == '{') {
+    std::size_t depth = 0;
+    while (i < t.size()) {
+      const char c = t[i];
+      if (c == '"') {
+        i = skip_string(t, i);
+        if (i == std::string_view::npos) return i;
+        continue;
+      }
+      if (c == '[' || c == '{') ++depth;
+      else if ((c == ']' || c == '}') && --depth == 0) return i + 1;
+      ++i;
+    }
+    return std::string_view::npos;
+  }
+  const std::size_t start = i;
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' && t[i] != '\t' && t[i] != '\r' &&
+         t[i] != '\n') {
+    ++i;
+  }
+  return i == start || i == t.size() ? std::string_view::npos : i;  // a scalar is followed by something
+}
+
+// Whether the string token `raw` (quotes included) spells `key`; escapes are decoded by the parser.
+bool key_is(std::string_view raw, std::string_view key) {
+  const std::string_view inner = raw.substr(1, raw.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) return inner == key;
+  try {
+    return nlohmann::json::parse(raw).get_ref<const std::string&>() == key;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string_view> raw_member(std::string_view text, std::string_view key, bool first_only) {
+  std::size_t i = skip_space(text, 0);
+  if (i >= text.size() || text[i] != '{') return std::nullopt;
+  i = skip_space(text, i + 1);
+  std::optional<std::string_view> found;
+  while (i < text.size() && text[i] == '"') {
+    const std::size_t key_end = skip_string(text, i);
+    if (key_end == std::string_view::npos) return found;
+    const bool wanted = key_is(text.substr(i, key_end - i), key);
+    i = skip_space(text, key_end);
+    if (i >= text.size() || text[i] != ':') return found;
+    i = skip_space(text, i + 1);
+    const std::size_t value_end = skip_value(text, i);
+    if (value_end == std::string_view::npos) return found;
+    if (wanted) found = text.substr(i, value_end - i);
+    if (first_only) return found;
+    i = skip_space(text, value_end);
+    if (i >= text.size() || text[i] != ',') return found;
+    i = skip_space(text, i + 1);
+  }
+  return found;
+}
+
+namespace {
+
 struct Open {
   std::uint64_t left;  // items still to read (a map counts keys and values); unused when indefinite
   bool indefinite;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,6 +31,13 @@ int json_text_depth(std::string_view text, int stop_above);
 
 // Throws JsonLimitError past a limit, nlohmann::json::parse_error for malformed text.
 nlohmann::json parse_bounded_json(std::string_view text, const JsonLimits& limits);
+
+// The bytes of member `key`'s value in the JSON object `text`, exactly as written (the last one when
+// the key repeats, as the parser keeps it). Scans without recursion and checks every bound, so it
+// may run on text the parser has not seen; nullopt when `text` does not begin with such an object
+// member, or (with `first_only`) when `key` is not the first member (for a line too long to keep
+// whole, whose start is all there is).
+std::optional<std::string_view> raw_member(std::string_view text, std::string_view key, bool first_only = false);
 
 // Walks CBOR without recursion: an empty string when `bytes` is exactly one well-formed item within
 // the limits, else what is wrong. Tags are refused (the worker protocol never writes one), and no

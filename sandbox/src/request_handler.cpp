@@ -6,6 +6,7 @@
 
 #include <leap/version.hpp>
 
+#include "bounded_json.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
@@ -18,6 +19,22 @@ namespace {
 using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The response with the request's id spliced in as written; `body` is an object without "id".
+std::string with_id(std::string_view raw_id, const json& body) {
+  const std::string rest = dump(body);  // "{...}"
+  std::string out;
+  out.reserve(raw_id.size() + rest.size() + 8);
+  out += "{\"id\":";
+  out += raw_id;
+  if (rest.size() > 2) out += ',';
+  out.append(rest, 1, std::string::npos);
+  return out;
+}
+
+std::string failure(std::string_view raw_id, const char* code, const std::string& error) {
+  return with_id(raw_id, {{"ok", false}, {"code", code}, {"error", error}});
+}
 
 const std::string& required_source(const json& request, const char* op) {
   const auto it = request.find("source");
@@ -97,11 +114,9 @@ CompileJob compile_job(const json& request, const std::string& default_arch) {
 json compile_result(Evaluator& evaluator, const json& request) {
   const CompileJob job = compile_job(request, evaluator.arch());
   const CompileResult r = evaluator.compiler().compile(job);
-  json out = json::parse(to_json(r));
-  if (r.ok() && !r.ptx.empty()) {
-    const std::vector<std::string> kernels = ptx_kernel_names(r.ptx);
-    out["kernels"] = kernels;
-    if (std::string advice = missing_kernel_advice(job.source, job.file_name, kernels); !advice.empty()) out["advice"] = advice;
+  json out = json::parse(to_json(r));  // "kernels" from the CUBIN's symbol table, never the PTX text
+  if (r.ok() && r.kernels) {
+    if (std::string advice = missing_kernel_advice(job.source, job.file_name, *r.kernels); !advice.empty()) out["advice"] = advice;
   }
   return out;
 }
@@ -112,30 +127,70 @@ json eval_result(Evaluator& evaluator, const json& request) {
   return json::parse(to_json(evaluator.evaluate(task, source)));
 }
 
+// What the caller sees when even building an error response failed (memory exhausted).
+constexpr const char* k_last_resort =
+    R"({"id":null,"ok":false,"code":"internal_error","error":"the sandbox could not build a response"})";
+
 }  // namespace
 
-std::string RequestHandler::handle(std::string_view request_line) const {
-  json request;
-  try {
-    request = json::parse(request_line);
-  } catch (const json::parse_error& e) {
-    return dump({{"id", nullptr}, {"ok", false}, {"error", std::string("malformed request: ") + e.what()}});
+RequestHandler::RequestHandler(Evaluator& evaluator, RequestLimits limits) : evaluator_(&evaluator), limits_(limits) {
+  if (limits_.max_request_bytes < 1024 || limits_.max_depth < 2) {
+    throw std::invalid_argument("leap::sandbox: RequestLimits need max_request_bytes >= 1024 and max_depth >= 2, got " +
+                                std::to_string(limits_.max_request_bytes) + " and " + std::to_string(limits_.max_depth));
   }
-  if (!request.is_object() || !request.contains("id")) {
-    return dump({{"id", nullptr}, {"ok", false}, {"error", "malformed request: expected a JSON object with an \"id\""}});
-  }
-  const json& id = request.at("id");
+}
+
+std::string RequestHandler::handle(std::string_view request_line) const noexcept {
   try {
-    const auto op_it = request.find("op");
-    const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
-    json result;
-    if (op == "info") result = info_result(*evaluator_);
-    else if (op == "compile") result = compile_result(*evaluator_, request);
-    else if (op == "eval") result = eval_result(*evaluator_, request);
-    else throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
-    return dump({{"id", id}, {"ok", true}, {"result", std::move(result)}});
-  } catch (const std::exception& e) {
-    return dump({{"id", id}, {"ok", false}, {"error", e.what()}});
+    if (request_line.size() > limits_.max_request_bytes) return too_large(request_line.substr(0, limits_.max_request_bytes), request_line.size());
+    json request;
+    try {
+      request = detail::parse_bounded_json(request_line, {limits_.max_request_bytes, limits_.max_depth});
+    } catch (const std::exception& e) {  // malformed, too deep, or a number out of range
+      return failure("null", "parse_error", std::string("malformed request: not JSON within the limits: ") + e.what());
+    }
+    const std::optional<std::string_view> raw_id = request.is_object() ? detail::raw_member(request_line, "id") : std::nullopt;
+    if (!raw_id) return failure("null", "invalid_request", "malformed request: expected a JSON object with an \"id\"");
+    try {
+      const auto op_it = request.find("op");
+      const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
+      json result;
+      if (op == "info") result = info_result(*evaluator_);
+      else if (op == "compile") result = compile_result(*evaluator_, request);
+      else if (op == "eval") result = eval_result(*evaluator_, request);
+      else throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
+      return with_id(*raw_id, {{"ok", true}, {"result", std::move(result)}});
+    } catch (const std::invalid_argument& e) {  // includes TaskError: the request is wrong
+      return failure(*raw_id, "bad_request", e.what());
+    } catch (const json::exception& e) {
+      return failure(*raw_id, "bad_request", e.what());
+    } catch (const std::exception& e) {
+      return failure(*raw_id, "internal_error", e.what());
+    } catch (...) {
+      return failure(*raw_id, "internal_error", "an unknown exception while answering");
+    }
+  } catch (...) {
+    return k_last_resort;
+  }
+}
+
+std::string RequestHandler::too_large(std::string_view start, std::size_t total_bytes) const noexcept {
+  try {
+    // A line that begins {"id": <value>, ... gets its id back, so the client can tell which request
+    // it was; the value must parse on its own within the limits.
+    std::string_view id = "null";
+    if (const std::optional<std::string_view> raw = detail::raw_member(start, "id", true)) {
+      try {
+        (void)detail::parse_bounded_json(*raw, {limits_.max_request_bytes, limits_.max_depth});
+        id = *raw;
+      } catch (const std::exception&) {
+      }
+    }
+    return failure(id, "request_too_large",
+                   "the request line has " + std::to_string(total_bytes) + " bytes or more, over the limit of " +
+                       std::to_string(limits_.max_request_bytes) + " bytes (leap-sandbox serve --max-request-bytes)");
+  } catch (...) {
+    return k_last_resort;
   }
 }
 

@@ -45,7 +45,7 @@ void warn_unconfined() {
 }
 
 leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time,
-                                                bool unconfined) {
+                                                bool unconfined, std::optional<std::size_t> cache_max_mb) {
   leap::sandbox::EvaluatorConfig c;
   c.compiler.unconfined = unconfined;
   if (unconfined) warn_unconfined();
@@ -54,6 +54,7 @@ leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::op
   c.time = time;
   leap::sandbox::CacheOptions cache;
   if (const std::string dir = default_cache_dir(); !dir.empty()) cache.directory = dir;
+  if (cache_max_mb) cache.disk_bytes = *cache_max_mb << 20;
   c.compiler.cache = std::make_shared<leap::sandbox::CompileCache>(cache);
   return c;
 }

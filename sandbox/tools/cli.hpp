@@ -42,10 +42,11 @@ long parse_number(const std::string& option, const std::string& text, long lo, l
 // none of them is set.
 std::string default_cache_dir();
 
-// The evaluator that eval and serve use: the default cache, the given arch, seed and timing switch;
-// `unconfined` compiles without the OS confinement (see --unconfined).
+// The evaluator that eval and serve use: the default cache (its disk budget cache_max_mb, else the
+// library's default), the given arch, seed and timing switch; `unconfined` compiles without the OS
+// confinement (see --unconfined).
 leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time,
-                                                bool unconfined = false);
+                                                bool unconfined = false, std::optional<std::size_t> cache_max_mb = std::nullopt);
 
 // Says on stderr, once, that compiles run without the OS confinement and why that is dangerous.
 void warn_unconfined();

@@ -29,6 +29,7 @@ struct CompileCommandLine {
   bool no_cache = false;
   bool quiet = false;
   std::optional<std::string> cache_dir;
+  std::optional<std::size_t> cache_max_mb;
   sb::CompileOptions options;
   sb::CompilerConfig config;
   std::vector<std::string> files;
@@ -45,6 +46,7 @@ CompileCommandLine parse(const Arguments& args) {
     else if (a == "--timeout-ms") c.options.timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 1, 3600000));
     else if (a == "--cache-dir") c.cache_dir = option_value(args, i);
     else if (a == "--no-cache") c.no_cache = true;
+    else if (a == "--cache-max-mb") c.cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else if (a == "-j") c.config.workers = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
     else if (a.starts_with("-j") && a.size() > 2) c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
     else if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
@@ -142,6 +144,7 @@ int run_compile(const Arguments& args) {
     sb::CacheOptions cache;
     const std::string dir = c.cache_dir ? *c.cache_dir : default_cache_dir();
     if (!dir.empty()) cache.directory = dir;
+    if (c.cache_max_mb) cache.disk_bytes = *c.cache_max_mb << 20;
     c.config.cache = std::make_shared<sb::CompileCache>(cache);
   }
   if (c.config.unconfined || c.config.isolation == sb::Isolation::trusted_in_process) warn_unconfined();
@@ -188,13 +191,16 @@ const Command compile_command{"compile", "compile [options] FILE...",
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
                        refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
                        cpu_seconds, limit (none|cpu_time|wall_clock|address_space), unconfined,
-                       kernels, and advice when the module defines no kernel
+                       kernels (by symbol, from the CUBIN; null without one), and advice when
+                       the module defines no kernel
   --arch A             target, sm_XY or compute_XY (default sm_90)
   --std N              C++ standard: 11, 14, 17 or 20 (default 17)
   --timeout-ms N       CPU time limit per compile in milliseconds (default 10000); time spent
                        queued does not count, the wall clock stops a compile at 10 x this
   --cache-dir D        on-disk cache directory (default $LEAP_SANDBOX_CACHE_DIR, else
                        $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox)
+  --cache-max-mb N     the disk cache's budget in MiB (default 1024): least recently used entries
+                       go first; the directory is 0700 and entries are authenticated (HMAC)
   --no-cache           no cache at all
   -j N                 compile N files at a time (default: number of CPUs, at most 8)
   -D NAME[=VALUE]      define a macro (repeatable)

@@ -47,6 +47,7 @@ int exit_code(sb::EvalStatus status) {
 int run_eval(const Arguments& args) {
   bool as_json = false, time = true, unconfined = false;
   std::optional<std::uint64_t> seed;
+  std::optional<std::size_t> cache_max_mb;
   std::string arch;
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -56,6 +57,7 @@ int run_eval(const Arguments& args) {
     else if (a == "--unconfined") unconfined = true;
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
+    else if (a == "--cache-max-mb") cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
     else positional.push_back(a);
   }
@@ -72,7 +74,7 @@ int run_eval(const Arguments& args) {
     return 2;
   }
   const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  sb::Evaluator evaluator(evaluator_config(arch, seed, time, unconfined));
+  sb::Evaluator evaluator(evaluator_config(arch, seed, time, unconfined, cache_max_mb));
   const sb::EvalResult r = evaluator.evaluate(*task, source);
   if (as_json) {
     std::cout << sb::to_json(r) << "\n";
@@ -102,6 +104,7 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   --unconfined         compile without Landlock, seccomp and the private root, for machines that
                        lack them (the result's compile.unconfined says so); never for untrusted
                        source
+  --cache-max-mb N     the disk cache's budget in MiB (default 1024)
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.
 )",

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // leap-sandbox serve: JSON requests on stdin, one response line per request on stdout. The reader
-// runs on this thread and `-j` handlers answer through the shared RequestHandler.
+// runs on this thread and `-j` handlers answer through the shared RequestHandler. The reader never
+// keeps more than one request's limit of a line, and stops reading while the queue is full, so a
+// client that sends faster than the sandbox answers is slowed down instead of growing its memory.
+#include <unistd.h>
+
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <variant>
 
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/request_handler.hpp>
@@ -18,54 +24,106 @@ namespace {
 
 namespace sb = leap::sandbox;
 
+// A line to answer, or the start of one that was too long to keep.
+struct Work {
+  std::string line;
+  std::size_t total_bytes = 0;  // > line.size() when the line was cut at the limit
+};
+
+// A queue of at most `capacity` items: push blocks while it is full.
+class BoundedQueue {
+ public:
+  explicit BoundedQueue(std::size_t capacity) : capacity_(capacity) {}
+  void push(Work w) {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
+    items_.push_back(std::move(w));
+    not_empty_.notify_one();
+  }
+  bool pop(Work& out) {  // false once closed and drained
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    if (items_.empty()) return false;
+    out = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+
+ private:
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Work> items_;
+  bool closed_ = false;
+};
+
+bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+
+// Splits stdin into lines; a line past `limit` bytes is kept only up to the limit and counted.
+void read_lines(std::size_t limit, BoundedQueue& queue) {
+  Work current;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::string_view chunk(buf, static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      const std::size_t nl = chunk.find('\n');
+      const std::string_view piece = chunk.substr(0, nl);
+      current.total_bytes += piece.size();
+      if (current.line.size() < limit) current.line.append(piece.substr(0, limit - current.line.size()));
+      if (nl == std::string_view::npos) break;
+      chunk.remove_prefix(nl + 1);
+      if (current.total_bytes > current.line.size() || !blank(current.line)) queue.push(std::move(current));
+      current = Work{};
+    }
+  }
+  if (current.total_bytes > current.line.size() || !blank(current.line)) queue.push(std::move(current));  // no final newline
+}
+
 int run_serve(const Arguments& args) {
   unsigned jobs = 2;
   bool unconfined = false;
+  std::size_t queue_capacity = 0;
+  sb::RequestLimits limits;
+  std::optional<std::size_t> cache_mb;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
     else if (a == "--unconfined") unconfined = true;
+    else if (a == "--queue") queue_capacity = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 4096));
+    else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
+    else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
+    else if (a == "--cache-max-mb") cache_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else usage_error("serve: unknown option '" + a + "'");
   }
-  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true, unconfined));
-  const sb::RequestHandler handler(evaluator);
-  std::mutex out_mutex, queue_mutex;
-  std::condition_variable cv;
-  std::deque<std::string> queue;
-  bool closing = false;
+  if (queue_capacity == 0) queue_capacity = 4 * jobs;
+  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true, unconfined, cache_mb));
+  const sb::RequestHandler handler(evaluator, limits);
+  std::mutex out_mutex;
+  BoundedQueue queue(queue_capacity);
 
   std::vector<std::thread> pool;
   for (unsigned k = 0; k < jobs; ++k) {
     pool.emplace_back([&] {
-      for (;;) {
-        std::string request;
-        {
-          std::unique_lock lock(queue_mutex);
-          cv.wait(lock, [&] { return closing || !queue.empty(); });
-          if (queue.empty()) return;
-          request = std::move(queue.front());
-          queue.pop_front();
-        }
-        const std::string response = handler.handle(request);
+      Work w;
+      while (queue.pop(w)) {
+        const std::string response =
+            w.total_bytes > w.line.size() ? handler.too_large(w.line, w.total_bytes) : handler.handle(w.line);
         std::lock_guard lock(out_mutex);
         std::cout << response << "\n" << std::flush;
       }
     });
   }
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    {
-      std::lock_guard lock(queue_mutex);
-      queue.push_back(std::move(line));
-    }
-    cv.notify_one();
-  }
-  {
-    std::lock_guard lock(queue_mutex);
-    closing = true;
-  }
-  cv.notify_all();
+  read_lines(limits.max_request_bytes, queue);
+  queue.close();
   for (std::thread& t : pool) t.join();
   return 0;
 }
@@ -81,14 +139,20 @@ const Command serve_command{"serve", "serve [options]",
      headers go through the include jail like the source; the result lists the module's "kernels"
      and gives "advice" when it defines none)
     {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "...", "seed": 7, "time": true}
-  Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "error": "..."}; a
-  line that is not a JSON object with an id gets {"id": null, "ok": false, ...} and the server goes
-  on. At end of input the requests in flight finish, then it exits 0.
+  Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "code": ..., "error": "..."}.
+  The id comes back exactly as written. Codes: parse_error, request_too_large, invalid_request (these
+  three with "id": null), bad_request, internal_error. Every line is answered and the server goes on.
+  At end of input the requests in flight finish, then it exits 0.
   Compile results carry "unconfined": true when compiled without the OS confinement (eval results
   in their "compile" object).
-  -j N                 requests handled at a time (default 2; kernels still run one at a time)
-  --unconfined         compile without Landlock, seccomp and the private root, for machines that
-                       lack them; never for untrusted source
+  -j N                    requests handled at a time (default 2; kernels still run one at a time)
+  --queue N               requests read ahead of the handlers (default 4 per handler); when full,
+                          serve stops reading stdin until a handler is free
+  --max-request-bytes N   longest request line (default 4194304); a longer one is not kept whole
+  --max-depth N           deepest nesting of arrays and objects in a request (default 64)
+  --cache-max-mb N        the disk cache's budget (default 1024); least recently used entries go first
+  --unconfined            compile without Landlock, seccomp and the private root, for machines that
+                          lack them; never for untrusted source
 )",
                             run_serve};
 
