@@ -31,7 +31,7 @@ sb::EvaluatorConfig no_gpu_config() {
   return c;
 }
 
-std::string nested(int levels, const std::string& inner) { return std::string(levels, '[') + inner + std::string(levels, ']'); }
+std::string nested(std::size_t levels, const std::string& inner) { return std::string(levels, '[') + inner + std::string(levels, ']'); }
 
 // The raw text of the response's id: everything between {"id": and the first comma after it is not
 // enough for arrays, so take the member the way the server's own scanner does.
