@@ -99,7 +99,7 @@ bool key_is(std::string_view raw, std::string_view key) {
 }  // namespace
 
 std::optional<std::string_view> raw_member(std::string_view text, std::string_view key, bool first_only) {
-  std::size_t i = skip_space(text, 0);
+  std::size_t i = skip_space(text, text.starts_with("\xEF\xBB\xBF") ? 3 : 0);  // the parser skips a UTF-8 BOM too
   if (i >= text.size() || text[i] != '{') return std::nullopt;
   i = skip_space(text, i + 1);
   std::optional<std::string_view> found;

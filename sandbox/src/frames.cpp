@@ -60,9 +60,18 @@ ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::ste
   for (int i = 3; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(head[i]);
   if (len > k_max_frame) return ReadStatus::error;
   kind = head[4];
-  payload.resize(len);
-  s = read_exact(fd, payload.data(), len, deadline);
-  return s == ReadStatus::eof ? ReadStatus::error : s;
+  // The buffer grows with the bytes that arrive, so a length that lies costs no more memory than
+  // what the writer really sent.
+  payload.clear();
+  constexpr std::size_t step = std::size_t{1} << 20;
+  while (payload.size() < len) {
+    const std::size_t have = payload.size();
+    const std::size_t n = std::min<std::size_t>(step, len - have);
+    payload.resize(have + n);
+    s = read_exact(fd, payload.data() + have, n, deadline);
+    if (s != ReadStatus::ok) return s == ReadStatus::eof ? ReadStatus::error : s;
+  }
+  return ReadStatus::ok;
 }
 
 ReadStatus read_frame(int fd, char& kind, std::string& payload) {

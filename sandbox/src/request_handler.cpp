@@ -7,6 +7,7 @@
 #include <leap/version.hpp>
 
 #include "bounded_json.hpp"
+#include "request_line.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
@@ -36,24 +37,6 @@ std::string failure(std::string_view raw_id, const char* code, const std::string
   return with_id(raw_id, {{"ok", false}, {"code", code}, {"error", error}});
 }
 
-const std::string& required_source(const json& request, const char* op) {
-  const auto it = request.find("source");
-  if (it == request.end() || !it->is_string()) {
-    throw std::invalid_argument(std::string(op) + " needs a string \"source\"");
-  }
-  return it->get_ref<const std::string&>();
-}
-
-TaskSpec requested_task(const json& request) {
-  const auto it = request.find("task");
-  if (it == request.end()) throw std::invalid_argument("eval needs a \"task\" (a built-in name or a spec object)");
-  if (!it->is_string()) return parse_task(it->dump());
-  const std::string& name = it->get_ref<const std::string&>();
-  const BuiltinTask* builtin = find_builtin_task(name);
-  if (builtin == nullptr) throw std::invalid_argument("unknown task '" + name + "'");
-  return builtin->spec;
-}
-
 json info_result(Evaluator& evaluator) {
   const GpuStatus& g = evaluator.gpu();
   return {{"leap_version", leap::version_string},
@@ -68,7 +51,7 @@ json info_result(Evaluator& evaluator) {
 // under the same rules as a task's headers: the include jail reads them like the source).
 CompileJob compile_job(const json& request, const std::string& default_arch) {
   CompileJob job;
-  job.source = required_source(request, "compile");
+  job.source = detail::required_source(request, "compile");
   auto typed = [&](const char* key, bool ok, const char* expected) {
     if (!ok) throw std::invalid_argument(std::string("compile: \"") + key + "\" must be " + expected);
   };
@@ -122,8 +105,8 @@ json compile_result(Evaluator& evaluator, const json& request) {
 }
 
 json eval_result(Evaluator& evaluator, const json& request) {
-  const std::string& source = required_source(request, "eval");
-  const TaskSpec task = requested_task(request);
+  const std::string& source = detail::required_source(request, "eval");
+  const TaskSpec task = detail::requested_task(request);
   return json::parse(to_json(evaluator.evaluate(task, source)));
 }
 
@@ -133,33 +116,41 @@ constexpr const char* k_last_resort =
 
 }  // namespace
 
-RequestHandler::RequestHandler(Evaluator& evaluator, RequestLimits limits) : evaluator_(&evaluator), limits_(limits) {
-  if (limits_.max_request_bytes < 1024 || limits_.max_depth < 2) {
-    throw std::invalid_argument("leap::sandbox: RequestLimits need max_request_bytes >= 1024 and max_depth >= 2, got " +
-                                std::to_string(limits_.max_request_bytes) + " and " + std::to_string(limits_.max_depth));
+namespace detail {
+
+const std::string& required_source(const json& request, const char* op) {
+  const auto it = request.find("source");
+  if (it == request.end() || !it->is_string()) {
+    throw std::invalid_argument(std::string(op) + " needs a string \"source\"");
   }
+  return it->get_ref<const std::string&>();
 }
 
-std::string RequestHandler::handle(std::string_view request_line) const noexcept {
+TaskSpec requested_task(const json& request) {
+  const auto it = request.find("task");
+  if (it == request.end()) throw std::invalid_argument("eval needs a \"task\" (a built-in name or a spec object)");
+  if (!it->is_string()) return parse_task(it->dump());
+  const std::string& name = it->get_ref<const std::string&>();
+  const BuiltinTask* builtin = find_builtin_task(name);
+  if (builtin == nullptr) throw std::invalid_argument("unknown task '" + name + "'");
+  return builtin->spec;
+}
+
+std::string answer_request_line(std::string_view request_line, const RequestLimits& limits, const RequestAnswer& answer) noexcept {
   try {
-    if (request_line.size() > limits_.max_request_bytes) return too_large(request_line.substr(0, limits_.max_request_bytes), request_line.size());
+    if (request_line.size() > limits.max_request_bytes) {
+      return answer_too_large(request_line.substr(0, limits.max_request_bytes), request_line.size(), limits);
+    }
     json request;
     try {
-      request = detail::parse_bounded_json(request_line, {limits_.max_request_bytes, limits_.max_depth});
+      request = parse_bounded_json(request_line, {limits.max_request_bytes, limits.max_depth});
     } catch (const std::exception& e) {  // malformed, too deep, or a number out of range
       return failure("null", "parse_error", std::string("malformed request: not JSON within the limits: ") + e.what());
     }
-    const std::optional<std::string_view> raw_id = request.is_object() ? detail::raw_member(request_line, "id") : std::nullopt;
+    const std::optional<std::string_view> raw_id = request.is_object() ? raw_member(request_line, "id") : std::nullopt;
     if (!raw_id) return failure("null", "invalid_request", "malformed request: expected a JSON object with an \"id\"");
     try {
-      const auto op_it = request.find("op");
-      const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
-      json result;
-      if (op == "info") result = info_result(*evaluator_);
-      else if (op == "compile") result = compile_result(*evaluator_, request);
-      else if (op == "eval") result = eval_result(*evaluator_, request);
-      else throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
-      return with_id(*raw_id, {{"ok", true}, {"result", std::move(result)}});
+      return with_id(*raw_id, {{"ok", true}, {"result", answer(request)}});
     } catch (const std::invalid_argument& e) {  // includes TaskError: the request is wrong
       return failure(*raw_id, "bad_request", e.what());
     } catch (const json::exception& e) {
@@ -174,24 +165,48 @@ std::string RequestHandler::handle(std::string_view request_line) const noexcept
   }
 }
 
-std::string RequestHandler::too_large(std::string_view start, std::size_t total_bytes) const noexcept {
+std::string answer_too_large(std::string_view start, std::size_t total_bytes, const RequestLimits& limits) noexcept {
   try {
     // A line that begins {"id": <value>, ... gets its id back, so the client can tell which request
     // it was; the value must parse on its own within the limits.
     std::string_view id = "null";
-    if (const std::optional<std::string_view> raw = detail::raw_member(start, "id", true)) {
+    if (const std::optional<std::string_view> raw = raw_member(start, "id", true)) {
       try {
-        (void)detail::parse_bounded_json(*raw, {limits_.max_request_bytes, limits_.max_depth});
+        (void)parse_bounded_json(*raw, {limits.max_request_bytes, limits.max_depth});
         id = *raw;
       } catch (const std::exception&) {
       }
     }
     return failure(id, "request_too_large",
                    "the request line has " + std::to_string(total_bytes) + " bytes or more, over the limit of " +
-                       std::to_string(limits_.max_request_bytes) + " bytes (leap-sandbox serve --max-request-bytes)");
+                       std::to_string(limits.max_request_bytes) + " bytes (leap-sandbox serve --max-request-bytes)");
   } catch (...) {
     return k_last_resort;
   }
+}
+
+}  // namespace detail
+
+RequestHandler::RequestHandler(Evaluator& evaluator, RequestLimits limits) : evaluator_(&evaluator), limits_(limits) {
+  if (limits_.max_request_bytes < 1024 || limits_.max_depth < 2) {
+    throw std::invalid_argument("leap::sandbox: RequestLimits need max_request_bytes >= 1024 and max_depth >= 2, got " +
+                                std::to_string(limits_.max_request_bytes) + " and " + std::to_string(limits_.max_depth));
+  }
+}
+
+std::string RequestHandler::handle(std::string_view request_line) const noexcept {
+  return detail::answer_request_line(request_line, limits_, [this](const json& request) -> json {
+    const auto op_it = request.find("op");
+    const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
+    if (op == "info") return info_result(*evaluator_);
+    if (op == "compile") return compile_result(*evaluator_, request);
+    if (op == "eval") return eval_result(*evaluator_, request);
+    throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
+  });
+}
+
+std::string RequestHandler::too_large(std::string_view start, std::size_t total_bytes) const noexcept {
+  return detail::answer_too_large(start, total_bytes, limits_);
 }
 
 }  // namespace leap::sandbox
