@@ -221,7 +221,7 @@ TEST_CASE("cache: a planted or edited entry is never served, and is replaced by 
   leap_test::TempDir dir;
   const std::filesystem::path root = dir.path / "c";
   auto cache = std::make_shared<CompileCache>(disk_options(root, 1 << 20));
-  Compiler c(leap_test::config(Isolation::in_process, 1, cache));
+  Compiler c(leap_test::config(Isolation::trusted_in_process, 1, cache));
   CompileJob job;
   job.source = std::string(leap_test::plain_kernel()) + "int broken(";  // NVRTC says error
   const CompileResult honest = c.compile(job);

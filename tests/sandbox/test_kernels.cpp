@@ -20,7 +20,7 @@ using Names = std::vector<std::string>;
 namespace {
 
 sb::CompileResult compile(const std::string& source) {
-  sb::Compiler c(leap_test::config(sb::Isolation::in_process, 1));
+  sb::Compiler c(leap_test::config(sb::Isolation::trusted_in_process, 1));
   sb::CompileJob j;
   j.source = source;
   j.options.arch = "sm_80";
@@ -59,7 +59,7 @@ TEST_CASE("kernels: the compile result lists every kernel by symbol, and nothing
   CHECK(none.kernels->empty());
 
   // No CUBIN (PTX only): the list is unknown, not empty.
-  sb::Compiler c(leap_test::config(sb::Isolation::in_process, 1));
+  sb::Compiler c(leap_test::config(sb::Isolation::trusted_in_process, 1));
   sb::CompileJob ptx_only;
   ptx_only.source = k_module;
   ptx_only.options.arch = "compute_80";
