@@ -158,12 +158,11 @@ int run_compile(const Arguments& args) {
     all_ok = all_ok && r.ok();
     // A module that compiles but holds no kernel is still "ok" (it compiled); the advice says why
     // nothing could be launched, usually a kernel template only a host launcher instantiated.
-    const std::vector<std::string> kernels = r.ok() ? sb::ptx_kernel_names(r.ptx) : std::vector<std::string>{};
-    const std::string advice = r.ok() && !r.ptx.empty() ? sb::missing_kernel_advice(jobs[i].source, c.files[i], kernels) : "";
+    // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text.
+    const std::string advice = r.ok() && r.kernels ? sb::missing_kernel_advice(jobs[i].source, c.files[i], *r.kernels) : "";
     if (c.as_json) {
       json j = {{"file", c.files[i]}};
       j.update(json::parse(sb::to_json(r)));
-      if (r.ok()) j["kernels"] = kernels;
       if (!advice.empty()) j["advice"] = advice;
       std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     } else {
