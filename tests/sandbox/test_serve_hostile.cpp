@@ -144,7 +144,7 @@ TEST_CASE("request handler: each hostile line gets its own error code, and the h
   CHECK_THROWS_AS(sb::RequestHandler(evaluator, sb::RequestLimits{100, 64}), std::invalid_argument);
 }
 
-TEST_CASE("cli serve: the issue's attack lines, one after another, all answered; serve exits 0", "[sandbox][serve][cli]") {
+TEST_CASE("cli serve: the issue's attack lines, one after another, are all answered and serve exits 0", "[sandbox][serve][cli]") {
   leap_test::TempDir dir;
   std::string in;
   in += R"({"id": 1, "op": "info"})" "\n";
