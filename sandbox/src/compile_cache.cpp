@@ -81,16 +81,6 @@ class Fd {
   int fd_ = -1;
 };
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // Reads a whole regular file of at most `limit` bytes; nullopt otherwise.
 std::optional<std::string> read_regular(int fd, std::size_t limit) {
   struct stat st {};
@@ -244,7 +234,7 @@ struct CompileCache::Impl {
       }
       const std::string tmp = ".tmp-key-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++);
       Fd out(::openat(dir_fd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!out || !write_all(out.get(), key) || ::fsync(out.get()) != 0) unsafe(dir, "cannot hold a MAC key file");
+      if (!out || !detail::write_all(out.get(), key) || ::fsync(out.get()) != 0) unsafe(dir, "cannot hold a MAC key file");
       out.reset();
       const int linked = ::linkat(dir_fd.get(), tmp.c_str(), dir_fd.get(), k_mac_key_file, 0);
       const int link_errno = errno;
@@ -340,7 +330,7 @@ struct CompileCache::Impl {
     Fd fd(::openat(shard.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return;
     const timespec t[2] = {now_realtime(), now_realtime()};
-    const bool good = write_all(fd.get(), data) && ::futimens(fd.get(), t) == 0;
+    const bool good = detail::write_all(fd.get(), data) && ::futimens(fd.get(), t) == 0;
     fd.reset();
     if (!good) {
       ::unlinkat(shard.get(), tmp.c_str(), 0);

@@ -24,16 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // In the child: say what failed on the result pipe and exit with the code the parent turns into an exception.
 [[noreturn]] void confinement_failed(const char* step, int error) {
   char msg[512];

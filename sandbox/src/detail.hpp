@@ -22,6 +22,10 @@ bool arch_is_sm(std::string_view arch) noexcept;
 std::string encode_result(const CompileResult& result);
 std::optional<CompileResult> decode_result(std::string_view bytes);
 
+// Writes all of `data` to `fd`, retrying short writes and EINTR; false on any other failure. Only
+// write(2) is called, so a forked child may use it before it execs or exits.
+bool write_all(int fd, std::string_view data);
+
 // Little-endian fixed-width helpers.
 void put_u64(std::string& out, unsigned long long v);
 bool get_u64(std::string_view& in, unsigned long long& v);

@@ -7,19 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "detail.hpp"
+
 namespace leap::sandbox::detail {
 namespace {
-
-bool write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
 
 // Reads exactly n bytes; the deadline is optional (time_point::max() = none).
 ReadStatus read_exact(int fd, char* p, std::size_t n, std::chrono::steady_clock::time_point deadline) {
@@ -49,7 +40,7 @@ bool write_frame(int fd, char kind, std::string_view payload) {
   const auto len = static_cast<std::uint32_t>(payload.size());
   char head[5] = {static_cast<char>(len & 0xFF), static_cast<char>((len >> 8) & 0xFF), static_cast<char>((len >> 16) & 0xFF),
                   static_cast<char>((len >> 24) & 0xFF), kind};
-  return write_all(fd, head, 5) && write_all(fd, payload.data(), payload.size());
+  return write_all(fd, std::string_view(head, 5)) && write_all(fd, payload);
 }
 
 ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::steady_clock::time_point deadline) {

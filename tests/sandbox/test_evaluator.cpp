@@ -6,17 +6,13 @@
 #include <leap/sandbox/evaluator.hpp>
 #include <nlohmann/json.hpp>
 
+#include "test_support.hpp"
+
 namespace sb = leap::sandbox;
 using nlohmann::json;
+using leap_test::no_gpu_config;
 
 namespace {
-
-sb::EvaluatorConfig no_gpu_config() {
-  sb::EvaluatorConfig c;
-  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
-  c.seed = 1;
-  return c;
-}
 
 const sb::BuiltinTask& task(const char* name) {
   const sb::BuiltinTask* t = sb::find_builtin_task(name);

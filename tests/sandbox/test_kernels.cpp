@@ -15,6 +15,7 @@
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
+using leap_test::no_gpu_config;
 using Names = std::vector<std::string>;
 
 namespace {
@@ -25,13 +26,6 @@ sb::CompileResult compile(const std::string& source) {
   j.source = source;
   j.options.arch = "sm_80";
   return c.compile(j);
-}
-
-sb::EvaluatorConfig no_gpu_config() {
-  sb::EvaluatorConfig c;
-  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
-  c.seed = 1;
-  return c;
 }
 
 const char* k_module = R"(

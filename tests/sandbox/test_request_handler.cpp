@@ -12,15 +12,9 @@
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
+using leap_test::no_gpu_config;
 
 namespace {
-
-sb::EvaluatorConfig no_gpu_config() {
-  sb::EvaluatorConfig c;
-  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
-  c.seed = 1;
-  return c;
-}
 
 json answer(const sb::RequestHandler& handler, const std::string& line) {
   const std::string response = handler.handle(line);

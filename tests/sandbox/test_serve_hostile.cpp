@@ -21,15 +21,9 @@
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
+using leap_test::no_gpu_config;
 
 namespace {
-
-sb::EvaluatorConfig no_gpu_config() {
-  sb::EvaluatorConfig c;
-  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
-  c.seed = 1;
-  return c;
-}
 
 std::string nested(std::size_t levels, const std::string& inner) { return std::string(levels, '[') + inner + std::string(levels, ']'); }
 

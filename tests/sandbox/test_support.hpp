@@ -51,6 +51,7 @@ inline const char* plain_kernel() {
 
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/driver_probe.hpp>
+#include <leap/sandbox/evaluator.hpp>
 
 namespace leap_test {
 // Built member by member: GCC 12 -Wextra warns on designated initialisers that omit members.
@@ -67,6 +68,13 @@ inline leap::sandbox::CacheOptions cache_options(std::size_t memory_bytes, std::
   o.memory_bytes = memory_bytes;
   if (!dir.empty()) o.directory = std::move(dir);
   return o;
+}
+// An evaluator that knows there is no GPU (no driver probe) and draws trials from seed 1.
+inline leap::sandbox::EvaluatorConfig no_gpu_config() {
+  leap::sandbox::EvaluatorConfig c;
+  c.gpu = leap::sandbox::GpuStatus{leap::sandbox::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
+  c.seed = 1;
+  return c;
 }
 inline leap::sandbox::ProbeOptions probe_library(std::string lib) {
   leap::sandbox::ProbeOptions o;
