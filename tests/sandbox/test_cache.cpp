@@ -160,30 +160,14 @@ TEST_CASE("cache: several processes and threads share one directory", "[sandbox]
 
   // Three processes race to fill the same directory with the same entries (in isolation mode each
   // compile is itself a forked child, so the parents never run NVRTC).
-  std::vector<pid_t> kids;
-  for (int p = 0; p < 3; ++p) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int bad = 0;
-      try {
-        Compiler c(leap_test::config(Isolation::process, 2,
-                                     std::make_shared<CompileCache>(leap_test::cache_options(0, dir.path))));
-        const auto got = c.compile_batch(jobs);
-        for (std::size_t i = 0; i < jobs.size(); ++i) bad += got[i].cubin == expected[i].cubin ? 0 : 1;
-      } catch (...) {
-        bad = 100;
-      }
-      _exit(bad);
-    }
-    kids.push_back(pid);
-  }
-  for (pid_t pid : kids) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  leap_test::check_in_children(3, [&](int) {
+    Compiler c(leap_test::config(Isolation::process, 2,
+                                 std::make_shared<CompileCache>(leap_test::cache_options(0, dir.path))));
+    const auto got = c.compile_batch(jobs);
+    int bad = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) bad += got[i].cubin == expected[i].cubin ? 0 : 1;
+    return bad;
+  });
   // Every entry is now readable and right; no temporary files are left behind.
   auto cache = std::make_shared<CompileCache>(leap_test::cache_options(0, dir.path));
   std::vector<std::thread> threads;

@@ -185,33 +185,16 @@ TEST_CASE("cache: processes sharing the directory keep it within the budget toge
   leap_test::TempDir dir;
   const std::size_t budget = 128 << 10;
   { CompileCache create(disk_options(dir.path / "c", budget)); }
-  std::vector<pid_t> kids;
-  for (int p = 0; p < 4; ++p) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int bad = 0;
-      try {
-        CompileCache cache(disk_options(dir.path / "c", budget));
-        for (int i = 0; i < 600; ++i) {
-          const int id = p * 1000 + i;
-          cache.store(key_of(id), verdict_of(id));
-          if (std::optional<CompileResult> r = cache.find(key_of(id)); r && r->ptx != verdict_of(id).ptx) ++bad;
-        }
-        bad += static_cast<int>(cache.stats().corrupt);
-      } catch (...) {
-        bad = 100;
-      }
-      _exit(bad);
+  leap_test::check_in_children(4, [&](int p) {
+    int bad = 0;
+    CompileCache cache(disk_options(dir.path / "c", budget));
+    for (int i = 0; i < 600; ++i) {
+      const int id = p * 1000 + i;
+      cache.store(key_of(id), verdict_of(id));
+      if (std::optional<CompileResult> r = cache.find(key_of(id)); r && r->ptx != verdict_of(id).ptx) ++bad;
     }
-    kids.push_back(pid);
-  }
-  for (pid_t pid : kids) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+    return bad + static_cast<int>(cache.stats().corrupt);
+  });
   CHECK(entry_bytes(dir.path / "c") <= budget);
   CompileCache cache(disk_options(dir.path / "c", budget));
   CHECK(cache.disk_usage() == entry_bytes(dir.path / "c"));

@@ -2,6 +2,7 @@
 // Helpers shared by the sandbox tests.
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -49,6 +50,8 @@ inline const char* plain_kernel() {
 
 }  // namespace leap_test
 
+#include <vector>
+
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/driver_probe.hpp>
 #include <leap/sandbox/evaluator.hpp>
@@ -75,6 +78,31 @@ inline leap::sandbox::EvaluatorConfig no_gpu_config() {
   c.gpu = leap::sandbox::GpuStatus{leap::sandbox::GpuState::no_driver, 0, {}, "cannot load libcuda.so.1"};
   c.seed = 1;
   return c;
+}
+// Runs problems(k) for k in [0, count) in forked children at once; each child exits with the number
+// of problems its body counted (100 if it threw). Checks that every child exited 0.
+template <class Body>
+void check_in_children(int count, Body problems) {
+  std::vector<pid_t> kids;
+  for (int k = 0; k < count; ++k) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int bad = 100;
+      try {
+        bad = problems(k);
+      } catch (...) {
+      }
+      _exit(bad);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
 }
 inline leap::sandbox::ProbeOptions probe_library(std::string lib) {
   leap::sandbox::ProbeOptions o;
