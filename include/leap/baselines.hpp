@@ -11,7 +11,10 @@
 //   scale_by_std = false Dr.GRPO: r - mean, no division (the length and std biases removed).
 //   rloo_advantages      r_i - mean of the other G - 1 rewards = G / (G - 1) * (r_i - mean), as in
 //                        RLOO (Ahmadian et al.) and TRL's RLOOTrainer.
-// Sums and means are taken in double, also for float rewards.
+// Sums and means are taken in double, also for float rewards; groups of 4, 8 and 16 are summed in a
+// fixed tree order (detail/group_sums.hpp), others left to right. Rewards must be finite: an error
+// names the first that is not. Results may have been written to out by then, unless out overlaps
+// rewards (in place), which are then checked before anything is written.
 #pragma once
 
 #include <cmath>
@@ -21,6 +24,7 @@
 
 #include "leap/advantage_workspace.hpp"
 #include "leap/detail/error.hpp"
+#include "leap/detail/group_sums.hpp"
 #include "leap/detail/group_index.hpp"
 
 namespace leap {
@@ -51,31 +55,85 @@ void validate_rewards(const char* function, std::span<const Real> rewards) {
   }
 }
 
+// Sum of squared deviations from the mean; fixed-size groups in group_sum's tree order.
+template <class Group>
+double squared_deviations(Group group, double mean) noexcept {
+  if constexpr (Group::extent != std::dynamic_extent) {
+    double squares[Group::extent];
+    for (std::size_t i = 0; i < Group::extent; ++i) {
+      const double deviation = static_cast<double>(group[i]) - mean;
+      squares[i] = deviation * deviation;
+    }
+    return group_sum(squares);
+  } else {
+    double sum = 0.0;
+    for (const auto r : group) sum += (static_cast<double>(r) - mean) * (static_cast<double>(r) - mean);
+    return sum;
+  }
+}
+
+// Runs per_group(values, group_out, sum of values) over every group of two or more; a group of one gets 0.
+// The usual group sizes come as std::span<const double, N> (their loops unrolled and vectorised, the
+// sums in group_sum's tree), others as the caller's std::span<const Real>.
+//
+// Rewards are validated in the same pass: each group's sum times 0 is 0 exactly when the sum is
+// finite, so one probe covers the batch, and the search that names the culprit runs only when it
+// fails. That saves a pass over the rewards, but writes results before the error: where out overlaps
+// rewards (normalising in place) the rewards are validated first, so an error loses none of them.
 template <class Real, class PerGroup>
 void batched_baseline(const char* function, std::span<const Real> rewards, std::span<const std::uint32_t> group_ids,
                       std::span<Real> out, AdvantageWorkspace& workspace, PerGroup&& per_group) {
   require_same_size(function, "group_ids", group_ids.size(), "rewards", rewards.size());
   require_same_size(function, "out", out.size(), "rewards", rewards.size());
-  validate_rewards(function, rewards);
+  const bool in_place = spans_overlap(rewards, std::span<const Real>(out));
+  if (in_place) validate_rewards(function, rewards);
   WorkspaceAccess access(workspace, function);
-  // The usual group sizes get spans of a fixed extent: their loops are unrolled and vectorised.
-  const auto with_mean = [&](auto group, auto group_out) {
-    double sum = 0.0;
-    for (Real r : group) sum += static_cast<double>(r);
-    per_group(group, group_out, sum / static_cast<double>(group.size()));
+  double probe = 0.0;
+  const auto fixed_size = [&]<std::size_t N>(std::span<const Real> group, std::span<Real> group_out) {
+    double values[N];
+    for (std::size_t i = 0; i < N; ++i) values[i] = static_cast<double>(group[i]);
+    const double sum = group_sum(values);
+    probe += sum * 0.0;
+    per_group(std::span<const double, N>(values), group_out, sum);
   };
-  for_each_group(group_ids, rewards, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {
+  const auto any_size = [&](std::span<const Real> group, std::span<Real> group_out) {
     switch (group.size()) {
-      case 0:
+      case 0: return;
       case 1:
-        for (Real& value : group_out) value = Real{0};
+        probe += static_cast<double>(group[0]) * 0.0;
+        group_out[0] = Real{0};
         return;
-      case 4: return with_mean(std::span<const Real, 4>(group.data(), 4), std::span<Real, 4>(group_out.data(), 4));
-      case 8: return with_mean(std::span<const Real, 8>(group.data(), 8), std::span<Real, 8>(group_out.data(), 8));
-      case 16: return with_mean(std::span<const Real, 16>(group.data(), 16), std::span<Real, 16>(group_out.data(), 16));
-      default: return with_mean(group, group_out);
+      case 4: return fixed_size.template operator()<4>(group, group_out);
+      case 8: return fixed_size.template operator()<8>(group, group_out);
+      case 16: return fixed_size.template operator()<16>(group, group_out);
+      default: {
+        double sum = 0.0;
+        for (Real r : group) sum += static_cast<double>(r);
+        probe += sum * 0.0;
+        per_group(group, group_out, sum);
+      }
     }
-  });
+  };
+  // Trainers' groups have one size: the loop is compiled for it (small enough to inline whole), with
+  // any_size for the exceptions.
+  const auto groups_of = [&]<std::size_t N>() {
+    for_each_group(group_ids, rewards, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {
+      if (group.size() == N) [[likely]] {
+        fixed_size.template operator()<N>(group, group_out);
+      } else {
+        any_size(group, group_out);
+      }
+    });
+  };
+  switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
+    case 4: groups_of.template operator()<4>(); break;
+    case 8: groups_of.template operator()<8>(); break;
+    case 16: groups_of.template operator()<16>(); break;
+    default: for_each_group(group_ids, rewards, out, access.batch(), any_size);
+  }
+  // Throws naming the first non-finite reward. A batch of finite rewards whose sum overflowed passes,
+  // as it did before the probe: its results are what the formulas give.
+  if (probe != 0.0 && !in_place) validate_rewards(function, rewards);
 }
 
 template <class Real>
@@ -86,11 +144,11 @@ void grpo(std::span<const Real> rewards, std::span<const std::uint32_t> group_id
                            ") must be finite and >= 0");
   }
   batched_baseline("grpo_advantages", rewards, group_ids, out, workspace,
-                   [&](auto group, auto group_out, double mean) {
+                   [&](auto group, std::span<Real> group_out, double sum) {
+                     const double mean = sum / static_cast<double>(group.size());
                      double scale = 1.0;
                      if (options.scale_by_std) {
-                       double squares = 0.0;
-                       for (Real r : group) squares += (static_cast<double>(r) - mean) * (static_cast<double>(r) - mean);
+                       const double squares = squared_deviations(group, mean);
                        const double std_dev = std::sqrt(squares / static_cast<double>(group.size() - 1));
                        scale = 1.0 / (std_dev + options.epsilon);
                        if (!std::isfinite(scale)) scale = 0.0;  // all equal and epsilon 0: every r - mean is 0
@@ -105,9 +163,8 @@ template <class Real>
 void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out,
           AdvantageWorkspace& workspace) {
   batched_baseline("rloo_advantages", rewards, group_ids, out, workspace,
-                   [&](auto group, auto group_out, double mean) {
+                   [&](auto group, std::span<Real> group_out, double sum) {
                      const double n = static_cast<double>(group.size());
-                     const double sum = mean * n;
                      for (std::size_t i = 0; i < group.size(); ++i) {
                        const double r = static_cast<double>(group[i]);
                        group_out[i] = static_cast<Real>(r - (sum - r) / (n - 1.0));

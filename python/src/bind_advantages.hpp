@@ -203,9 +203,13 @@ inline py::array grpo_binding(const py::object& rewards, const py::object& group
   {
     py::gil_scoped_release release;
     const GroupIds dense(ids);
+    // The C++ function finds a non-finite reward in its computing pass, after writing some of out;
+    // a Python caller is promised that an error writes nothing, so the rewards are checked first.
     if (inputs.single) {
+      detail::validate_rewards("grpo_advantages", const_view<float>(inputs.values));
       grpo_advantages(const_view<float>(inputs.values), dense.view(), mutable_view<float>(inputs.out), options);
     } else {
+      detail::validate_rewards("grpo_advantages", const_view<double>(inputs.values));
       grpo_advantages(const_view<double>(inputs.values), dense.view(), mutable_view<double>(inputs.out), options);
     }
   }
@@ -218,9 +222,11 @@ inline py::array rloo_binding(const py::object& rewards, const py::object& group
   {
     py::gil_scoped_release release;
     const GroupIds dense(ids);
-    if (inputs.single) {
+    if (inputs.single) {  // rewards checked first, as for grpo_binding
+      detail::validate_rewards("rloo_advantages", const_view<float>(inputs.values));
       rloo_advantages(const_view<float>(inputs.values), dense.view(), mutable_view<float>(inputs.out));
     } else {
+      detail::validate_rewards("rloo_advantages", const_view<double>(inputs.values));
       rloo_advantages(const_view<double>(inputs.values), dense.view(), mutable_view<double>(inputs.out));
     }
   }

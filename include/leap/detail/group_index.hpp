@@ -95,6 +95,14 @@ inline bool monotone_runs(std::span<const std::uint32_t> ids) {
   return for_each_monotone_run(ids, [](std::size_t, std::size_t) {});
 }
 
+// Whether two buffers share memory (a caller writing results over its own inputs).
+template <class A, class B>
+bool spans_overlap(std::span<A> a, std::span<B> b) noexcept {
+  const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  return !a.empty() && !b.empty() && address(a.data()) < address(b.data() + b.size()) &&
+         address(b.data()) < address(a.data() + a.size());
+}
+
 // Calls fn(group_values, group_out) for every group. Contiguous groups get sub-spans of the caller's
 // buffers (no copy, no index); otherwise groups are gathered into scratch and scattered back after fn.
 // fn must write every element of group_out. When values and out share memory (normalising in place,
@@ -108,10 +116,7 @@ void for_each_group(std::span<const std::uint32_t> group_ids, std::span<const In
   };
   // A caller may write the results over its own inputs (out = rewards): then too nothing may be
   // written before the fallback is ruled out.
-  const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  const bool overlap = !values.empty() && !out.empty() && address(values.data()) < address(out.data() + out.size()) &&
-                       address(out.data()) < address(values.data() + values.size());
-  if (in_place || overlap) {
+  if (in_place || spans_overlap(values, out)) {
     if (monotone_runs(group_ids)) {
       for_each_monotone_run(group_ids, visit_run);
       return;

@@ -7,9 +7,8 @@
 // horizontal sum; the lanes past G carry zeros that no one reads. A member's match with itself is a
 // tie under every key (equal class; x > (1 + tol) * x is false for tol >= 0, NaN and 0), so it adds 0.
 //
-// Written with GCC/Clang vector extensions, which compile to whatever SIMD the target has (SSE2 on
-// baseline x86-64, NEON on AArch64, or wider where the user's flags allow) and need no -march. Other
-// compilers use the scalar small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
+// Written with the vector lanes of simd_lanes.hpp. Other compilers use the scalar
+// small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
 //
 // Two kernels:
 //   class_lanes   orders with neither speedup nor token key (KernelOrder{}, LEAP as published):
@@ -29,6 +28,7 @@
 #include <span>
 
 #include "leap/detail/rank_kernels.hpp"
+#include "leap/detail/simd_lanes.hpp"
 #include "leap/outcome.hpp"
 
 namespace leap::detail {
@@ -46,16 +46,12 @@ inline std::int32_t class32(const Outcome& o, const KeyEncoder& encode) noexcept
   return (solved_class & solved) | (failed_class & ~solved);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
+#if LEAP_DETAIL_SIMD_LANES
 inline constexpr bool lane_kernels_available = true;
 
-// 16-byte vectors only: every SIMD target has them natively (SSE2, NEON), whereas GCC splits wider
-// generic vectors into scalar code for some operations. A group is K of them side by side. Only
-// operations with a baseline instruction are used: 32-bit integer compares, double compares, and
-// and/or/andnot/add/sub on 64-bit lanes (no 64-bit integer compare, which SSE2 lacks).
-typedef std::int32_t lanes_i32 __attribute__((vector_size(16)));
-typedef std::int64_t lanes_i64 __attribute__((vector_size(16)));
-typedef double lanes_f64 __attribute__((vector_size(16)));
+// A group is K vectors side by side. Only operations with a baseline instruction are used: 32-bit
+// integer compares, double compares, and and/or/andnot/add/sub on 64-bit lanes (no 64-bit integer
+// compare, which SSE2 lacks).
 
 // Writes the advantages from the per-lane scores S and turn-decided parts T.
 template <class Real, class Int>
