@@ -179,8 +179,8 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   Reader r;
   if (doc.is_object() && doc.contains("name") && doc.at("name").is_string()) r.task = doc.at("name").get<std::string>();
   r.object(doc, "spec");
-  r.only_keys(doc, "", {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "reference",
-                        "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants"});
+  r.only_keys(doc, "", {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "candidate_launch",
+                        "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants"});
   TaskSpec t;
   auto need = [&](const char* key) -> const json& {
     if (!doc.contains(key)) fail(r.task, key, "missing");
@@ -270,6 +270,30 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
     }
   }
   if (launch.contains("shared_bytes")) t.launch.shared_bytes = r.expression(launch.at("shared_bytes"), "launch.shared_bytes");
+
+  if (doc.contains("candidate_launch")) {
+    const json& cl = r.object(doc.at("candidate_launch"), "candidate_launch");
+    r.only_keys(cl, "candidate_launch", {"allowed", "max_kernels", "max_threads_per_block", "max_shared_bytes", "max_scratch_bytes"});
+    LaunchPolicy& pol = t.candidate_launch;
+    if (cl.contains("allowed")) {
+      if (!cl.at("allowed").is_boolean()) fail(r.task, "candidate_launch.allowed", "expected true or false, got " + shown(cl.at("allowed")));
+      pol.allowed = cl.at("allowed").get<bool>();
+    }
+    auto bytes = [&](const char* key, std::uint64_t hi, std::uint64_t& out) {
+      if (!cl.contains(key)) return;
+      const json& v = cl.at(key);
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > hi) {
+        fail(r.task, std::string("candidate_launch.") + key, "expected an integer in [0, " + std::to_string(hi) + "], got " + shown(v));
+      }
+      out = v.get<std::uint64_t>();
+    };
+    if (cl.contains("max_kernels")) pol.max_kernels = r.integer(cl.at("max_kernels"), "candidate_launch.max_kernels", 1, k_max_plan_kernels);
+    if (cl.contains("max_threads_per_block")) {
+      pol.max_threads_per_block = static_cast<unsigned>(r.integer(cl.at("max_threads_per_block"), "candidate_launch.max_threads_per_block", 1, 1024));
+    }
+    bytes("max_shared_bytes", k_max_plan_shared_bytes, pol.max_shared_bytes);
+    bytes("max_scratch_bytes", k_max_plan_scratch_bytes, pol.max_scratch_bytes);
+  }
 
   if (doc.contains("reference") == doc.contains("reference_file")) fail(r.task, "reference", "give exactly one of reference and reference_file");
   if (doc.contains("reference")) {
@@ -496,6 +520,19 @@ void validate(const TaskSpec& t) {
       fail(n, "launch", e.what());
     }
   }
+  const LaunchPolicy& pol = t.candidate_launch;
+  if (pol.max_kernels < 1 || pol.max_kernels > k_max_plan_kernels) {
+    fail(n, "candidate_launch.max_kernels", "expected [1, " + std::to_string(k_max_plan_kernels) + "], got " + std::to_string(pol.max_kernels));
+  }
+  if (pol.max_threads_per_block < 1 || pol.max_threads_per_block > 1024) {
+    fail(n, "candidate_launch.max_threads_per_block", "expected [1, 1024], got " + std::to_string(pol.max_threads_per_block));
+  }
+  if (pol.max_shared_bytes > k_max_plan_shared_bytes) {
+    fail(n, "candidate_launch.max_shared_bytes", "expected at most " + std::to_string(k_max_plan_shared_bytes) + ", got " + std::to_string(pol.max_shared_bytes));
+  }
+  if (pol.max_scratch_bytes > k_max_plan_scratch_bytes) {
+    fail(n, "candidate_launch.max_scratch_bytes", "expected at most " + std::to_string(k_max_plan_scratch_bytes) + ", got " + std::to_string(pol.max_scratch_bytes));
+  }
   if (t.reference_source.empty()) fail(n, "reference", "empty");
   for (DType d : k_dtypes) {
     const Tolerance& tol = t.tolerance_for(d);
@@ -542,6 +579,10 @@ std::string task_to_json(const TaskSpec& t, int indent) {
                     {"sizes", t.sizes},
                     {"check_sizes", checks},
                     {"launch", {{"grid", t.launch.grid}, {"block", t.launch.block}, {"shared_bytes", t.launch.shared_bytes}}},
+                    {"candidate_launch", {{"allowed", t.candidate_launch.allowed}, {"max_kernels", t.candidate_launch.max_kernels},
+                                          {"max_threads_per_block", t.candidate_launch.max_threads_per_block},
+                                          {"max_shared_bytes", t.candidate_launch.max_shared_bytes},
+                                          {"max_scratch_bytes", t.candidate_launch.max_scratch_bytes}}},
                     {"reference", t.reference_source},
                     {"tolerance", tol},
                     {"trials", t.trials},

@@ -53,6 +53,22 @@ struct LaunchConfig {  // size expressions; missing dimensions are "1"
   std::string shared_bytes = "0";  // dynamic shared memory
 };
 
+// Whether the candidate may declare its own launch plan (`// leap-launch:` lines, see
+// launch_plan.hpp), and within which bounds. Not allowed: the plan is fixed to `launch` and a
+// candidate's plan is refused. The bounds apply to every size set of the task.
+struct LaunchPolicy {
+  bool allowed = false;
+  int max_kernels = 4;                         // kernels launched in sequence, 1..k_max_plan_kernels
+  unsigned max_threads_per_block = 1024;       // 1..1024
+  std::uint64_t max_shared_bytes = 48 * 1024;  // dynamic shared memory per kernel, up to 227 KiB
+  std::uint64_t max_scratch_bytes = std::uint64_t{64} << 20;  // all scratch buffers together, up to 4 GiB
+};
+// The hard ceilings of a policy: what any task may allow at most.
+constexpr int k_max_plan_kernels = 16;
+constexpr int k_max_plan_scratch = 16;
+constexpr std::uint64_t k_max_plan_shared_bytes = 227 * 1024;  // the largest opt-in of current GPUs
+constexpr std::uint64_t k_max_plan_scratch_bytes = std::uint64_t{4} << 30;
+
 struct Tolerance {  // an element passes when |candidate - reference| <= atol + rtol * |reference|
   double atol = 0.0;
   double rtol = 0.0;
@@ -73,7 +89,8 @@ struct TaskSpec {
   std::vector<Param> params;  // in the kernel's parameter order
   Sizes sizes;                // problem sizes used for timing (and for the first correctness trial)
   std::vector<Sizes> check_sizes;  // further size sets checked for correctness (e.g. ragged edges)
-  LaunchConfig launch;
+  LaunchConfig launch;          // the reference's launch, and the candidate's unless it declares a plan
+  LaunchPolicy candidate_launch;
   std::string reference_source;  // CUDA source defining `entry`
   Tolerance tolerance[4] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}};  // by DType
   int trials = 3;               // correctness trials per size set, each with a fresh seed
@@ -111,7 +128,7 @@ FileResolver confined_resolver(std::filesystem::path directory);
 // Reads a spec file; "reference_file" is resolved by confined_resolver in the spec's directory.
 // Throws TaskError.
 TaskSpec load_task_file(const std::string& path);
-// Checks names, expressions against every size set, shapes, launch limits and settings.
+// Checks names, expressions against every size set, shapes, launch limits, policy and settings.
 void validate(const TaskSpec& task);
 // The spec as JSON text with the reference inline; parse_task(task_to_json(t)) == t.
 std::string task_to_json(const TaskSpec& task, int indent = -1);
