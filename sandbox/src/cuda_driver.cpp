@@ -132,6 +132,9 @@ class CudaDriver final : public GpuDriver {
     int pageable = 0, l2 = 0, major = 0, minor = 0;
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev_));
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev_));
+    int shared_optin = 0;
+    LEAP_OPEN(cu_.cuDeviceGetAttribute(&shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_));
+    shared_optin_ = static_cast<unsigned>(std::max(shared_optin, 48 * 1024));
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_));
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_));
     pageable_ = pageable != 0;
@@ -162,6 +165,7 @@ class CudaDriver final : public GpuDriver {
   }
   std::string device_name() const override { return name_; }
   bool reads_pageable_host_memory() const override { return pageable_; }
+  unsigned max_shared_bytes_optin() const override { return shared_optin_; }
 
   DeviceStatus load_module(std::string_view image, ModuleHandle& module) override {
     CUmodule m = nullptr;
@@ -312,6 +316,7 @@ class CudaDriver final : public GpuDriver {
   CUcontext ctx_ = nullptr;
   std::string name_;
   bool pageable_ = false;
+  unsigned shared_optin_ = 48 * 1024;
   CUdeviceptr scratch_ = 0;
   std::size_t scratch_bytes_ = 0;
   unsigned flushes_ = 0;

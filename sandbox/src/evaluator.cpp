@@ -111,7 +111,9 @@ WorkerProcess& Evaluator::worker() noexcept { return impl_->worker; }
 
 CompileResult Evaluator::compile(std::string_view source) { return impl_->compiler->compile(impl_->job(source)); }
 
-EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) {
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) { return evaluate(task, candidate_source, {}); }
+
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers) {
   validate(task);
   Impl& m = *impl_;
   const auto t0 = Clock::now();
@@ -126,7 +128,9 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   };
 
   // 1. Compile. A refusal, an error and a timeout are all a compile_error verdict, GPU or not.
-  r.compile = m.compiler->compile(m.job(candidate_source));
+  CompileJob cand_job = m.job(candidate_source);
+  cand_job.headers = headers;
+  r.compile = m.compiler->compile(cand_job);
   if (!r.compile.ok()) {
     verdict(Verdict::compile_error);
     switch (r.compile.status) {
@@ -138,11 +142,42 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.feedback = "Compile error:\n" + r.detail;
     return done();
   }
-  if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
-    verdict(Verdict::compile_error);
-    r.detail = missing;
-    r.feedback = "Compile error: " + r.detail;
-    return done();
+  // The launch plan: the candidate's, parsed and checked (kernels against the module's symbol
+  // table, every limit at every size set) before anything runs; else the task's own.
+  const PlanParse parsed = parse_launch_plan(candidate_source);
+  LaunchPlanReport& plan = r.launch_plan.emplace();
+  plan.sizes = task.sizes;
+  if (!parsed.ok() || !parsed.plan.empty()) {
+    plan.source = "candidate";
+    plan.plan = parsed.plan;
+    PlanCheck check;
+    if (!parsed.ok()) {
+      check.status = task.candidate_launch.allowed ? PlanStatus::invalid : PlanStatus::refused;
+      check.error = task.candidate_launch.allowed ? parsed.error : check_candidate_plan(parsed.plan, task).error;
+    } else if (!r.compile.kernels && task.candidate_launch.allowed) {
+      check.status = PlanStatus::invalid;
+      check.error = "the compiled module has no readable symbol table";
+    } else {
+      check = check_candidate_plan(parsed.plan, task, {r.compile.kernels ? &*r.compile.kernels : nullptr, 0});
+    }
+    plan.status = check.status;
+    plan.error = check.error;
+    plan.resolved = std::move(check.resolved);
+    if (plan.status != PlanStatus::ok) {
+      verdict(Verdict::compile_error);
+      r.detail = "launch plan: " + plan.error;
+      r.feedback = (plan.status == PlanStatus::refused ? "Launch plan refused: " : "Launch plan error: ") + plan.error;
+      return done();
+    }
+  } else {
+    plan.plan = task_launch_plan(task);
+    if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
+      verdict(Verdict::compile_error);
+      r.detail = missing;
+      r.feedback = "Compile error: " + r.detail;
+      return done();
+    }
+    plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, {true, 1, 1024, k_max_plan_shared_bytes, 0});
   }
 
   // 2. The reference (cached per task); a reference that does not build is the task's fault.
@@ -165,7 +200,9 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.status = EvalStatus::no_gpu;
     r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
                (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
-    r.feedback = "The kernel compiles. It was not run: no GPU is available.";
+    r.feedback = plan.source == "candidate" ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
+                                                  "). It was not run: no GPU is available."
+                                            : "The kernel compiles. It was not run: no GPU is available.";
     return done();
   }
 
@@ -177,6 +214,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
               {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
               {"seed", r.seed},
               {"time", m.config.time}};
+  if (plan.source == "candidate") req["plan"] = to_directives(plan.plan);
   const std::vector<std::uint8_t> bytes = json::to_cbor(req);
   CallResult call;
   {
@@ -251,6 +289,35 @@ std::string to_json(const EvalResult& r) {
             {"seed", r.seed},
             {"device", r.device},
             {"seconds", r.seconds}};
+  if (r.launch_plan) {
+    const LaunchPlanReport& p = *r.launch_plan;
+    json kernels = json::array(), scratch = json::array();
+    if (p.resolved) {
+      for (const ResolvedKernelLaunch& k : p.resolved->kernels) {
+        json args = json::array();
+        for (const ResolvedArg& a : k.args) args.push_back(a.name);
+        kernels.push_back({{"kernel", k.kernel},
+                           {"grid", {k.shape.grid[0], k.shape.grid[1], k.shape.grid[2]}},
+                           {"block", {k.shape.block[0], k.shape.block[1], k.shape.block[2]}},
+                           {"shared_bytes", k.shape.shared_bytes},
+                           {"args", args}});
+      }
+      for (const ResolvedScratch& s : p.resolved->scratch) {
+        scratch.push_back({{"name", s.name}, {"dtype", to_string(s.dtype)}, {"count", s.count}, {"bytes", s.bytes}});
+      }
+    }
+    std::string directives;  // the lines without the blank ones that keep them on their source lines
+    const std::string text = to_directives(p.plan);
+    for (std::size_t pos = 0, end = 0; pos < text.size(); pos = end + 1) {
+      end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      if (end > pos) directives.append(text, pos, end - pos).push_back('\n');
+    }
+    j["launch_plan"] = {{"source", p.source}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
+                        {"sizes", p.sizes}, {"kernels", kernels}, {"scratch", scratch}};
+  } else {
+    j["launch_plan"] = nullptr;
+  }
   if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
   else j["timings"] = nullptr;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -51,10 +51,14 @@ class GpuDriver {
   // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read the worker's ordinary host
   // memory. The harness keeps no answer there before the candidate's run (see gpu_harness.cpp).
   virtual bool reads_pageable_host_memory() const = 0;
+  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: the most dynamic shared memory a kernel
+  // may ask for once allow_dynamic_shared opted it in (48 KiB without opting in).
+  virtual unsigned max_shared_bytes_optin() const = 0;
 
   virtual DeviceStatus load_module(std::string_view image, ModuleHandle& module) = 0;
   virtual DeviceStatus unload_module(ModuleHandle module) = 0;
   virtual DeviceStatus get_function(ModuleHandle module, const std::string& name, FunctionHandle& function) = 0;
+  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: lets `function` launch with more than 48 KiB.
   virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
 
   virtual DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) = 0;

@@ -17,6 +17,7 @@
 #include "cuda_driver.hpp"
 #include "input_generator.hpp"
 #include "leap/sandbox/check.hpp"
+#include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
 
 namespace leap::sandbox::detail {
@@ -27,7 +28,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_guard = 4096;
 constexpr unsigned char k_canary = 0xA5;
-constexpr int k_max_warmup_launches = 1 << 14;  // per kernel; a tiny kernel reaches 50 ms long before
+constexpr int k_max_warmup_launches = 1 << 14;  // per plan; a tiny kernel reaches 50 ms long before
+// Argument pointers past a kernel's declared arguments point at zeros: a kernel declared with more
+// parameters than its plan passes reads zeros (its mistake), never past the end of the array.
+constexpr std::size_t k_arg_padding = 64;
+alignas(16) const unsigned char k_zero_param[32768] = {};
+// The bounds of the task's own launch: only the hardware's.
+constexpr LaunchPolicy k_task_launch_bounds{true, 1, 1024, k_max_plan_shared_bytes, 0};
 
 // A reply that ends the evaluation early, carried out of the nested steps.
 struct Finish {
@@ -51,15 +58,26 @@ struct DevBuf {
   std::size_t bytes = 0;
 };
 
-// A kernel's arguments for one size set, built once: pointers into `slots`, so never copied.
-struct LaunchArgs {
+// One kernel of a plan with its arguments for one size set: pointers into `slots`.
+struct KernelRun {
+  std::string name;
+  FunctionHandle function = nullptr;
   std::vector<std::uint64_t> slots;
   std::vector<void*> ptrs;
+  std::size_t arg_count = 0;
   LaunchShape shape;
+};
+// A whole plan for one size set, built once before its runs; never copied (ptrs point into slots).
+struct LaunchArgs {
+  std::vector<KernelRun> kernels;
   LaunchArgs() = default;
   LaunchArgs(const LaunchArgs&) = delete;
   LaunchArgs& operator=(const LaunchArgs&) = delete;
 };
+
+json plan_refusal(const std::string& why) {
+  return {{"ok", true}, {"verdict", "compile_error"}, {"plan_error", why}, {"detail", "launch plan: " + why}};
+}
 
 class Evaluation {
  public:
@@ -70,6 +88,14 @@ class Evaluation {
     const auto& ref = request.at("reference").get_binary();
     cand_image_.assign(cand.begin(), cand.end());
     ref_image_.assign(ref.begin(), ref.end());
+    ref_plan_ = task_launch_plan(task_);
+    cand_plan_ = ref_plan_;
+    if (const auto it = request.find("plan"); it != request.end() && it->is_string()) {
+      PlanParse p = parse_launch_plan(it->get<std::string>());
+      if (!p.ok()) plan_error_ = p.error;
+      else if (p.plan.empty()) plan_error_ = "the request's plan declares no kernel";
+      else cand_plan_ = std::move(p.plan), cand_policy_ = task_.candidate_launch, declared_plan_ = true;
+    }
     base_seed_ = request.value("seed", std::uint64_t{1});
     time_ = request.value("time", true);
     deadline_ = start_ + std::chrono::milliseconds(static_cast<long long>(k_time_limit_share * task_.time_limit_ms));
@@ -94,6 +120,12 @@ class Evaluation {
 
   json run() {
     d_.activity_reset();  // records from earlier evaluations are no business of this one
+    // The candidate's plan, checked again here with the device's limits, before anything is loaded.
+    if (!plan_error_.empty()) return plan_refusal(plan_error_);
+    if (declared_plan_) {
+      const PlanCheck c = check_candidate_plan(cand_plan_, task_, {nullptr, d_.max_shared_bytes_optin()});
+      if (c.status != PlanStatus::ok) return plan_refusal(c.error);
+    }
     load_modules();
     json reply = check_trials();
     if (!time_) return reply;
@@ -136,16 +168,26 @@ class Evaluation {
   void load_modules() {
     stage_("load");
     if (DeviceStatus rc = d_.load_module(ref_image_, ref_mod_); rc != k_device_ok) harness(rc, "loading the reference module failed");
-    if (DeviceStatus rc = d_.get_function(ref_mod_, task_.entry, ref_fn_); rc != k_device_ok) {
-      throw Finish{{{"ok", false}, {"error", "the reference has no kernel '" + task_.entry + "': " + d_.error_name(rc)}, {"restart", false}}};
+    ref_fns_.clear();
+    for (const KernelLaunchDecl& k : ref_plan_.kernels) {
+      FunctionHandle f = nullptr;
+      if (DeviceStatus rc = d_.get_function(ref_mod_, k.kernel, f); rc != k_device_ok) {
+        throw Finish{{{"ok", false}, {"error", "the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc)}, {"restart", false}}};
+      }
+      ref_fns_.push_back(f);
     }
     load_candidate();
   }
 
   void load_candidate() {
     if (DeviceStatus rc = d_.load_module(cand_image_, cand_mod_); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
-    if (DeviceStatus rc = d_.get_function(cand_mod_, task_.entry, cand_fn_); rc != k_device_ok) {
-      candidate_failed(rc, "looking up kernel '" + task_.entry + "' (declare it extern \"C\" __global__)");
+    cand_fns_.clear();
+    for (const KernelLaunchDecl& k : cand_plan_.kernels) {
+      FunctionHandle f = nullptr;
+      if (DeviceStatus rc = d_.get_function(cand_mod_, k.kernel, f); rc != k_device_ok) {
+        candidate_failed(rc, "looking up kernel '" + k.kernel + "' (declare it extern \"C\" __global__)");
+      }
+      cand_fns_.push_back(f);
     }
   }
 
@@ -153,7 +195,7 @@ class Evaluation {
   // Freed memory is zeroed first: the next evaluation's kernels must find no answer in it.
   bool release_all() {
     bool ok = true;
-    for (auto* set : {&cand_, &ref_}) {
+    for (auto* set : {&cand_, &ref_, &scratch_}) {
       for (DevBuf& b : *set) {
         if (b.alloc == 0) continue;
         ok = d_.fill8(b.alloc, 0, b.bytes + 2 * k_guard) == k_device_ok && ok;
@@ -180,43 +222,111 @@ class Evaluation {
         check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
       }
     }
+    // The candidate's scratch, guarded like its buffers.
+    cand_resolved_ = resolve(cand_plan_, cand_policy_, sizes, true);
+    ref_resolved_ = resolve(ref_plan_, k_task_launch_bounds, sizes, false);
+    scratch_.resize(cand_resolved_.scratch.size());
+    for (std::size_t i = 0; i < scratch_.size(); ++i) {
+      DevBuf& b = scratch_[i];
+      b.bytes = cand_resolved_.scratch[i].bytes;
+      check(d_.allocate(b.bytes + 2 * k_guard, b.alloc), "allocating " + std::to_string(b.bytes) + " bytes for scratch '" +
+                                                             cand_resolved_.scratch[i].name + "'");
+      b.ptr = b.alloc + k_guard;
+      check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
+    }
   }
 
-  void build_args(LaunchArgs& a, const std::vector<DevBuf>& set, const Sizes& sizes, FunctionHandle f) {
-    const ResolvedLaunch l = resolve_launch(task_, sizes);
-    for (int k = 0; k < 3; ++k) {
-      a.shape.grid[k] = l.grid[k];
-      a.shape.block[k] = l.block[k];
+  ResolvedPlan resolve(const LaunchPlan& plan, const LaunchPolicy& policy, const Sizes& sizes, bool candidate) {
+    try {
+      return resolve_launch_plan(plan, task_, sizes, policy, {nullptr, d_.max_shared_bytes_optin()});
+    } catch (const LaunchPlanError& e) {
+      if (candidate) throw Finish{plan_refusal(e.what())};
+      throw Finish{harness_error(std::string("the task's launch: ") + e.what())};
     }
-    a.shape.shared_bytes = l.shared_bytes;
-    a.slots.assign(task_.params.size(), 0);
-    a.ptrs.assign(task_.params.size(), nullptr);
-    for (std::size_t i = 0; i < task_.params.size(); ++i) {
-      const Param& p = task_.params[i];
-      if (p.kind == ParamKind::buffer) {
-        const std::uint64_t ptr = set[i].ptr;
-        std::memcpy(&a.slots[i], &ptr, sizeof ptr);
-      } else if (p.dtype == DType::int32) {
-        const auto v = static_cast<std::int32_t>(eval_size_expr(p.value, sizes));
-        std::memcpy(&a.slots[i], &v, sizeof v);
-      } else {
-        float v = 0.0f;
-        try {
-          v = static_cast<float>(eval_size_expr(p.value, sizes));
-        } catch (const std::invalid_argument&) {
-          v = std::strtof(p.value.c_str(), nullptr);
-        }
-        std::memcpy(&a.slots[i], &v, sizeof v);
+  }
+
+  void build_args(LaunchArgs& a, const std::vector<DevBuf>& set, const Sizes& sizes, bool candidate) {
+    const ResolvedPlan& plan = candidate ? cand_resolved_ : ref_resolved_;
+    const std::vector<FunctionHandle>& fns = candidate ? cand_fns_ : ref_fns_;
+    a.kernels.clear();
+    a.kernels.resize(plan.kernels.size());
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      const ResolvedKernelLaunch& rk = plan.kernels[k];
+      KernelRun& run = a.kernels[k];
+      run.name = rk.kernel;
+      run.function = fns.at(k);
+      for (int i = 0; i < 3; ++i) {
+        run.shape.grid[i] = rk.shape.grid[i];
+        run.shape.block[i] = rk.shape.block[i];
       }
-      a.ptrs[i] = &a.slots[i];
+      run.shape.shared_bytes = rk.shape.shared_bytes;
+      run.arg_count = rk.args.size();
+      run.slots.assign(rk.args.size(), 0);
+      for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], set, sizes);
+      run.ptrs.assign(rk.args.size() + k_arg_padding, const_cast<unsigned char*>(k_zero_param));
+      for (std::size_t i = 0; i < rk.args.size(); ++i) run.ptrs[i] = &run.slots[i];
+      allow_shared(run.function, run.shape, candidate);
     }
-    allow_shared(f, a.shape);
   }
 
-  void allow_shared(FunctionHandle f, const LaunchShape& s) {
+  std::uint64_t arg_slot(const ResolvedArg& arg, const std::vector<DevBuf>& set, const Sizes& sizes) const {
+    std::uint64_t slot = 0;
+    if (arg.scratch) {
+      const std::uint64_t ptr = scratch_.at(arg.index).ptr;
+      std::memcpy(&slot, &ptr, sizeof ptr);
+      return slot;
+    }
+    const Param& p = task_.params.at(arg.index);
+    if (p.kind == ParamKind::buffer) {
+      const std::uint64_t ptr = set.at(arg.index).ptr;
+      std::memcpy(&slot, &ptr, sizeof ptr);
+    } else if (p.dtype == DType::int32) {
+      const auto v = static_cast<std::int32_t>(eval_size_expr(p.value, sizes));
+      std::memcpy(&slot, &v, sizeof v);
+    } else {
+      float v = 0.0f;
+      try {
+        v = static_cast<float>(eval_size_expr(p.value, sizes));
+      } catch (const std::invalid_argument&) {
+        v = std::strtof(p.value.c_str(), nullptr);
+      }
+      std::memcpy(&slot, &v, sizeof v);
+    }
+    return slot;
+  }
+
+  // Every kernel of the plan in order; the first failing launch, else ok.
+  DeviceStatus launch_all(const LaunchArgs& a, std::string& failed_kernel) {
+    for (const KernelRun& k : a.kernels) {
+      if (DeviceStatus rc = d_.launch(k.function, k.shape, const_cast<void**>(k.ptrs.data()), k.arg_count); rc != k_device_ok) {
+        failed_kernel = k.name;
+        return rc;
+      }
+    }
+    return k_device_ok;
+  }
+  std::string in_kernel(const LaunchArgs& a, const std::string& failed) const {
+    return a.kernels.size() > 1 && !failed.empty() ? " (launching kernel '" + failed + "')" : "";
+  }
+
+  // Above 48 KiB of dynamic shared memory a kernel must be opted in, through the driver.
+  void allow_shared(FunctionHandle f, const LaunchShape& s, bool candidate) {
     if (s.shared_bytes <= 48 * 1024) return;
     if (DeviceStatus rc = d_.allow_dynamic_shared(f, s.shared_bytes); rc != k_device_ok) {
-      candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
+      if (!candidate) harness(rc, "allowing the reference " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
+      candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory (the kernel's static shared "
+                           "memory and the dynamic together must fit the device's " + std::to_string(d_.max_shared_bytes_optin()) + " bytes)");
+    }
+  }
+
+  // The candidate's scratch poisoned: no run finds what an earlier one left there.
+  void poison_scratch(std::uint64_t seed) {
+    for (std::size_t i = 0; i < scratch_.size(); ++i) {
+      const DType dtype = cand_resolved_.scratch[i].dtype;
+      const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, 0x5C2A7C4ULL + i));
+      const DevBuf& b = scratch_[i];
+      if (dtype_size(dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
+      else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning scratch");
     }
   }
 
@@ -236,6 +346,7 @@ class Evaluation {
       if (is_input(p)) check(d_.upload(set[i].ptr, host[i].data(), set[i].bytes), "uploading '" + p.name + "'");
       else if (is_output(p)) poison(p, set[i], seed);
     }
+    if (&set == &cand_) poison_scratch(seed);
     check(d_.synchronize(), "preparing the buffers");
   }
 
@@ -250,6 +361,7 @@ class Evaluation {
         poison(p, set[i], seed);
       }
     }
+    if (&set == &cand_) poison_scratch(seed);
   }
 
   void download(const DevBuf& b, std::vector<unsigned char>& out, const std::string& where, bool candidate) {
@@ -287,6 +399,13 @@ class Evaluation {
                                   when_timed)};
       }
     }
+    for (std::size_t i = 0; i < scratch_.size(); ++i) {
+      const auto [before, after] = guard_damage(scratch_[i], where);
+      if (before + after == 0) continue;
+      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_resolved_.scratch[i].name + "' (" + std::to_string(before) +
+                                    " bytes before its start, " + std::to_string(after) + " after its end) " + where,
+                                when_timed)};
+    }
   }
 
   // ---- correctness trials -------------------------------------------------------------------------
@@ -299,8 +418,8 @@ class Evaluation {
       allocate(sizes);
       cand_args_ = std::make_unique<LaunchArgs>();
       ref_args_ = std::make_unique<LaunchArgs>();
-      build_args(*ref_args_, ref_, sizes, ref_fn_);
-      build_args(*cand_args_, cand_, sizes, cand_fn_);
+      build_args(*ref_args_, ref_, sizes, false);
+      build_args(*cand_args_, cand_, sizes, true);
       const std::size_t np = task_.params.size();
       std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
       for (int trial = 0; trial < task_.trials; ++trial) {
@@ -317,7 +436,8 @@ class Evaluation {
         // The candidate first: nothing in memory holds this trial's answer yet.
         stage_("candidate");
         prepare_from_host(cand_, host, seed);
-        if (DeviceStatus rc = d_.launch(cand_fn_, cand_args_->shape, cand_args_->ptrs.data(), cand_args_->ptrs.size()); rc != k_device_ok) candidate_failed(rc, where);
+        std::string failed;
+        if (DeviceStatus rc = launch_all(*cand_args_, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_args_, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
@@ -329,7 +449,8 @@ class Evaluation {
         check_guards(where, false);
         stage_("reference");
         prepare_from_host(ref_, host, seed);
-        check(d_.launch(ref_fn_, ref_args_->shape, ref_args_->ptrs.data(), ref_args_->ptrs.size()), "the reference kernel failed " + where);
+        std::string ref_failed;
+        check(launch_all(*ref_args_, ref_failed), "the reference kernel failed " + where);
         check(d_.synchronize(), "the reference kernel failed " + where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
@@ -379,9 +500,8 @@ class Evaluation {
     return trial_seed(trial_seed(base_seed_, 0x7157'0000'0000ULL), static_cast<std::uint64_t>(rep) * 2 + static_cast<std::uint64_t>(which));
   }
 
-  // Launches of one kernel back to back in doubling batches until k_warmup_gpu_ms of GPU time.
+  // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
   json warm_up(int which) {
-    FunctionHandle f = which == 0 ? cand_fn_ : ref_fn_;
     LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
     stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
     prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(-1, which));
@@ -392,8 +512,10 @@ class Evaluation {
     for (int batch = 1; launches < k_max_warmup_launches; batch = std::min(batch * 2, 256)) {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
-        if (DeviceStatus rc = d_.launch(f, a.shape, a.ptrs.data(), a.ptrs.size()); rc != k_device_ok) {
-          if (which == 0) candidate_failed(rc, "(warm-up run)");
+        if (which == 0) poison_scratch(rep_seed(-1 - launches - k, 0));  // a run is a run: no scratch survives it
+        std::string failed;
+        if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
+          if (which == 0) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
           harness(rc, "the reference failed in warm-up");
         }
       }
@@ -411,10 +533,9 @@ class Evaluation {
     return {{"launches", launches}, {"gpu_ms", gpu_ms}};
   }
 
-  // One timed run: fresh inputs and poisoned outputs, caches flushed, then only the launch inside
-  // the events (and the external id that ties CUPTI's record to it).
+  // One timed run: fresh inputs and poisoned outputs (and scratch), caches flushed, then only the
+  // plan's launches inside the events (and the external id that ties CUPTI's records to them).
   void timed_run(int rep, int which, Series& s) {
-    FunctionHandle f = which == 0 ? cand_fn_ : ref_fn_;
     LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
     stage_(which == 0 ? "timing:candidate" : "timing:reference");
     prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(rep, which));
@@ -427,14 +548,15 @@ class Evaluation {
     w.t0 = d_.activity_timestamp_ns();
     const auto wall0 = Clock::now();
     check(d_.record_start(), "recording the start event");
-    DeviceStatus rc = d_.launch(f, a.shape, a.ptrs.data(), a.ptrs.size());
+    std::string failed;
+    DeviceStatus rc = launch_all(a, failed);
     if (rc == k_device_ok) rc = d_.record_stop();
     if (rc == k_device_ok) rc = d_.synchronize();
     const auto wall1 = Clock::now();
     w.t1 = d_.activity_timestamp_ns();
     check(d_.pop_external_id(), "popping the external correlation id");
     if (rc != k_device_ok) {
-      if (which == 0) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")");
+      if (which == 0) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")" + in_kernel(a, failed));
       harness(rc, "the reference failed while timed");
     }
     double ms = 0.0;
@@ -474,7 +596,8 @@ class Evaluation {
     stage_("reference");
     prepare_on_device(ref_, rep_seed(rep, 0));
     check(d_.synchronize(), "preparing the timed-run check");
-    check(d_.launch(ref_fn_, ref_args_->shape, ref_args_->ptrs.data(), ref_args_->ptrs.size()), "the reference kernel failed " + where);
+    std::string failed;
+    check(launch_all(*ref_args_, failed), "the reference kernel failed " + where);
     check(d_.synchronize(), "the reference kernel failed " + where);
     stage_("check");
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
@@ -498,7 +621,7 @@ class Evaluation {
     if (!unload(cand_mod_)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
     cand_args_ = std::make_unique<LaunchArgs>();  // the launch arguments, built before any timed run
-    build_args(*cand_args_, cand_, task_.sizes, cand_fn_);
+    build_args(*cand_args_, cand_, task_.sizes, true);
 
     json warmup = {{"candidate", warm_up(0)}, {"reference", warm_up(1)}, {"min_gpu_ms", k_warmup_gpu_ms}};
     d_.activity_reset();
@@ -588,7 +711,7 @@ class Evaluation {
     bool cupti = d_.activity_enabled();
     std::size_t dropped = 0;
     if (cupti) {
-      const ActivityHarvest h = d_.harvest_activity(2 * static_cast<std::size_t>(reps));
+      const ActivityHarvest h = d_.harvest_activity((cand_args_->kernels.size() + ref_args_->kernels.size()) * static_cast<std::size_t>(reps));
       dropped = h.dropped;
       if (!h.problem.empty()) add_note(h.problem);
       if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
@@ -644,8 +767,13 @@ class Evaluation {
   std::uint64_t base_seed_ = 1;
   bool time_ = true;
   ModuleHandle cand_mod_ = nullptr, ref_mod_ = nullptr;
-  FunctionHandle cand_fn_ = nullptr, ref_fn_ = nullptr;
-  std::vector<DevBuf> cand_, ref_;
+  LaunchPlan cand_plan_, ref_plan_;       // the candidate's: its declared plan, else the task's
+  LaunchPolicy cand_policy_ = k_task_launch_bounds;
+  bool declared_plan_ = false;
+  std::string plan_error_;
+  ResolvedPlan cand_resolved_, ref_resolved_;  // at the current size set
+  std::vector<FunctionHandle> cand_fns_, ref_fns_;  // by the plan's kernels
+  std::vector<DevBuf> cand_, ref_, scratch_;
   std::unique_ptr<LaunchArgs> cand_args_, ref_args_;
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;

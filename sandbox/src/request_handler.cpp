@@ -45,6 +45,23 @@ json info_result(Evaluator& evaluator) {
           {"gpu", {{"status", std::string(to_string(g.state))}, {"available", g.ok()}, {"reason", g.reason}}}};
 }
 
+// "headers": {"name.cuh": "text"}, shipped under the same rules as a task's headers (the include
+// jail reads them like the source).
+std::vector<Header> requested_headers(const json& request, const char* op) {
+  std::vector<Header> headers;
+  const auto it = request.find("headers");
+  if (it == request.end()) return headers;
+  auto typed = [&](bool ok, const char* expected) {
+    if (!ok) throw std::invalid_argument(std::string(op) + ": \"headers\" must be " + expected);
+  };
+  typed(it->is_object(), "an object {\"name.cuh\": \"header text\"}");
+  for (const auto& [name, text] : it->items()) {
+    typed(text.is_string(), "an object whose values are the headers' text");
+    headers.push_back({name, text.get<std::string>()});
+  }
+  return headers;
+}
+
 // The compile options a request may set, each checked for its JSON type here and for its value by
 // validate(CompileOptions) in the compiler: "arch", "std", "default_device", "defines" (an object
 // {"NAME": "VALUE"} or an array of "NAME[=VALUE]"), and "headers" ({"name.cuh": "text"}, shipped
@@ -84,13 +101,7 @@ CompileJob compile_job(const json& request, const std::string& default_arch) {
       }
     }
   }
-  if (const auto it = request.find("headers"); it != request.end()) {
-    typed("headers", it->is_object(), "an object {\"name.cuh\": \"header text\"}");
-    for (const auto& [name, text] : it->items()) {
-      typed("headers", text.is_string(), "an object whose values are the headers' text");
-      job.headers.push_back({name, text.get<std::string>()});
-    }
-  }
+  job.headers = requested_headers(request, "compile");
   return job;
 }
 
@@ -107,7 +118,7 @@ json compile_result(Evaluator& evaluator, const json& request) {
 json eval_result(Evaluator& evaluator, const json& request) {
   const std::string& source = detail::required_source(request, "eval");
   const TaskSpec task = detail::requested_task(request);
-  return json::parse(to_json(evaluator.evaluate(task, source)));
+  return json::parse(to_json(evaluator.evaluate(task, source, requested_headers(request, "eval"))));
 }
 
 // What the caller sees when even building an error response failed (memory exhausted).

@@ -51,7 +51,16 @@ void read_worker_reply(const json& reply, EvalResult& r) {
   }
   const std::string v = reply.value("verdict", "");
   r.detail = reply.value("detail", "");
-  if (v == "runtime_error") {
+  if (v == "compile_error" && reply.contains("plan_error")) {  // the plan broke a limit of this device
+    verdict(Verdict::compile_error);
+    const std::string why = reply.value("plan_error", "");
+    if (r.launch_plan) {
+      r.launch_plan->status = PlanStatus::invalid;
+      r.launch_plan->error = why;
+      r.launch_plan->resolved.reset();
+    }
+    r.feedback = "Launch plan error: " + why;
+  } else if (v == "runtime_error") {
     verdict(Verdict::runtime_error);
     r.cuda_error = reply.value("cuda_error", "");
     r.feedback = "Runtime error: " + r.detail;

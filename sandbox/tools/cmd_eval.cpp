@@ -35,6 +35,12 @@ std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::stri
   }
 }
 
+std::string sizes_text(const sb::Sizes& sizes) {
+  std::string out;
+  for (const auto& [name, value] : sizes) out += (out.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  return "{" + out + "}";
+}
+
 int exit_code(sb::EvalStatus status) {
   switch (status) {
     case sb::EvalStatus::verdict: return 0;
@@ -83,7 +89,13 @@ int run_eval(const Arguments& args) {
     if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
     if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
     if (r.compile.unconfined) std::cout << " (compiled UNCONFINED)";
-    std::cout << "\n" << (r.error.empty() ? r.feedback : r.error) << "\n";
+    std::cout << "\n";
+    if (r.launch_plan && r.launch_plan->resolved) {  // an invalid plan's reason is the feedback below
+      const sb::LaunchPlanReport& p = *r.launch_plan;
+      std::cout << "launch plan (" << (p.source == "candidate" ? "declared" : "the task's") << "), at sizes " << sizes_text(p.sizes)
+                << ": " << sb::to_text(*p.resolved) << "\n";
+    }
+    std::cout << (r.error.empty() ? r.feedback : r.error) << "\n";
   }
   return exit_code(r.status);
 }
@@ -94,9 +106,12 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
                            R"(  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
   check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
   unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
-  task's time limit. Without a GPU the compile verdict is real and a compiling candidate gets status
-  no_gpu. Prints a summary, or with --json one object: status, verdict, speedup, timings, compile,
-  cuda_error, detail, feedback, error, seed, trials.
+  task's time limit. A candidate may declare its launch plan in `// leap-launch:` lines where the
+  task allows it (see the README's "Launch plans"); the plan is checked before anything runs, and an
+  invalid or refused plan is a compile_error verdict. Without a GPU the compile verdict is real, the
+  plan is checked and reported, and a compiling candidate gets status no_gpu. Prints a summary, or
+  with --json one object: status, verdict, speedup, timings, compile, launch_plan, cuda_error,
+  detail, feedback, error, seed, trials.
   --json               JSON output
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing

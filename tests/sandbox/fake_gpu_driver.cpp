@@ -76,6 +76,14 @@ DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::strin
   return 0;
 }
 
+DeviceStatus FakeGpu::allow_dynamic_shared(detail::FunctionHandle function, unsigned bytes) {
+  auto* f = static_cast<Function*>(function);
+  log.push_back({"allow_shared", f->module->image + ":" + f->name, 0, bytes});
+  if (bytes > shared_optin) return k_invalid_value;
+  f->shared_allowed = bytes;
+  return 0;
+}
+
 DeviceStatus FakeGpu::allocate(std::size_t bytes, DevicePtr& ptr) {
   const std::size_t need = (bytes + 255) / 256 * 256;
   DevicePtr at = base_;
@@ -174,6 +182,7 @@ DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::Laun
   auto* f = static_cast<Function*>(function);
   const auto it = std::find_if(functions_.begin(), functions_.end(), [&](const auto& p) { return p.get() == f; });
   if (it == functions_.end()) return k_invalid_value;  // a handle from an unloaded module
+  if (shape.shared_bytes > std::max(f->shared_allowed, 48u * 1024)) return k_invalid_value;
   FakeOp op{"launch", f->module->image + ":" + f->name};
   std::vector<std::uint64_t> slots;
   // The fake's kernels read 8-byte slots; the harness's argument slots are exactly that wide.

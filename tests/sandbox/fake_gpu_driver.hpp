@@ -58,7 +58,7 @@ struct FakeOp {
   FakeOp(std::string what_, std::string name_ = {}, DevicePtr ptr_ = 0, std::size_t bytes_ = 0, std::uint64_t seed_ = 0)
       : what(std::move(what_)), name(std::move(name_)), ptr(ptr_), bytes(bytes_), seed(seed_) {}
   std::string what;  // "stage", "load", "unload", "alloc", "free", "upload", "download", "fill", "generate",
-                     // "flush", "launch", "record_start", "record_stop", "sync"
+                     // "flush", "launch", "allow_shared", "record_start", "record_stop", "sync"
   std::string name;  // stage name, module image, "image:kernel" of a launch
   DevicePtr ptr = 0;
   std::size_t bytes = 0;
@@ -79,6 +79,7 @@ class FakeGpu final : public detail::GpuDriver {
   bool external_ids = true;          // false: records carry no external id (matched by time window)
   std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
   double generator_ms = 0.001;       // the input generator's own emulated time
+  unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of dynamic shared memory
 
   // Facts for assertions.
   int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
@@ -92,10 +93,13 @@ class FakeGpu final : public detail::GpuDriver {
   std::string error_text(DeviceStatus status) const override;
   std::string device_name() const override { return "fake GPU"; }
   bool reads_pageable_host_memory() const override { return false; }
+  unsigned max_shared_bytes_optin() const override { return shared_optin; }
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
   DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
-  DeviceStatus allow_dynamic_shared(detail::FunctionHandle, unsigned) override { return 0; }
+  // As the driver: above the device's opt-in limit an invalid value; a launch with more than 48 KiB
+  // (or more than was allowed) fails.
+  DeviceStatus allow_dynamic_shared(detail::FunctionHandle function, unsigned bytes) override;
   DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) override;
   DeviceStatus release(DevicePtr ptr) override;
   DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override;
@@ -127,6 +131,7 @@ class FakeGpu final : public detail::GpuDriver {
     Module* module;
     std::string name;
     FakeKernel kernel;
+    unsigned shared_allowed = 48 * 1024;
   };
   void record_kernel(double ms, std::uint64_t external_id);
 

@@ -15,6 +15,7 @@
 #include "leap/sandbox/compile_result.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
+#include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
 #include "leap/sandbox/worker.hpp"
 
@@ -40,12 +41,23 @@ struct KernelTiming {
   double wall_median_ms = nan;    // host wall clock around launch + synchronize
 };
 
+// How the candidate is (or would be) launched: the plan it declared (launch_plan.hpp) or the task's.
+struct LaunchPlanReport {
+  std::string source = "task";  // "task": no plan declared, the task's launch; "candidate": declared in the source
+  PlanStatus status = PlanStatus::ok;  // invalid or refused: the verdict is compile_error, nothing was launched
+  std::string error;            // what is wrong and what to change
+  LaunchPlan plan;              // as declared, or the task's own
+  std::optional<ResolvedPlan> resolved;  // at the task's timing sizes, when ok
+  Sizes sizes;                  // those sizes
+};
+
 struct EvalResult {
   EvalStatus status = EvalStatus::error;
   std::optional<Verdict> verdict;  // set iff status == verdict
   double speedup = std::numeric_limits<double>::quiet_NaN();  // reference median / candidate median; correct only
   KernelTiming candidate, reference;
   CompileResult compile;   // the candidate's compile
+  std::optional<LaunchPlanReport> launch_plan;  // once the candidate compiled
   std::string cuda_error;  // runtime_error: the CUDA error's name, e.g. CUDA_ERROR_ILLEGAL_ADDRESS
   std::string detail;      // what happened, in one or two lines (mismatch summary, error, stage)
   std::string feedback;    // short text for the policy's next turn
@@ -77,6 +89,8 @@ class Evaluator {
   // Thread-safe: compiles run in parallel, kernels one at a time in the worker. Throws only for
   // misuse (an invalid task); everything the candidate does is in the result.
   EvalResult evaluate(const TaskSpec& task, std::string_view candidate_source);
+  // With headers the candidate includes, shipped under the same rules as a task's (CompileJob::headers).
+  EvalResult evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers);
   CompileResult compile(std::string_view source);  // with the evaluator's arch and options
 
   const GpuStatus& gpu() const noexcept;
@@ -90,7 +104,9 @@ class Evaluator {
 };
 
 // The result as one JSON object: verdict (null unless reached), status, speedup (null unless known),
-// timings, compile {status, log, seconds, cache_hit}, cuda_error, detail, feedback, error, seed, ...
+// timings, compile {status, log, seconds, cache_hit}, launch_plan {source, status, error, directives,
+// sizes, kernels [{kernel, grid, block, shared_bytes, args}], scratch [{name, dtype, count, bytes}]}
+// (null unless the candidate compiled), cuda_error, detail, feedback, error, seed, ...
 std::string to_json(const EvalResult& result);
 
 // The first `max_lines` diagnostic lines ("error"/"warning" lines and their context) of a compile log.

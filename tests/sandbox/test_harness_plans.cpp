@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launch plans in the evaluation protocol, against the CPU fake of the driver: a two-kernel
+// reduction with scratch is run, checked and timed as one sequence; a plan that is missing a kernel,
+// breaks a limit or is declared for a task that fixes its launch never reaches a launch; scratch is
+// poisoned before every run, so no run finds what an earlier one left there.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/launch_plan.hpp>
+#include <leap/sandbox/task.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fake_gpu_driver.hpp"
+#include "gpu_harness.hpp"
+#include "worker_reply.hpp"
+
+namespace sb = leap::sandbox;
+using nlohmann::json;
+using sb::test::FakeCall;
+using sb::test::FakeGpu;
+using sb::test::FakeKernel;
+
+namespace {
+
+// sum(x, out, n): out[0] = the sum of x[0..n). Three size sets, two trials each.
+sb::TaskSpec sum_task(bool plans_allowed = true) {
+  std::string spec = R"json({
+    "name": "sum", "description": "d", "entry": "sum",
+    "params": [
+      {"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
+      {"name": "out", "dtype": "float32", "role": "out", "shape": [1]},
+      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
+    "sizes": {"n": 4096}, "check_sizes": [{"n": 5}, {"n": 1001}],
+    "launch": {"grid": [1], "block": [256]},
+    "candidate_launch": {"allowed": ALLOWED, "max_kernels": 3, "max_shared_bytes": 100000, "max_scratch_bytes": 65536},
+    "reference": "extern \"C\" __global__ void sum(const float*, float*, int) {}",
+    "tolerance": {"float32": {"atol": 1e-3, "rtol": 1e-4}},
+    "trials": 2,
+    "timing": {"warmup": 3, "min_reps": 10, "max_reps": 40, "target_spread": 0.02, "budget_ms": 1500},
+    "time_limit_ms": 20000})json";
+  spec.replace(spec.find("ALLOWED"), 7, plans_allowed ? "true" : "false");
+  return sb::parse_task(spec);
+}
+
+constexpr const char* k_two_pass = R"(
+// leap-scratch: partials float32 ceil_div(n, 256) + 1
+// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=256 * 4 args=(x, partials, n)
+// leap-launch: final_sum grid=1 block=(32) args=(partials, out, n)
+)";
+
+constexpr float k_tag = 12345.0f;  // what final_sum leaves in the last scratch element
+
+void reference(FakeCall& c) {
+  const int n = c.i32(2);
+  const float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+  float* out = c.floats(c.pointer(1), 1);
+  if (x == nullptr || out == nullptr) return;
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += x[i];
+  out[0] = static_cast<float>(s);
+  c.duration_ms = 2.0;
+}
+
+// What partial_sums saw in the scratch when it started, over all its runs.
+struct ScratchSeen {
+  int runs = 0;
+  int found_poison = 0;  // the first partial was NaN (the poison), not an earlier run's sum
+  int reused = 0;        // skipped its work because an earlier run's tag was still there
+};
+
+// One partial sum per block of 256 elements, as many blocks as the launch's grid says. When
+// `trust_scratch`, it skips the work if the scratch still carries final_sum's tag from an earlier run.
+FakeKernel partial_sums(ScratchSeen* seen = nullptr, bool trust_scratch = false, bool write_past_end = false) {
+  return [=](FakeCall& c) {
+    const int n = c.i32(2);
+    const unsigned blocks = c.shape.grid[0];
+    const float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+    float* partials = c.floats(c.pointer(1), blocks + 1 + (write_past_end ? 1 : 0));
+    if (x == nullptr || partials == nullptr) return;
+    c.duration_ms = 0.3;
+    if (seen != nullptr) {
+      ++seen->runs;
+      seen->found_poison += std::isnan(partials[0]) && std::isnan(partials[blocks]) ? 1 : 0;
+    }
+    if (trust_scratch && partials[blocks] == k_tag) {
+      if (seen != nullptr) ++seen->reused;
+      c.duration_ms = 0.01;
+      return;
+    }
+    for (unsigned b = 0; b < blocks; ++b) {
+      double s = 0;
+      for (int i = static_cast<int>(b) * 256; i < n && i < static_cast<int>(b + 1) * 256; ++i) s += x[i];
+      partials[b] = static_cast<float>(s);
+    }
+    if (write_past_end) partials[blocks + 1] = 1.0f;
+  };
+}
+
+void final_sum(FakeCall& c) {
+  const int n = c.i32(2);
+  const std::size_t blocks = static_cast<std::size_t>((n + 255) / 256);
+  float* partials = c.floats(c.pointer(0), blocks + 1);
+  float* out = c.floats(c.pointer(1), 1);
+  if (partials == nullptr || out == nullptr) return;
+  double s = 0;
+  for (std::size_t b = 0; b < blocks; ++b) s += partials[b];
+  out[0] = static_cast<float>(s);
+  partials[blocks] = k_tag;
+  c.duration_ms = 0.2;
+}
+
+struct Outcome {
+  json reply;
+  sb::EvalResult result;
+};
+
+Outcome evaluate(FakeGpu& gpu, std::map<std::string, FakeKernel> candidate, const std::string& plan, sb::TaskSpec task = sum_task(),
+                 bool time = true) {
+  gpu.add_module("fake:candidate", std::move(candidate));
+  gpu.add_module("fake:reference", {{"sum", reference}});
+  const std::string cand = "fake:candidate", refimg = "fake:reference";
+  json request = {{"op", "eval"},
+                  {"task", sb::task_to_json(task)},
+                  {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
+                  {"reference", json::binary(std::vector<std::uint8_t>(refimg.begin(), refimg.end()))},
+                  {"seed", 7},
+                  {"time", time}};
+  if (!plan.empty()) request["plan"] = plan;
+  Outcome o;
+  o.reply = sb::detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
+  sb::detail::read_worker_reply(o.reply, o.result);
+  return o;
+}
+
+std::string verdict_of(const sb::EvalResult& r) {
+  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(sb::to_string(r.status)) + ": " + r.error;
+}
+
+std::size_t count_ops(const FakeGpu& gpu, const std::string& what, const std::string& name = {}) {
+  std::size_t n = 0;
+  for (const auto& op : gpu.log) n += op.what == what && (name.empty() || op.name == name) ? 1 : 0;
+  return n;
+}
+
+std::map<std::string, FakeKernel> two_kernels(FakeKernel first = partial_sums()) {
+  return {{"partial_sums", std::move(first)}, {"final_sum", final_sum}};
+}
+
+}  // namespace
+
+TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is correct, timed as one sequence", "[sandbox][harness][plan]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  // Both kernels inside every timed window: 0.3 + 0.2 ms against the reference's 2 ms.
+  CHECK(o.result.candidate.median_ms == Approx(0.5).epsilon(1e-3));
+  CHECK(o.result.candidate.events_median_ms == Approx(0.5).epsilon(1e-3));
+  CHECK(o.result.speedup == Approx(4.0).epsilon(1e-3));
+  CHECK(o.result.trials == 6);
+
+  // The grid each launch got is the plan's, resolved at each size set: ceil_div(n, 256).
+  std::vector<std::uint64_t> first_args;
+  for (const auto& op : gpu.log) {
+    if (op.what == "launch" && op.name == "fake:candidate:partial_sums") {
+      first_args = op.args;
+      break;
+    }
+  }
+  REQUIRE(first_args.size() == 3);  // (x, partials, n), as args= said
+
+  // Every timed window of the candidate holds exactly its two launches, in order, and nothing else:
+  // inputs, output poison and scratch poison all come before record_start.
+  int windows = 0;
+  for (std::size_t i = 0; i < gpu.log.size(); ++i) {
+    if (gpu.log[i].what != "record_start") continue;
+    std::vector<std::string> inside;
+    std::size_t k = i + 1;
+    for (; k < gpu.log.size() && gpu.log[k].what != "record_stop"; ++k) inside.push_back(gpu.log[k].what + " " + gpu.log[k].name);
+    if (inside.size() == 2 && inside[0] == "launch fake:candidate:partial_sums") {
+      CHECK(inside[1] == "launch fake:candidate:final_sum");
+      ++windows;
+    }
+  }
+  CHECK(windows >= 10);  // min_reps timed runs (warm-up batches hold more launches)
+
+  REQUIRE(gpu.live_allocations() == 0);
+  CHECK(gpu.unscrubbed_frees == 0);
+}
+
+TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no run reuses an earlier one's", "[sandbox][harness][plan]") {
+  // partial_sums trusts a tag that final_sum leaves in scratch and skips its work when it finds it:
+  // with the scratch poisoned before every run it never finds it, and the answer is never stale.
+  FakeGpu gpu;
+  ScratchSeen seen;
+  const Outcome o = evaluate(gpu, two_kernels(partial_sums(&seen, true)), k_two_pass);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  // Every run, warm-up included, found the scratch poisoned; not one found the tag of the run before.
+  CHECK(seen.runs > 6 + 10);  // the trials, the timed runs and the warm-up
+  CHECK(seen.found_poison == seen.runs);
+  CHECK(seen.reused == 0);
+  // Every correctness trial and every timed run poisoned the scratch before partial_sums ran: count
+  // the fills of the scratch buffer (its allocation is the one of ceil_div(n, 256) + 1 floats).
+  std::size_t scratch_fills_before_launch = 0, launches = 0;
+  bool filled = false;
+  for (const auto& op : gpu.log) {
+    if (op.what == "fill" && op.bytes == (4096 / 256 + 1) * 4) filled = true;
+    if (op.what == "launch" && op.name == "fake:candidate:partial_sums") {
+      ++launches;
+      scratch_fills_before_launch += filled ? 1 : 0;
+      filled = false;
+    }
+  }
+  CHECK(launches > 10);
+  CHECK(scratch_fills_before_launch == launches - 2 * 2);  // all but the trials of the two smaller size sets
+
+  // And the poisoning is what keeps it honest: the same kernel with its scratch left as the last
+  // run left it (no fill between two runs) skips its work and answers with the stale sums.
+  FakeGpu unpoisoned;
+  ScratchSeen seen2;
+  unpoisoned.add_module("m", two_kernels(partial_sums(&seen2, true)));
+  leap::sandbox::detail::ModuleHandle m = nullptr;
+  REQUIRE(unpoisoned.load_module("m", m) == 0);
+  leap::sandbox::detail::FunctionHandle f1 = nullptr, f2 = nullptr;
+  REQUIRE(unpoisoned.get_function(m, "partial_sums", f1) == 0);
+  REQUIRE(unpoisoned.get_function(m, "final_sum", f2) == 0);
+  leap::sandbox::detail::DevicePtr x = 0, out = 0, partials = 0;
+  REQUIRE(unpoisoned.allocate(256 * 4, x) == 0);
+  REQUIRE(unpoisoned.allocate(4, out) == 0);
+  REQUIRE(unpoisoned.allocate(2 * 4, partials) == 0);
+  std::uint64_t n = 256;
+  void* a1[] = {&x, &partials, &n};
+  void* a2[] = {&partials, &out, &n};
+  leap::sandbox::detail::LaunchShape one;
+  for (float value : {1.0f, 2.0f}) {
+    for (int i = 0; i < 256; ++i) std::memcpy(unpoisoned.memory(x + 4 * static_cast<std::uint64_t>(i), 4), &value, 4);
+    REQUIRE(unpoisoned.launch(f1, one, a1, 3) == 0);
+    REQUIRE(unpoisoned.launch(f2, one, a2, 3) == 0);
+  }
+  float stale = 0;
+  std::memcpy(&stale, unpoisoned.memory(out, 4), 4);
+  CHECK(seen2.reused == 1);
+  CHECK(stale == 256.0f);  // the first run's sum, where 512 was due
+}
+
+TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missing or a limit is broken", "[sandbox][harness][plan]") {
+  SECTION("the second kernel is not in the module: the lookup fails before any launch") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, {{"partial_sums", partial_sums()}}, k_two_pass);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "runtime_error");
+    CHECK_THAT(o.result.detail, Catch::Contains("final_sum"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("more threads per block than a GPU has") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels(),
+                               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                               "// leap-launch: partial_sums grid=ceil_div(n, 256) block=(64, 32) args=(x, partials, n)\n"
+                               "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: line 2, kernel 'partial_sums'") &&
+                                      Catch::Contains("2048 threads per block, over the limit of 1024"));
+    CHECK(count_ops(gpu, "launch") == 0);
+    CHECK(count_ops(gpu, "load") == 0);
+  }
+  SECTION("a grid expression that overflows") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels(),
+                               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                               "// leap-launch: partial_sums grid=n*n*n*n*n*n*n block=256 args=(x, partials, n)\n");
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.detail, Catch::Contains("grid x") && Catch::Contains("overflow"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("dynamic shared memory within the task's bound but over this device's opt-in limit") {
+    FakeGpu gpu;
+    gpu.shared_optin = 64 * 1024;
+    const Outcome o = evaluate(gpu, two_kernels(),
+                               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                               "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=96*1024 args=(x, partials, n)\n"
+                               "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.detail, Catch::Contains("98304") && Catch::Contains("the device's limit of 65536 bytes"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("a task that fixes its launch refuses the plan") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels(), k_two_pass, sum_task(false));
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.detail, Catch::Contains("task 'sum' fixes its launch (leap-launch: sum grid=(1) block=(256))"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("a malformed plan in the request") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels(), "// leap-launch: partial_sums grid=(1 block=1\n");
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.detail, Catch::Contains("line 1") && Catch::Contains("without its ')'"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+}
+
+TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted in through the driver first", "[sandbox][harness][plan]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, two_kernels(),
+                             "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                             "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=64*1024 args=(x, partials, n)\n"
+                             "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n",
+                             sum_task(), false);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  bool allowed = false;
+  for (const auto& op : gpu.log) {
+    if (op.what == "allow_shared" && op.name == "fake:candidate:partial_sums" && op.bytes == 64 * 1024) allowed = true;
+    if (op.what == "launch" && op.name == "fake:candidate:partial_sums") {
+      CHECK(allowed);  // the attribute is set before the first launch
+      break;
+    }
+  }
+  CHECK(count_ops(gpu, "allow_shared", "fake:candidate:final_sum") == 0);  // no shared memory, nothing to allow
+}
+
+TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by its guard", "[sandbox][harness][plan]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, two_kernels(partial_sums(nullptr, false, true)), k_two_pass);
+  REQUIRE(verdict_of(o.result) == "wrong_answer");
+  CHECK_THAT(o.result.detail, Catch::Contains("wrote outside scratch buffer 'partials' (0 bytes before its start, 4 after its end)"));
+}
