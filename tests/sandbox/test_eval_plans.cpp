@@ -2,8 +2,9 @@
 // Launch plans through eval without a GPU: a real two-kernel module compiled by NVRTC has its plan
 // checked against the module's symbol table and the task's policy and reported before the no_gpu
 // status; an invalid or refused plan is a compile_error with its own plan status; serve's eval
-// reports the same and takes headers.
+// reports the same and takes headers; the built-in tasks say whether and how a plan may be declared.
 #include <catch2/catch.hpp>
+#include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/launch_plan.hpp>
 #include <leap/sandbox/request_handler.hpp>
@@ -65,6 +66,25 @@ extern "C" __global__ void final_sum(const float* partials, float* out, int n) {
 )";
 
 }  // namespace
+
+TEST_CASE("launch plans: built-in tasks say whether and how a plan may be declared", "[sandbox][plan][task]") {
+  int allowing = 0, fixed = 0;
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+    INFO(t.spec.name);
+    if (t.spec.candidate_launch.allowed) {
+      ++allowing;
+      CHECK_THAT(t.spec.description, Catch::Contains("// leap-launch: KERNEL grid=(...) block=(...)") &&
+                                         Catch::Contains("up to " + std::to_string(t.spec.candidate_launch.max_kernels) + " kernels") &&
+                                         Catch::Contains(std::to_string(t.spec.candidate_launch.max_shared_bytes / 1024) + " KiB") &&
+                                         Catch::Contains("// leap-scratch: NAME DTYPE COUNT"));
+    } else {
+      ++fixed;
+      CHECK_THAT(t.spec.description, Catch::Contains("The launch is fixed: leap-launch and leap-scratch lines are refused."));
+    }
+  }
+  CHECK(allowing >= 1);
+  CHECK(fixed >= 1);
+}
 
 TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled module and reports it before no_gpu",
           "[sandbox][plan][evaluator]") {
@@ -129,6 +149,20 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   const sb::EvalResult broken = ev.evaluate(task, std::string(k_two_pass_source) + "this does not compile\n");
   CHECK_FALSE(broken.launch_plan.has_value());
   CHECK(json::parse(sb::to_json(broken)).at("launch_plan").is_null());
+}
+
+TEST_CASE("launch plans: a built-in task's two-kernel variant compiles and its plan is valid", "[sandbox][plan][task]") {
+  const sb::BuiltinTask* t = sb::find_builtin_task("row_sum");
+  REQUIRE(t != nullptr);
+  const sb::TaskVariant* v = t->variant("two_pass");
+  REQUIRE(v != nullptr);
+  sb::Evaluator ev(no_gpu_config());
+  const sb::EvalResult r = ev.evaluate(t->spec, v->source);
+  INFO(sb::to_json(r));
+  REQUIRE(r.status == sb::EvalStatus::no_gpu);
+  CHECK(r.launch_plan->resolved->kernels.size() == 2);
+  CHECK(r.launch_plan->resolved->kernels[0].shape.grid[1] == 8192);
+  CHECK(r.launch_plan->resolved->scratch[0].count == 8192 * 4);
 }
 
 TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like compile", "[sandbox][plan][serve]") {
