@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds="${1:-10}"
-harnesses=(include_scanner size_expr task_spec serve_line frames elf_kernels)
+harnesses=(include_scanner size_expr task_spec serve_line frames elf_kernels launch_plan)
 if [[ -n "${FUZZ_ONLY:-}" ]]; then harnesses=(${FUZZ_ONLY}); fi
 
 if [[ ! -f build/fuzz/CMakeCache.txt ]]; then cmake --preset fuzz >/dev/null; fi
