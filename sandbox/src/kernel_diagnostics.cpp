@@ -132,19 +132,6 @@ std::string join(std::span<const std::string> names, std::size_t max_names) {
 
 }  // namespace
 
-std::vector<std::string> ptx_kernel_names(std::string_view ptx) {
-  std::vector<std::string> names;
-  std::size_t pos = 0;
-  while ((pos = ptx.find(".entry ", pos)) != std::string_view::npos) {
-    pos += 7;
-    std::size_t e = pos;
-    while (e < ptx.size() && (ident_char(ptx[e]) || ptx[e] == '$' || ptx[e] == '.')) ++e;
-    if (e > pos) names.emplace_back(ptx.substr(pos, e - pos));
-    pos = e;
-  }
-  return names;
-}
-
 std::vector<KernelTemplate> kernel_templates(std::string_view source) {
   const std::string s = blank_comments_and_literals(source);
   std::vector<KernelTemplate> found;

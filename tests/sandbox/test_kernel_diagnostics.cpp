@@ -13,12 +13,6 @@
 using namespace leap::sandbox;
 using nlohmann::json;
 
-TEST_CASE("diagnostics: kernel names come from the PTX's .entry lines", "[sandbox][diagnostics]") {
-  const std::string ptx = ".visible .entry scale(\n.param .u64 p\n)\n.visible .entry _Z4axpyIfEvPT_(\n)\n";
-  CHECK(ptx_kernel_names(ptx) == std::vector<std::string>{"scale", "_Z4axpyIfEvPT_"});
-  CHECK(ptx_kernel_names("").empty());
-}
-
 TEST_CASE("diagnostics: kernel templates are found with an instantiation that fits them", "[sandbox][diagnostics]") {
   const std::string src =
       "// template <typename T> __global__ void in_a_comment(T* x);\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a module's kernels are, and what to tell a candidate whose module compiles but lacks the
-// kernel it must define. Real kernels often come as `template <...> __global__` functions that only
+// What to tell a candidate whose module compiles but lacks the kernel it must define (the module's
+// kernels are the CUBIN's entry symbols, CompileResult::kernels). Real kernels often come as `template <...> __global__` functions that only
 // their host launcher instantiated; once the host code is gone the module is empty, and the policy
 // needs to hear that, and the explicit instantiation that fixes it, in one sentence.
 #pragma once
@@ -11,9 +11,6 @@
 #include <vector>
 
 namespace leap::sandbox {
-
-// The kernels (.entry symbols) of a PTX module, in order; mangled names stay mangled.
-std::vector<std::string> ptx_kernel_names(std::string_view ptx);
 
 // A `template <...> __global__ void name(...)` found in a source, with an explicit instantiation
 // that would make it a kernel (type parameters as float, non-type ones by their default or name).
