@@ -89,8 +89,11 @@ class DirectiveParser {
       if (!seen.insert(std::string(key)).second) fail(std::string(key) + "= given twice");
       const std::string_view value = value_at(pos, key);
       if (key == "grid" || key == "block") dims(value, key, key == "grid" ? k.grid : k.block);
-      else if (key == "shared") k.shared_bytes = std::string(value);
-      else k.args = names(value);
+      else if (key == "args") k.args = names(value);
+      else {
+        expression_text(value, "shared=");
+        k.shared_bytes = std::string(value);
+      }
     }
     if (seen.count("grid") == 0) fail("grid= is missing (e.g. grid=ceil_div(n, 256))");
     if (seen.count("block") == 0) fail("block= is missing (e.g. block=256)");
@@ -108,6 +111,7 @@ class DirectiveParser {
     if (!is_identifier(name)) fail("scratch name " + shown_text(name) + " is not an identifier");
     const std::optional<DType> d = dtype_from_string(dtype);
     if (!d) fail("unknown dtype " + shown_text(dtype) + " (float32, float16, bfloat16 or int32)");
+    expression_text(count, "COUNT");
     s.name = std::string(name);
     s.dtype = *d;
     s.count = std::string(count);
@@ -155,13 +159,27 @@ class DirectiveParser {
     return v;
   }
 
-  void dims(std::string_view value, std::string_view key, std::string (&out)[3]) const {
-    std::vector<std::string_view> parts;
-    if (const auto inner = parenthesised(value)) {
-      split_top_level(*inner, parts);
-    } else {
-      parts.push_back(value);
+  // Only what size expressions are written with: a stray byte is named here, not deep in an
+  // expression later, and the plan's canonical text reads back as itself.
+  void expression_text(std::string_view value, std::string_view field) const {
+    for (const char c : value) {
+      const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || is_space(c) || c == '_' || c == '(' || c == ')' ||
+                      c == ',' || c == '+' || c == '-' || c == '*' || c == '/' || c == '%';
+      if (!ok) {
+        const std::string shown = static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f
+                                      ? std::string("'") + c + "'"
+                                      : "byte " + std::to_string(static_cast<unsigned char>(c));
+        fail(std::string(field) + ": " + shown + " has no place in a size expression (names, integers, + - * / %, "
+                                  "parentheses and ceil_div, min, max, pow2_ceil)");
+      }
     }
+  }
+
+  // (x, y, z), or x, y, z without the parentheses.
+  void dims(std::string_view value, std::string_view key, std::string (&out)[3]) const {
+    expression_text(value, std::string(key) + "=");
+    std::vector<std::string_view> parts;
+    split_top_level(parenthesised(value).value_or(value), parts);
     if (parts.size() > 3) fail(std::string(key) + "=" + shown_text(value) + ": more than 3 dimensions");
     for (std::size_t i = 0; i < parts.size(); ++i) {
       if (parts[i].empty()) fail(std::string(key) + "=" + shown_text(value) + ": dimension " + std::to_string(i + 1) + " is empty");

@@ -104,6 +104,21 @@ TEST_CASE("launch plans: a malformed directive is an error with its line and wha
   CHECK(parse_error("// leap-scratch: p float64 n\n// leap-launch: k grid=1 block=1\n") ==
         "line 1: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
   CHECK_THAT(parse_error("// leap-scratch: p float32\n"), Catch::StartsWith("line 1: expected `// leap-scratch: NAME DTYPE COUNT`"));
+  // Bytes no size expression holds are named at once (a fuzzer's find: "block=,\0\0\0shared=...").
+  constexpr char k_nul[] = "// leap-launch: k grid=1 block=,\0\0\0shared=256 * 4 args=(x)\n";
+  CHECK(parse_error(std::string(k_nul, sizeof k_nul - 1)) ==
+        "line 1: block=: byte 0 has no place in a size expression (names, integers, + - * / %, parentheses and ceil_div, min, "
+        "max, pow2_ceil)");
+  CHECK_THAT(parse_error("// leap-launch: k grid=1 block=1 shared=n; \n"), Catch::Contains("shared=: ';' has no place"));
+  CHECK_THAT(parse_error("// leap-scratch: p int32 n#2\n// leap-launch: k grid=1 block=1\n"), Catch::Contains("COUNT: '#' has no place"));
+  CHECK(parse_error("// leap-launch: k grid=, block=1\n") == "line 1: grid=\",\": dimension 1 is empty");
+  // Several dimensions without the parentheses read the same as with them.
+  const sb::PlanParse bare = sb::parse_launch_plan("// leap-launch: k grid=ceil_div(n, 32), rows block=32, 8\n");
+  REQUIRE(bare.ok());
+  CHECK(bare.plan.kernels[0].grid[0] == "ceil_div(n, 32)");
+  CHECK(bare.plan.kernels[0].grid[1] == "rows");
+  CHECK(bare.plan.kernels[0].block[1] == "8");
+  CHECK(sb::to_directives(bare.plan) == "// leap-launch: k grid=(ceil_div(n, 32), rows) block=(32, 8)\n");
   CHECK(parse_error("// leap-scratch: p float32 n\n") ==
         "line 1: leap-scratch without any leap-launch line (scratch is passed to kernels through args=)");
 }
