@@ -8,7 +8,7 @@
 //   // leap-scratch: NAME DTYPE COUNT
 // - KERNEL is an extern "C" __global__ function of the module. Kernels run in the order of their
 //   lines, one after the other on one stream; the whole sequence is one run (timed as one).
-// - DIMS is one size expression (x) or (X[, Y[, Z]]); missing dimensions are 1. EXPR and COUNT are
+// - DIMS is (X[, Y[, Z]]), the parentheses optional; missing dimensions are 1. EXPR and COUNT are
 //   size expressions over the task's sizes (size_expr.hpp): ceil_div(n, 256), rows * 4, min(n, 1024).
 // - shared: dynamic shared memory in bytes (default 0); above 48 KiB the harness opts in for it.
 // - args: the kernel's arguments in order, each the name of a task parameter or of a scratch buffer
