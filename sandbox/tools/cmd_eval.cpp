@@ -56,6 +56,7 @@ int run_eval(const Arguments& args) {
   std::optional<std::size_t> cache_max_mb;
   std::string arch;
   std::vector<std::string> positional;
+  std::vector<std::pair<std::string, std::string>> header_files;  // NAME, FILE from --header NAME=FILE
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") as_json = true;
@@ -64,7 +65,14 @@ int run_eval(const Arguments& args) {
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--cache-max-mb") cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
-    else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
+    else if (a == "--header") {
+      const std::string& spec = option_value(args, i);
+      const std::size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+        usage_error("eval: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" + spec + "'");
+      }
+      header_files.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+    } else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
     else positional.push_back(a);
   }
   if (positional.size() != 2) usage_error("eval: expected TASK CANDIDATE.cu");
@@ -80,8 +88,17 @@ int run_eval(const Arguments& args) {
     return 2;
   }
   const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<sb::Header> headers;  // under the same rules as a task's shipped headers
+  for (const auto& [name, file] : header_files) {
+    std::ifstream h(file, std::ios::binary);
+    if (!h) {
+      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file << ")\n";
+      return 2;
+    }
+    headers.push_back({name, std::string{std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>()}});
+  }
   sb::Evaluator evaluator(evaluator_config(arch, seed, time, unconfined, cache_max_mb));
-  const sb::EvalResult r = evaluator.evaluate(*task, source);
+  const sb::EvalResult r = evaluator.evaluate(*task, source, headers);
   if (as_json) {
     std::cout << sb::to_json(r) << "\n";
   } else {
@@ -116,6 +133,9 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing
   --arch A             compile target (default: the GPU's, else sm_90)
+  --header NAME=FILE   ship FILE as the header NAME (#include "NAME" finds it; repeatable), through
+                       the include jail like the source; launch-plan lines are read from
+                       CANDIDATE.cu only
   --unconfined         compile without Landlock, seccomp and the private root, for machines that
                        lack them (the result's compile.unconfined says so); never for untrusted
                        source

@@ -90,6 +90,38 @@ TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
   CHECK(run_cli("eval row_sum", dir).exit_code == 2);
 }
 
+TEST_CASE("cli eval: a declared launch plan is reported before no_gpu, an invalid one is a compile_error", "[sandbox][cli][plan]") {
+  leap_test::TempDir dir;
+  if (machine_has_gpu(dir)) return;
+  const std::string two_pass = variant("row_sum", "two_pass");
+  const std::string good = dir.write("two_pass.cu", two_pass).string();
+  const Run text = run_cli("eval row_sum '" + good + "'", dir);
+  CHECK(text.exit_code == 3);
+  CHECK_THAT(text.out, Catch::Contains("launch plan (declared), at sizes {cols=4096, rows=8192}: row_chunk_sums grid=(4, 8192) "
+                                       "block=(256) shared=1024; row_chunk_total grid=(8192) block=(32); scratch partials: 32768 x float32"));
+
+  // The kernels in a header (--header), the plan in the candidate's own source.
+  const std::size_t kernels_at = two_pass.find("extern \"C\"");
+  dir.write("row_kernels.cuh", two_pass.substr(kernels_at));
+  const std::string with_header = dir.write("plan_only.cu", two_pass.substr(0, kernels_at) + "#include \"row_kernels.cuh\"\n").string();
+  const Run js = run_cli("eval --json --header row_kernels.cuh='" + (dir.path / "row_kernels.cuh").string() + "' row_sum '" + with_header + "'", dir);
+  CHECK(js.exit_code == 3);
+  const json j = json::parse(js.out);
+  CHECK(j.at("launch_plan").at("source") == "candidate");
+  CHECK(j.at("launch_plan").at("kernels").size() == 2);
+  CHECK(run_cli("eval --header nonsense row_sum '" + good + "'", dir).exit_code == 2);
+
+  std::string wide = two_pass;
+  wide.replace(wide.find("block=32"), 8, "block=2048");
+  const Run bad = run_cli("eval row_sum '" + dir.write("wide.cu", wide).string() + "'", dir);
+  CHECK(bad.exit_code == 0);
+  CHECK_THAT(bad.out, Catch::Contains("row_sum: verdict, compile_error") &&
+                          Catch::Contains("Launch plan error: line 5, kernel 'row_chunk_total': block x \"2048\" is 2048, over the limit of 1024"));
+  const Run refused = run_cli("eval --json scale_add '" + good + "'", dir);
+  CHECK(refused.exit_code == 0);
+  CHECK(json::parse(refused.out).at("launch_plan").at("status") == "refused");
+}
+
 TEST_CASE("cli serve: responses matched by id, malformed lines answered with id null, EOF drains", "[sandbox][cli]") {
   leap_test::TempDir dir;
   const bool gpu = machine_has_gpu(dir);
