@@ -2,8 +2,9 @@
 // The hostile kernels of the GPU suite, each with the one verdict it must get. Shared by the GPU
 // suite (tests/gpu/test_hostile.cpp, which runs them) and a CPU test (which compiles them, so a
 // case that stops compiling for an unrelated reason is caught on every CI run).
-// All are candidates for scale_add(const float* x, const float* y, float* out, float alpha, int n),
-// grid ceil_div(n, 1024), block 256, four elements per thread.
+// cases() are candidates for scale_add(const float* x, const float* y, float* out, float alpha,
+// int n), grid ceil_div(n, 1024), block 256, four elements per thread; plan_cases() declare their
+// own launch plans for row_sum and matmul.
 #pragma once
 
 #include <string>
@@ -119,6 +120,84 @@ inline std::vector<Case> cases() {
        scale_add_kernel(k_compute + "  cooperative_groups::this_grid().sync();", "#include <cooperative_groups.h>\n"), "runtime_error"},
       // 1024 blocks (and 1 for the small check size) are not multiples of a cluster of 3: the launch fails.
       {"__cluster_dims__ that does not divide the grid", scale_add_kernel(k_compute, "", "__cluster_dims__(3, 1, 1) "), "runtime_error"},
+  };
+}
+
+// Launch plans (`// leap-launch:` lines) on the built-in tasks that accept them: a two-kernel row
+// sum through scratch and its broken twins, plans that break a rule (refused before any launch),
+// and a matmul that opts in to 64 KiB of dynamic shared memory.
+struct PlanCase {
+  std::string name;
+  std::string task;
+  std::string source;
+  std::string expect;
+  bool timed = false;
+};
+
+inline const std::string k_row_plan =
+    "// leap-scratch: partials float32 rows * ceil_div(cols, 1024)\n"
+    "// leap-launch: row_chunk_sums grid=(ceil_div(cols, 1024), rows) block=256 args=(x, partials, rows, cols)\n"
+    "// leap-launch: row_chunk_total grid=rows block=32 args=(partials, out, rows, cols)\n";
+
+// row_sum in two kernels: 1024-column chunks into scratch, then one warp per row. `store_if` decides
+// which chunks are stored; `after` runs once in the last block (a write past the scratch).
+inline std::string row_chunks(const std::string& store_if = "true", const std::string& after = "") {
+  return "extern \"C\" __global__ void row_chunk_sums(const float* x, float* partials, int rows, int cols) {\n"
+         "  __shared__ float part[256];\n"
+         "  const int chunk = blockIdx.x, row = blockIdx.y, chunks = (cols + 1023) / 1024;\n"
+         "  const float* p = x + static_cast<long long>(row) * cols;\n"
+         "  const int end = (chunk + 1) * 1024 < cols ? (chunk + 1) * 1024 : cols;\n"
+         "  float s = 0.0f;\n"
+         "  for (int c = chunk * 1024 + threadIdx.x; c < end; c += blockDim.x) s += p[c];\n"
+         "  part[threadIdx.x] = s;\n"
+         "  __syncthreads();\n"
+         "  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {\n"
+         "    if (threadIdx.x < stride) part[threadIdx.x] += part[threadIdx.x + stride];\n"
+         "    __syncthreads();\n"
+         "  }\n"
+         "  if (threadIdx.x == 0 && (" + store_if + ")) partials[static_cast<long long>(row) * chunks + chunk] = part[0];\n"
+         "  if (threadIdx.x == 0 && row == rows - 1 && chunk == chunks - 1) {" + after + "}\n"
+         "}\n"
+         "extern \"C\" __global__ void row_chunk_total(const float* partials, float* out, int rows, int cols) {\n"
+         "  const int row = blockIdx.x, chunks = (cols + 1023) / 1024;\n"
+         "  float s = 0.0f;\n"
+         "  for (int c = threadIdx.x; c < chunks; c += 32) s += partials[static_cast<long long>(row) * chunks + c];\n"
+         "  for (int offset = 16; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset);\n"
+         "  if (threadIdx.x == 0 && row < rows) out[row] = s;\n"
+         "}\n";
+}
+
+inline std::vector<PlanCase> plan_cases() {
+  auto plan_with = [](const std::string& from, const std::string& to) {
+    std::string p = k_row_plan;
+    p.replace(p.find(from), from.size(), to);
+    return p;
+  };
+  return {
+      {"plan: two kernels through scratch", "row_sum", k_row_plan + row_chunks(), "correct", true},
+      // Chunk 1 is never stored: the second kernel adds the scratch's poison (NaN), never a stale sum.
+      {"plan: the second kernel reads scratch the first never wrote", "row_sum", k_row_plan + row_chunks("chunk != 1"), "wrong_answer"},
+      {"plan: writes one element past its scratch", "row_sum",
+       k_row_plan + row_chunks("true", " partials[static_cast<long long>(rows) * chunks] = 1.0f; "), "wrong_answer"},
+      {"plan: names a kernel the module lacks", "row_sum", plan_with("row_chunk_total grid", "row_chunk_totals grid") + row_chunks(),
+       "compile_error"},
+      {"plan: 2048 threads per block", "row_sum", plan_with("grid=rows block=32", "grid=rows block=(32, 64)") + row_chunks(),
+       "compile_error"},
+      {"plan: more dynamic shared memory than the task allows", "row_sum",
+       plan_with("block=256 args", "block=256 shared=64 * 1024 args") + row_chunks(), "compile_error"},
+      {"plan: 64 KiB of dynamic shared memory, opted in", "matmul",
+       "// leap-launch: matmul grid=(ceil_div(N, 16), ceil_div(M, 16)) block=(16, 16) shared=64 * 1024\n"
+       "extern \"C\" __global__ void matmul(const float* A, const float* B, float* C, int M, int N, int K) {\n"
+       "  extern __shared__ float pad[];  // 256 threads x 64 floats: every byte of the 64 KiB\n"
+       "  const int t = threadIdx.y * 16 + threadIdx.x, row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;\n"
+       "  pad[t * 64 + 63] = 0.0f;\n"
+       "  __syncthreads();\n"
+       "  if (row >= M || col >= N) return;\n"
+       "  float s = pad[t * 64 + 63];\n"
+       "  for (int k = 0; k < K; ++k) s += A[static_cast<long long>(row) * K + k] * B[static_cast<long long>(k) * N + col];\n"
+       "  C[static_cast<long long>(row) * N + col] = s;\n"
+       "}\n",
+       "correct"},
   };
 }
 

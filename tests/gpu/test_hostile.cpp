@@ -75,6 +75,14 @@ int main() {
     expect("  healthy after it", ev.evaluate(task, fast), "correct");
   }
 
+  // 2b. Launch plans: run, checked and timed as one sequence, or refused before any launch.
+  for (const sb::hostile::PlanCase& c : sb::hostile::plan_cases()) {
+    const sb::BuiltinTask& t = *sb::find_builtin_task(c.task);
+    const sb::EvalResult r = (c.timed ? timed : ev).evaluate(t.spec, c.source);
+    expect(std::string(c.timed ? "[timed] " : "") + c.name, r, c.expect);
+    expect("  healthy after it", ev.evaluate(t.spec, t.variant("fast")->source), "correct");
+  }
+
   // 3. The memoiser is paid its honest speed: within 1.5x of the same kernel without the memo.
   {
     const sb::EvalResult honest = timed.evaluate(task, sb::hostile::scale_add_kernel(sb::hostile::k_compute));

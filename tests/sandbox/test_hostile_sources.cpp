@@ -47,3 +47,26 @@ TEST_CASE("hostile suite: the compile errors are the intended ones", "[sandbox][
     if (hc.name.find("from the device") != std::string::npos) CHECK(r.log.find("device-side kernel launch") != std::string::npos);
   }
 }
+
+TEST_CASE("hostile suite: every launch-plan case compiles, and is refused before running exactly when it should", "[sandbox][hostile][plan]") {
+  sb::EvaluatorConfig c;
+  c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "no GPU on this machine"};
+  c.arch = "sm_90";
+  sb::Evaluator ev(c);
+  for (const sb::hostile::PlanCase& pc : sb::hostile::plan_cases()) {
+    INFO(pc.name);
+    const sb::EvalResult r = ev.evaluate(sb::find_builtin_task(pc.task)->spec, pc.source);
+    INFO(r.detail);
+    REQUIRE(r.compile.ok());  // never a compile error: what is refused is the plan
+    REQUIRE(r.launch_plan.has_value());
+    CHECK(r.launch_plan->source == "candidate");
+    if (pc.expect == "compile_error") {
+      REQUIRE(r.verdict.has_value());
+      CHECK(*r.verdict == leap::Verdict::compile_error);
+      CHECK(r.launch_plan->status == sb::PlanStatus::invalid);
+    } else {
+      CHECK(r.status == sb::EvalStatus::no_gpu);
+      CHECK(r.launch_plan->status == sb::PlanStatus::ok);
+    }
+  }
+}
