@@ -72,6 +72,15 @@ std::string_view to_string(CompileLimit limit) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(PchUse pch) noexcept {
+  switch (pch) {
+    case PchUse::none: return "none";
+    case PchUse::hit: return "hit";
+    case PchUse::created: return "created";
+  }
+  return "unknown";
+}
+
 void validate(const CompileOptions& o) {
   const int n = arch_number(o.arch);
   if (n < 0) bad("arch", o.arch, "expected sm_XY or compute_XY, optionally with an a or f suffix");

@@ -22,8 +22,10 @@
 #include <thread>
 
 #include "compile_child.hpp"
+#include "compile_pool.hpp"
 #include "detail.hpp"
 #include "elf_kernels.hpp"
+#include "nvrtc_compile.hpp"
 #include "leap/sandbox/compat_headers.hpp"
 #include "leap/sandbox/confinement.hpp"
 
@@ -42,88 +44,6 @@ std::chrono::nanoseconds cpu_now(clockid_t clock) {
   timespec ts{};
   ::clock_gettime(clock, &ts);
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
-
-struct FlowPayload {
-  clockid_t clock;                   // the compile's CPU clock: the child's process clock, or this thread's
-  std::chrono::nanoseconds cpu_deadline;
-  Clock::time_point wall_deadline;
-};
-
-// Called by NVRTC between phases; once it says cancel it keeps saying so, as NVRTC requires.
-int flow_callback(void* payload, void*) {
-  const auto* p = static_cast<FlowPayload*>(payload);
-  return cpu_now(p->clock) >= p->cpu_deadline || Clock::now() >= p->wall_deadline ? 1 : 0;
-}
-
-std::string nvrtc_error_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
-
-// One NVRTC compile on the calling thread, stopped by the flow callback once `clock` passes
-// `cpu_budget` from now or the wall deadline passes. The log is raw (unscrubbed, uncapped).
-CompileResult nvrtc_compile(const CompileJob& job, const std::vector<std::string>& include_dirs, clockid_t clock,
-                            std::chrono::nanoseconds cpu_budget, Clock::time_point wall_deadline) {
-  const auto t0 = Clock::now();
-  CompileResult out;
-  std::vector<const char*> header_src, header_names;
-  for (const Header& h : job.headers) {
-    header_src.push_back(h.content.c_str());
-    header_names.push_back(h.name.c_str());
-  }
-  nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(), static_cast<int>(header_src.size()),
-                                      header_src.data(), header_names.data());
-  if (rc != NVRTC_SUCCESS) {
-    out.log = "nvrtcCreateProgram failed: " + nvrtc_error_text(rc);
-    return out;
-  }
-  struct Guard {
-    nvrtcProgram* p;
-    ~Guard() { nvrtcDestroyProgram(p); }
-  } guard{&prog};
-
-  FlowPayload payload{clock, cpu_now(clock) + cpu_budget, wall_deadline};
-  nvrtcSetFlowCallback(prog, &flow_callback, &payload);
-  for (const std::string& e : job.options.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
-
-  std::vector<std::string> flags = detail::nvrtc_flags(job.options);
-  for (const std::string& d : include_dirs) flags.push_back("--include-path=" + d);
-  std::vector<const char*> argv;
-  for (const std::string& f : flags) argv.push_back(f.c_str());
-  rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-
-  std::size_t n = 0;
-  if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
-    out.log.resize(n);
-    nvrtcGetProgramLog(prog, out.log.data());
-    out.log.resize(n - 1);
-  }
-  if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && flow_callback(&payload, nullptr) != 0)) {
-    out.status = CompileStatus::timeout;
-  } else if (rc != NVRTC_SUCCESS) {
-    out.status = CompileStatus::error;
-    out.nvrtc_verdict = rc == NVRTC_ERROR_COMPILATION;  // anything else (out of memory, internal) may not recur
-    if (rc != NVRTC_ERROR_COMPILATION) out.log += (out.log.empty() ? "" : "\n") + std::string("nvrtc: ") + nvrtc_error_text(rc);
-  } else {
-    out.status = CompileStatus::ok;
-    out.nvrtc_verdict = true;
-    if (job.options.want_ptx && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
-      out.ptx.resize(n);
-      nvrtcGetPTX(prog, out.ptx.data());
-      if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
-    }
-    if (job.options.want_cubin && detail::arch_is_sm(job.options.arch) && nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
-      out.cubin.resize(n);
-      nvrtcGetCUBIN(prog, out.cubin.data());
-    }
-    for (const std::string& e : job.options.name_expressions) {
-      const char* lowered = nullptr;
-      if (nvrtcGetLoweredName(prog, e.c_str(), &lowered) == NVRTC_SUCCESS && lowered != nullptr) {
-        out.lowered_names.push_back({e, lowered});
-      }
-    }
-  }
-  out.seconds = seconds_since(t0);
-  return out;
 }
 
 std::string canonical(const std::string& p) {
@@ -208,6 +128,11 @@ std::vector<int> supported_archs() {
   return archs;
 }
 
+std::uint64_t nvrtc_pch_heap_bytes() {
+  std::size_t n = 0;
+  return nvrtcGetPCHHeapSize(&n) == NVRTC_SUCCESS ? n : 0;
+}
+
 unsigned cupti_api_version() {
   std::uint32_t v = 0;
   return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0u;
@@ -245,7 +170,8 @@ struct Compiler::Impl {
   std::vector<PathScrub> scrubs;
   std::vector<std::string> jail_roots;  // diagnostics may point below these
   std::string version_tag;
-  detail::ChildSetup child;  // process isolation: the confinement every compile child applies
+  detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
+  std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
 
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
@@ -306,6 +232,7 @@ struct Compiler::Impl {
     if (config.cache) {
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
         CompileResult r = cap_log(job, std::move(*hit));
+        r.pch = PchUse::none;  // nothing was compiled
         list_kernels(r);
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
@@ -313,7 +240,7 @@ struct Compiler::Impl {
         return r;
       }
     }
-    const CompileJob& nvrtc_job = config.compat_headers ? with_compat_headers(job) : job;
+    const detail::NvrtcRequest request = detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
     CompileResult r;
     if (charged >= budget) {
       r.status = CompileStatus::timeout;
@@ -325,12 +252,17 @@ struct Compiler::Impl {
       const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
       if (config.isolation == Isolation::process) {
         r = detail::run_compile_child(child, {budget - charged, wall, job.options.timeout}, [&](std::chrono::nanoseconds cpu_budget) {
-          return nvrtc_compile(nvrtc_job, include_dirs, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
+          return detail::nvrtc_compile(request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
         });
+      } else if (config.isolation == Isolation::worker_pool) {
+        detail::NvrtcRequest pooled = request;
+        // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
+        if (config.pool.pch) pooled.pch_dir = detail::pch_key(pooled);
+        r = pool->compile(pooled, {budget - charged, wall, job.options.timeout});
       } else {
         const auto cpu_start = thread_cpu();
         const auto wall_deadline = Clock::now() + wall;
-        r = nvrtc_compile(nvrtc_job, include_dirs, CLOCK_THREAD_CPUTIME_ID, budget - charged, wall_deadline);
+        r = detail::nvrtc_compile(request, CLOCK_THREAD_CPUTIME_ID, budget - charged, wall_deadline);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_start).count();
         if (r.status == CompileStatus::timeout) {
           r.limit = Clock::now() >= wall_deadline ? CompileLimit::wall_clock : CompileLimit::cpu_time;
@@ -352,7 +284,10 @@ struct Compiler::Impl {
 
   bool unconfined() const noexcept { return config.isolation == Isolation::trusted_in_process || config.unconfined; }
 
-  ~Impl() { detail::remove_work_dir(child); }
+  ~Impl() {
+    pool.reset();  // the workers go before the directory they were confined in
+    detail::remove_work_dir(child);
+  }
 };
 
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
@@ -385,7 +320,7 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
     m.version_tag += " " + compat_headers_tag();
     for (const CompatHeader& c : compat_headers()) m.policy.headers.emplace_back(c.name);
   }
-  if (m.config.isolation == Isolation::process) {
+  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
     if (!m.config.unconfined) {
       const ConfinementSupport& support = confinement_support();
       if (!support.sufficient()) {
@@ -396,11 +331,13 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
     }
     std::string error;
     if (!preload_nvrtc_builtins(v, error) && !m.config.unconfined) {
-      throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child cannot load it itself)");
+      throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child or worker cannot load it itself)");
     }
     m.child = detail::make_child_setup(m.include_dirs, m.config.limits, !m.config.unconfined);
   }
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (m.config.pool.size == 0) m.config.pool.size = m.config.workers;
+  if (m.config.isolation == Isolation::worker_pool) m.pool = std::make_unique<detail::CompilePool>(m.child, m.config.pool);
 }
 
 Compiler::~Compiler() = default;
@@ -444,5 +381,6 @@ std::vector<CompileResult> Compiler::compile_batch(std::span<const CompileJob> j
 
 const CompilerConfig& Compiler::config() const noexcept { return impl_->config; }
 CompileCache* Compiler::cache() const noexcept { return impl_->config.cache.get(); }
+CompilePoolStats Compiler::pool_stats() const { return impl_->pool ? impl_->pool->stats() : CompilePoolStats{}; }
 
 }  // namespace leap::sandbox

@@ -97,7 +97,8 @@ int apply_limits(const ChildLimits& limits, std::uint64_t inherited) noexcept {
   if (limits.open_files > 0) {
     if (const int e = set_limit(RLIMIT_NOFILE, limits.open_files, limits.open_files); e != 0) return e;
   }
-  if (const int e = set_limit(RLIMIT_FSIZE, 0, 0); e != 0) return e;
+  const rlim_t file_size = static_cast<rlim_t>(limits.file_size);
+  if (const int e = set_limit(RLIMIT_FSIZE, file_size, file_size); e != 0) return e;
   return set_limit(RLIMIT_CORE, 0, 0);
 }
 

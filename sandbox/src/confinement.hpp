@@ -22,6 +22,7 @@ int landlock_errno() noexcept;  // why landlock_abi() is 0 (ENOSYS: not built, E
 struct LandlockRule {
   std::string path;
   bool write = false;  // read (and list) always; write, truncate and device ioctls when set
+  bool create = false;  // also make and remove regular files and directories beneath (a scratch directory)
 };
 struct LandlockPlan {
   std::vector<LandlockRule> rules;  // everything else is neither readable, writable nor executable
@@ -50,6 +51,10 @@ struct PrivateRoot {
     std::string target;  // where it appears inside the new root (the path NVRTC is given)
   };
   std::vector<Bind> binds;  // read-only
+  // A writable tmpfs of at most scratch_bytes at this path inside the new root (a pooled compile
+  // worker's PCH directory); empty = none. It lives as long as the namespace: it goes with the worker.
+  std::string scratch;
+  std::uint64_t scratch_bytes = 0;
   uid_t uid = 0;            // the parent's ids, mapped to root inside the new user namespace
   gid_t gid = 0;
 };
@@ -62,6 +67,7 @@ struct ChildLimits {
   std::uint64_t address_space_extra = 0;  // RLIMIT_AS = what the child inherited + this; 0 = unlimited
   std::uint64_t cpu_seconds = 0;          // RLIMIT_CPU soft limit; hard = soft + 1; 0 = unlimited
   std::uint64_t open_files = 0;           // 0 = unchanged
+  std::uint64_t file_size = 0;            // RLIMIT_FSIZE; 0 = no file may be written at all
 };
 // PR_SET_PDEATHSIG(SIGKILL) and the parent re-check; false when the parent is already gone.
 bool die_with_parent(pid_t parent) noexcept;
@@ -69,7 +75,7 @@ bool die_with_parent(pid_t parent) noexcept;
 void reset_process_state() noexcept;
 // Keeps `keep` as descriptor 3 (the result pipe), stdin/stdout on /dev/null, stderr as is, closes the rest.
 int keep_only_descriptors(int keep) noexcept;
-// RLIMIT_AS is `inherited` + limits.address_space_extra; also file size 0 and no core dumps.
+// RLIMIT_AS is `inherited` + limits.address_space_extra; also the file size limit and no core dumps.
 int apply_limits(const ChildLimits& limits, std::uint64_t inherited) noexcept;
 std::uint64_t mapped_bytes() noexcept;  // what the process maps now (/proc/self/statm); 0 when unknown
 

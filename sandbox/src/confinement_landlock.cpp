@@ -39,6 +39,10 @@ constexpr std::uint64_t k_fs_execute = 1ull << 0;
 constexpr std::uint64_t k_fs_write_file = 1ull << 1;
 constexpr std::uint64_t k_fs_read_file = 1ull << 2;
 constexpr std::uint64_t k_fs_read_dir = 1ull << 3;
+constexpr std::uint64_t k_fs_remove_dir = 1ull << 4;
+constexpr std::uint64_t k_fs_remove_file = 1ull << 5;
+constexpr std::uint64_t k_fs_make_dir = 1ull << 7;
+constexpr std::uint64_t k_fs_make_reg = 1ull << 8;
 constexpr std::uint64_t k_fs_abi1 = (1ull << 13) - 1;  // execute .. make_sym
 constexpr std::uint64_t k_fs_refer = 1ull << 13;       // ABI 2
 constexpr std::uint64_t k_fs_truncate = 1ull << 14;    // ABI 3
@@ -96,13 +100,14 @@ int apply_landlock(const LandlockPlan& plan, int abi) noexcept {
   const int ruleset_fd = static_cast<int>(ruleset);
   const std::uint64_t read = k_fs_read_file | k_fs_read_dir;
   const std::uint64_t write = k_fs_write_file | (abi >= 3 ? k_fs_truncate : 0) | (abi >= 5 ? k_fs_ioctl_dev : 0);
+  const std::uint64_t create = k_fs_remove_dir | k_fs_remove_file | k_fs_make_dir | k_fs_make_reg;
   for (const LandlockRule& rule : plan.rules) {
     const int fd = ::open(rule.path.c_str(), O_PATH | O_CLOEXEC);
     if (fd < 0) continue;  // a path that is not there grants nothing
     struct stat st {};
     const bool is_dir = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
     PathBeneath beneath;
-    beneath.allowed_access = (read | (rule.write ? write : 0)) & attr.handled_access_fs;
+    beneath.allowed_access = (read | (rule.write ? write : 0) | (rule.create ? create : 0)) & attr.handled_access_fs;
     if (!is_dir) beneath.allowed_access &= k_file_rights;
     beneath.parent_fd = fd;
     const long rc = ::syscall(__NR_landlock_add_rule, ruleset_fd, k_rule_path_beneath, &beneath, 0);

@@ -89,6 +89,16 @@ int enter_private_root(const PrivateRoot& root, const char*& step) noexcept {
     if (::mount(b.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
     remount_read_only(target);
   }
+  if (!root.scratch.empty()) {
+    step = "mount the scratch tmpfs";
+    char options[64];
+    std::snprintf(options, sizeof options, "size=%llu,mode=0700", static_cast<unsigned long long>(root.scratch_bytes));
+    if (std::snprintf(target, sizeof target, "%s%s", base, root.scratch.c_str()) >= static_cast<int>(sizeof target)) {
+      return ENAMETOOLONG;
+    }
+    if (const int e = make_dirs(target, scratch, sizeof scratch); e != 0) return e;
+    if (::mount("leap-scratch", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) return errno;
+  }
   step = "pivot_root";
   std::snprintf(target, sizeof target, "%s/.old", base);
   if (::mkdir(target, 0700) != 0) return errno;

@@ -37,11 +37,29 @@ std::string failure(std::string_view raw_id, const char* code, const std::string
   return with_id(raw_id, {{"ok", false}, {"code", code}, {"error", error}});
 }
 
+json compile_pool_json(const Compiler& compiler) {
+  const CompilerConfig& c = compiler.config();
+  const CompilePoolStats s = compiler.pool_stats();
+  const bool pooled = c.isolation == Isolation::worker_pool;
+  return {{"isolation", pooled ? "worker_pool" : c.isolation == Isolation::process ? "process" : "trusted_in_process"},
+          {"workers", pooled ? c.pool.size : 0u},
+          {"max_compiles_per_worker", c.pool.max_compiles_per_worker},
+          {"pch", pooled && c.pool.pch},
+          {"pch_scratch_bytes", c.pool.pch_scratch_bytes},
+          {"nvrtc_pch_heap_bytes", nvrtc_pch_heap_bytes()},
+          {"workers_started", s.workers_started},
+          {"workers_replaced", s.workers_replaced},
+          {"compiles", s.compiles},
+          {"pch_hits", s.pch_hits},
+          {"pch_created", s.pch_created}};
+}
+
 json info_result(Evaluator& evaluator) {
   const GpuStatus& g = evaluator.gpu();
   return {{"leap_version", leap::version_string},
           {"versions", toolchain_versions()},
           {"arch", evaluator.arch()},
+          {"compile_pool", compile_pool_json(evaluator.compiler())},
           {"gpu", {{"status", std::string(to_string(g.state))}, {"available", g.ok()}, {"reason", g.reason}}}};
 }
 

@@ -42,6 +42,18 @@ json compat_json() {
   return {{"enabled_by_default", true}, {"tag", sb::compat_headers_tag()}, {"headers", headers}};
 }
 
+// What serve and the fleet worker compile in: a pool of confined workers keeping NVRTC's PCHs (one
+// worker per -j handler); `compile` keeps a one-shot child per compile.
+json compile_pool_json() {
+  const sb::CompilePoolSettings defaults;
+  return {{"used_by", {"serve", "worker"}},
+          {"workers", "one per -j handler"},
+          {"max_compiles_per_worker", defaults.max_compiles_per_worker},
+          {"pch", defaults.pch},
+          {"pch_scratch_bytes", defaults.pch_scratch_bytes},
+          {"nvrtc_pch_heap_bytes", sb::nvrtc_pch_heap_bytes()}};
+}
+
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
   const sb::TimerChoice timer = sb::timer_choice();
@@ -58,6 +70,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"supported_archs", archs},
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
                   {"confinement", confinement_json()},
+                  {"compile_pool", compile_pool_json()},
                   {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
                   {"compat_headers", compat_json()},
                   {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
@@ -97,6 +110,11 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
     std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
   }
+  const sb::CompilePoolSettings pool;
+  std::cout << "compile workers (serve, worker): one per -j handler, each confined once as above, replaced after "
+            << pool.max_compiles_per_worker << " compiles or any kill, limit or crash; NVRTC precompiled headers "
+            << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
+            << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per worker)\n";
   const std::string worker = sb::find_worker_executable();
   std::cout << "evaluation worker: " << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
   return 0;

@@ -94,6 +94,8 @@ int run_serve(const Arguments& args) {
   std::size_t queue_capacity = 0;
   sb::RequestLimits limits;
   std::optional<std::size_t> cache_mb;
+  std::optional<unsigned> pool_max_compiles;
+  bool no_pch = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
@@ -102,10 +104,19 @@ int run_serve(const Arguments& args) {
     else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
     else if (a == "--cache-max-mb") cache_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
+    else if (a == "--worker-compiles") pool_max_compiles = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 1000000));
+    else if (a == "--no-pch") no_pch = true;
     else usage_error("serve: unknown option '" + a + "'");
   }
   if (queue_capacity == 0) queue_capacity = 4 * jobs;
-  sb::Evaluator evaluator(evaluator_config("", std::nullopt, true, unconfined, cache_mb));
+  sb::EvaluatorConfig config = evaluator_config("", std::nullopt, true, unconfined, cache_mb);
+  // Long-lived confined compile workers with precompiled headers: what a stream of candidates that
+  // share their headers wants. One worker per handler.
+  config.compiler.isolation = sb::Isolation::worker_pool;
+  config.compiler.pool.size = jobs;
+  if (pool_max_compiles) config.compiler.pool.max_compiles_per_worker = *pool_max_compiles;
+  if (no_pch) config.compiler.pool.pch = false;
+  sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator, limits);
   std::mutex out_mutex;
   BoundedQueue queue(queue_capacity);
@@ -151,6 +162,11 @@ const Command serve_command{"serve", "serve [options]",
   --max-request-bytes N   longest request line (default 4194304); a longer one is not kept whole
   --max-depth N           deepest nesting of arrays and objects in a request (default 64)
   --cache-max-mb N        the disk cache's budget (default 1024); least recently used entries go first
+  --worker-compiles N     compiles a compile worker serves before it is replaced (default 256).
+                          Compiles run in -j long-lived workers, each confined once (Landlock,
+                          seccomp, a private root, rlimits) before it reads any source, keeping
+                          NVRTC's precompiled headers; results say "pch": "hit" | "created" | "none"
+  --no-pch                no precompiled headers in the compile workers
   --unconfined            compile without Landlock, seccomp and the private root, for machines that
                           lack them; never for untrusted source
 )",

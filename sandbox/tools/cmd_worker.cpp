@@ -64,6 +64,9 @@ int run_worker(const Arguments& args) {
   // (CompileOptions::wall_backstop): what a claim must wait for before taking a compile over.
   options.compile_wall_limit = 10 * compile_timeout;
   if (no_cache) config.compiler.cache = nullptr;
+  // Compiles in long-lived confined workers with precompiled headers, one per handler, as serve does.
+  config.compiler.isolation = sb::Isolation::worker_pool;
+  config.compiler.pool.size = options.jobs;
   options.eval_start_timeout = config.worker.init_timeout;
   sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator);

@@ -279,6 +279,38 @@ TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer
   for (const std::string& line : shadow) CHECK_FALSE(contains(cached, line));
 }
 
+TEST_CASE("confinement: a pooled compile worker leaks no host file either, one candidate after another", "[sandbox][confinement][leak][pool]") {
+  require_confinement();
+  const Canary canary;
+  // One worker for every form, the jail's lexer off: the worker's confinement, applied once before its
+  // first source, holds for all of them, and its PCH directory lets nothing through.
+  sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
+  config.pool.size = 1;
+  config.skip_include_jail_for_tests = true;
+  sb::Compiler c(config);
+  for (const Form& form : k_forms) {
+    INFO("form: " << form.name);
+    const sb::CompileResult leak = compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.path));
+    CHECK_FALSE(leak.unconfined);
+    CHECK_FALSE(contains(leak.log, k_token));
+    CHECK_FALSE(contains(leak.ptx, k_token));
+    CHECK_FALSE(contains(leak.cubin, k_token));
+    const sb::CompileResult absent = compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.missing));
+    CHECK(absent.status == leak.status);
+    CHECK(replaced(leak.log, "canary.h", "X.h") == replaced(absent.log, "absent.h", "X.h"));
+  }
+  for (const Form& form : k_has_include_forms) {
+    INFO("form: " << form.name);
+    const sb::CompileResult existing = compile_source(c, form.source(canary.path));
+    const sb::CompileResult missing = compile_source(c, form.source(canary.missing));
+    CHECK(replaced(existing.log, "canary.h", "X.h") == replaced(missing.log, "absent.h", "X.h"));
+    CHECK_FALSE(contains(existing.log, "present"));
+  }
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_started == 1);  // all of it went through the one worker
+  CHECK(s.pch_hits > 0);          // with its precompiled headers in use
+}
+
 TEST_CASE("confinement: without it the same sources do leak (the leak test can fail)", "[sandbox][confinement][leak]") {
   const Canary canary;
   sb::CompilerConfig config = leap_test::config(sb::Isolation::process, 1);
@@ -413,6 +445,24 @@ TEST_CASE("confinement: no compile child or worker outlives its parent by a seco
     REQUIRE(child > 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well inside NVRTC by now
     const double lived = orphan_lifetime(helper, child);
+    CHECK(lived >= 0.0);
+    CHECK(lived < 1.0);
+  }
+  SECTION("a pooled compile worker whose parent is killed, idle between compiles") {
+    const pid_t helper = ::fork();
+    REQUIRE(helper >= 0);
+    if (helper == 0) {
+      sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
+      config.pool.size = 1;
+      sb::Compiler c(config);
+      (void)c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"});
+      ::pause();
+      _exit(0);
+    }
+    const pid_t worker = child_of(helper);
+    REQUIRE(worker > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double lived = orphan_lifetime(helper, worker);
     CHECK(lived >= 0.0);
     CHECK(lived < 1.0);
   }

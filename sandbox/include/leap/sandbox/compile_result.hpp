@@ -21,7 +21,7 @@ std::string_view to_string(CompileStatus status) noexcept;
 
 struct CompileResult;
 // The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes, cpu_seconds,
-// limit, unconfined, kernels (the code itself stays out: a client that wants it links the library).
+// limit, unconfined, pch, kernels (the code itself stays out: a client that wants it links the library).
 std::string to_json(const CompileResult& result);
 
 // Which limit ended a compile (status timeout or resource_limit); none when it ran to its end.
@@ -32,6 +32,15 @@ enum class CompileLimit {
   address_space,  // RLIMIT_AS of the compile child
 };
 std::string_view to_string(CompileLimit limit) noexcept;
+
+// What NVRTC's automatic precompiled header did for a compile, as NVRTC itself reported it (a pooled
+// compile worker keeps the PCH of the headers its candidates share; see CompilePoolSettings).
+enum class PchUse {
+  none,     // no PCH: not a pooled compile, a cache hit, or NVRTC neither used nor created one
+  hit,      // NVRTC used a PCH an earlier compile in the same worker created ("using precompiled header")
+  created,  // NVRTC created a PCH from this compile's headers (nvrtcGetPCHCreateStatus says so)
+};
+std::string_view to_string(PchUse pch) noexcept;
 
 struct LoweredName {
   std::string expression;  // as given in CompileOptions::name_expressions
@@ -51,6 +60,7 @@ struct CompileResult {
   // switched off. Every report of such a result says so.
   bool unconfined = false;
   bool cache_hit = false;  // the cache answered; nothing was compiled
+  PchUse pch = PchUse::none;  // never changes the output: the same bytes, log and status either way
   // NVRTC itself decided: it compiled the source, or rejected it with a compile error. False for a
   // compile child that died, a limit, an internal NVRTC failure: outcomes that say nothing about the
   // source. Only results with a verdict are cached.

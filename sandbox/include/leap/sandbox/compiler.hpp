@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compile service: NVRTC in a confined, watchdogged child (or in-process for trusted source),
-// behind the include jail and a cache.
+// The compile service: NVRTC in confined, watchdogged processes (a one-shot child per compile, or a
+// pool of long-lived workers that keep precompiled headers; or in-process for trusted source), behind
+// the include jail and a cache.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -23,10 +25,38 @@ enum class Isolation {
   // see confinement.hpp) before NVRTC sees the source, and killed past its CPU time limit: the only
   // mode for untrusted source. A few ms a compile.
   process,
+  // Each compile runs in one of a few long-lived worker processes, each confined exactly as a
+  // per-compile child before it reads any source, that keep NVRTC's automatic precompiled headers
+  // between compiles: a kernel whose time goes into cuda_fp16.h, cub or mma.h compiles several times
+  // faster from the second candidate that shares its headers on. Each compile is charged the worker's
+  // CPU time from request to reply (queue time is not charged) and kills the worker past its limit;
+  // a worker is replaced after a kill, a limit, a crash or CompilePoolSettings::max_compiles_per_worker
+  // compiles. What serve and the fleet worker use.
+  worker_pool,
   // NVRTC runs on the calling thread, unconfined: it reads any file the process can and echoes it in
   // its log. The limit is enforced by NVRTC's flow callback, which NVRTC (13.0) calls only between
   // phases, so a front-end bomb runs to the end of parsing. For trusted sources and measurements only.
   trusted_in_process,
+};
+
+// The worker pool of Isolation::worker_pool.
+struct CompilePoolSettings {
+  unsigned size = 0;  // workers; 0 = CompilerConfig::workers. Started on first use, one per compile in flight
+  unsigned max_compiles_per_worker = 256;  // then the worker is replaced (bounds what NVRTC's heap may gather)
+  bool pch = true;  // NVRTC's automatic precompiled headers, kept per set of in-memory headers and options
+  // The worker's private PCH directory (a tmpfs in its private root); a worker whose PCHs fill three
+  // quarters of it is replaced after the compile. One PCH of cuda_fp16.h + cub is about 175 MB.
+  std::uint64_t pch_scratch_bytes = 1ull << 30;
+};
+
+// What a Compiler's worker pool has done so far.
+struct CompilePoolStats {
+  std::size_t workers_started = 0;
+  std::size_t workers_replaced = 0;  // retired after a kill, a limit, a crash, a full PCH directory or the compile count
+  std::size_t compiles = 0;
+  std::size_t pch_hits = 0;
+  std::size_t pch_created = 0;
+  std::vector<int> worker_pids;  // the live workers
 };
 
 struct CompilerConfig {
@@ -39,7 +69,8 @@ struct CompilerConfig {
   unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
   std::string cuda_include_dir;  // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
-  ConfinementLimits limits;      // rlimits of a compile child
+  ConfinementLimits limits;      // rlimits of a compile child or worker
+  CompilePoolSettings pool;      // Isolation::worker_pool
   // Process isolation without Landlock, seccomp and the private root (rlimits and process hygiene
   // stay); every result says so and is cached apart. Without it, a Compiler refuses to start where
   // the machine lacks Landlock or seccomp. For trusted source and measurements: an unconfined NVRTC
@@ -78,6 +109,7 @@ class Compiler {
 
   const CompilerConfig& config() const noexcept;
   CompileCache* cache() const noexcept;
+  CompilePoolStats pool_stats() const;  // all zero unless Isolation::worker_pool
 
  private:
   struct Impl;
@@ -88,6 +120,7 @@ NvrtcVersion nvrtc_version();
 std::vector<int> supported_archs();  // e.g. {75, 80, ..., 121}
 unsigned cupti_api_version();         // cuptiGetVersion; 0 when CUPTI cannot say
 std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
-std::string toolchain_versions();        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
+std::string toolchain_versions();
+std::uint64_t nvrtc_pch_heap_bytes();  // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per compile worker; 0 when unknown        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
 
 }  // namespace leap::sandbox

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compile_worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "confinement.hpp"
+#include "detail.hpp"
+
+extern char** environ;
+
+namespace leap::sandbox::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's end
+constexpr std::string_view k_ready = "leap compile worker ready";
+constexpr unsigned long long k_max_frame = 1ull << 30;
+constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
+
+std::chrono::nanoseconds cpu_of(clockid_t clock) {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return std::chrono::nanoseconds::zero();
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
+
+std::string milliseconds_text(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+std::string frame(std::string_view payload) {
+  std::string out;
+  put_u64(out, payload.size());
+  out.append(payload);
+  return out;
+}
+
+bool send_all(int fd, std::string_view data) {  // never SIGPIPE: a dead worker is an answer, not a signal
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool read_exactly(int fd, char* out, std::size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, out, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    out += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// In the worker: one whole frame, or false when the parent closed the socket.
+bool read_frame(int fd, std::string& payload) {
+  char head[8];
+  if (!read_exactly(fd, head, sizeof head)) return false;
+  std::string_view h(head, sizeof head);
+  unsigned long long n = 0;
+  if (!get_u64(h, n) || n > k_max_frame) return false;
+  payload.resize(static_cast<std::size_t>(n));
+  return read_exactly(fd, payload.data(), payload.size());
+}
+
+// A complete frame at the front of `data`, if there is one.
+std::optional<std::string_view> complete_frame(const std::string& data) {
+  std::string_view in(data);
+  unsigned long long n = 0;
+  if (!get_u64(in, n) || n > k_max_frame || in.size() < n) return std::nullopt;
+  return in.substr(0, static_cast<std::size_t>(n));
+}
+
+std::uint64_t directory_bytes(const std::string& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->is_regular_file(size_ec)) total += it->file_size(size_ec);
+  }
+  return total;
+}
+
+// Everything the worker needs, prepared in the parent so the child only makes system calls until it
+// is confined.
+struct Prepared {
+  const ChildSetup* setup;
+  LandlockPlan landlock;
+  PrivateRoot root;
+  std::string scratch;  // the scratch directory as the worker sees it
+  std::string tmpdir;   // "TMPDIR=<scratch>": NVRTC's front end puts its temporary file there when making a PCH
+  std::array<char*, 2> environment{};
+  WorkerSettings settings;
+};
+
+[[noreturn]] void confinement_failed(const char* step, int error) {
+  char msg[512];
+  const int n = std::snprintf(msg, sizeof msg, "the compile worker could not confine itself (%s: %s)", step, std::strerror(error));
+  if (n > 0) (void)write_all(k_socket_fd, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
+  _exit(k_exit_confinement_failed);
+}
+
+// The worker's life: confine, say ready, then one compile per request until the parent hangs up.
+[[noreturn]] void worker_main(Prepared& p, int socket, pid_t parent) {
+  if (!die_with_parent(parent)) _exit(k_exit_parent_gone);
+  reset_process_state();
+  if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
+  const ChildSetup& setup = *p.setup;
+  ChildLimits limits;
+  limits.address_space_extra = setup.limits.address_space_bytes;
+  limits.open_files = setup.limits.max_open_files;
+  limits.file_size = p.settings.scratch_bytes;  // a PCH file; the directory's own budget is the tmpfs size
+  const std::uint64_t inherited = mapped_bytes();
+  if (setup.confined && setup.private_root) {
+    const char* step = "";
+    if (const int e = enter_private_root(p.root, step); e != 0) confinement_failed(step, e);
+  } else if (::chdir(setup.work_dir.c_str()) != 0) {
+    confinement_failed("chdir into the empty directory", errno);
+  }
+  if (const int e = apply_limits(limits, inherited); e != 0) confinement_failed("setrlimit", e);
+  install_address_space_marker();
+  ::signal(SIGXFSZ, SIG_IGN);  // a PCH past the file limit fails to write (EFBIG); the compile goes on
+  environ = p.environment.data();
+  if (setup.confined) {
+    if (const int e = apply_landlock(p.landlock, setup.landlock_abi); e != 0) confinement_failed("landlock", e);
+    if (const int e = apply_seccomp(setup.filter); e != 0) confinement_failed("seccomp", e);
+  }
+  if (!write_all(k_socket_fd, frame(k_ready))) _exit(3);
+
+  std::string payload;
+  while (read_frame(k_socket_fd, payload)) {
+    std::string_view in(payload);
+    unsigned long long cpu_ns = 0, wall_ns = 0;
+    if (!get_u64(in, cpu_ns) || !get_u64(in, wall_ns)) _exit(3);
+    std::optional<NvrtcRequest> request = decode_request(in);
+    if (!request) _exit(3);
+    const bool key_ok = request->pch_dir.find('/') == std::string::npos && request->pch_dir.find("..") == std::string::npos;
+    request->pch_dir = p.settings.pch && key_ok && !request->pch_dir.empty() ? p.scratch + "/" + request->pch_dir : "";
+    const std::chrono::nanoseconds budget(cpu_ns);
+    // RLIMIT_CPU as the backstop of the parent's sampling: this compile's budget beyond what the
+    // worker has used so far (the soft limit may go up again for the next compile; the hard one stays).
+    rlimit cpu{};
+    ::getrlimit(RLIMIT_CPU, &cpu);
+    const auto used = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
+    rlim_t soft = static_cast<rlim_t>(std::chrono::ceil<std::chrono::seconds>(used + budget).count()) + 1;
+    if (cpu.rlim_max != RLIM_INFINITY) soft = std::min(soft, cpu.rlim_max);
+    cpu.rlim_cur = soft;
+    ::setrlimit(RLIMIT_CPU, &cpu);
+    CompileResult r = nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
+    // NVRTC's front end reports a failed allocation itself; under RLIMIT_AS that is the limit.
+    if (r.status == CompileStatus::error && r.log.find("catastrophic error: out of memory") != std::string::npos) {
+      _exit(k_exit_address_space);
+    }
+    std::string reply;
+    put_u64(reply, static_cast<unsigned long long>(r.pch));
+    put_u64(reply, p.settings.pch ? directory_bytes(p.scratch) : 0);
+    reply += encode_result(r);
+    if (!write_all(k_socket_fd, frame(reply))) _exit(3);
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& settings)
+    : address_space_bytes_(setup.limits.address_space_bytes) {
+  auto p = std::make_unique<Prepared>();
+  p->setup = &setup;
+  p->settings = settings;
+  p->landlock = setup.landlock;
+  p->root = setup.root;
+  if (setup.confined && setup.private_root) {
+    p->scratch = k_private_scratch;
+    p->root.scratch = k_private_scratch;
+    p->root.scratch_bytes = settings.scratch_bytes;
+  } else {
+    std::error_code ec;
+    std::string pattern = (std::filesystem::temp_directory_path(ec) / "leap-compile-worker-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("leap::sandbox: cannot create a compile worker's scratch directory under " +
+                               std::filesystem::temp_directory_path(ec).string() + ": " + std::strerror(errno));
+    }
+    host_scratch_ = pattern;
+    p->scratch = pattern;
+  }
+  p->landlock.rules.push_back({p->scratch, true, true});
+  p->tmpdir = "TMPDIR=" + p->scratch;
+  p->environment = {p->tmpdir.data(), nullptr};
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    throw std::runtime_error(std::string("leap::sandbox: socketpair failed: ") + std::strerror(errno));
+  }
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    const int e = errno;
+    ::close(sv[0]);
+    ::close(sv[1]);
+    throw std::runtime_error(std::string("leap::sandbox: cannot start a compile worker: ") + std::strerror(e));
+  }
+  if (pid_ == 0) {
+    ::close(sv[0]);
+    worker_main(*p, sv[1], parent);
+  }
+  ::close(sv[1]);
+  socket_ = sv[0];
+  // Wait for "ready": a worker that cannot confine itself says why and exits, which is an environment
+  // error for the caller, not a compile result.
+  std::string data;
+  char buf[4096];
+  for (;;) {
+    if (complete_frame(data)) break;
+    const ssize_t n = ::read(socket_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  const std::optional<std::string_view> ready = complete_frame(data);
+  if (!ready || *ready != k_ready) {
+    kill_and_reap();
+    ::close(socket_);
+    socket_ = -1;
+    std::error_code ec;
+    if (!host_scratch_.empty()) std::filesystem::remove_all(host_scratch_, ec);
+    const bool confinement = WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == k_exit_confinement_failed;
+    throw std::runtime_error("leap::sandbox: " + (confinement && !data.empty() ? data : std::string("the compile worker could not start")));
+  }
+}
+
+void CompileWorker::kill_and_reap() noexcept {
+  if (reaped_ || pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
+  ::kill(pid_, SIGKILL);
+  rusage usage{};
+  while (::wait4(pid_, &wait_status_, 0, &usage) < 0 && errno == EINTR) {
+  }
+  exit_cpu_ = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
+  reaped_ = true;
+}
+
+CompileWorker::~CompileWorker() {
+  if (socket_ >= 0) ::close(socket_);
+  kill_and_reap();
+  std::error_code ec;
+  if (!host_scratch_.empty()) std::filesystem::remove_all(host_scratch_, ec);
+}
+
+CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, ChildBudget budget) {
+  const auto t0 = Clock::now();
+  Outcome outcome;
+  clockid_t clock{};
+  const bool have_clock = ::clock_getcpuclockid(pid_, &clock) == 0;
+  const std::chrono::nanoseconds cpu0 = have_clock ? cpu_of(clock) : std::chrono::nanoseconds::zero();
+  ++compiles_;
+
+  std::string head;
+  put_u64(head, static_cast<unsigned long long>(budget.cpu.count()));
+  put_u64(head, static_cast<unsigned long long>(budget.wall.count()));
+  const bool sent = send_all(socket_, frame(head + encode_request(request)));
+
+  const auto wall_deadline = t0 + budget.wall;
+  CompileLimit killed_for = CompileLimit::none;
+  std::string data;
+  std::optional<std::string_view> reply;
+  char buf[1 << 16];
+  while (sent) {
+    if (have_clock && cpu_of(clock) - cpu0 >= budget.cpu) {
+      killed_for = CompileLimit::cpu_time;
+      break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
+    if (left <= 0) {
+      killed_for = CompileLimit::wall_clock;
+      break;
+    }
+    pollfd pfd{socket_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(socket_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    if ((reply = complete_frame(data))) break;
+  }
+
+  CompileResult& out = outcome.result;
+  std::string_view body = reply.value_or(std::string_view{});
+  unsigned long long pch = 0, scratch_used = 0;
+  std::optional<CompileResult> decoded;
+  if (reply && get_u64(body, pch) && pch <= static_cast<unsigned long long>(PchUse::created) && get_u64(body, scratch_used)) {
+    decoded = decode_result(body);
+  }
+  if (killed_for == CompileLimit::none && decoded) {
+    const double cpu = have_clock ? std::chrono::duration<double>(cpu_of(clock) - cpu0).count() : 0.0;
+    out = std::move(*decoded);
+    out.pch = static_cast<PchUse>(pch);
+    out.cpu_seconds = cpu;
+    outcome.scratch_used = scratch_used;
+    if (out.status == CompileStatus::timeout) {
+      killed_for = CompileLimit::cpu_time;  // NVRTC's flow callback stopped it between phases
+      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) + (out.log.empty() ? "" : "\n" + out.log);
+      outcome.alive = false;  // a cancelled NVRTC is not trusted with the next candidate
+    }
+  } else {
+    outcome.alive = false;
+    kill_and_reap();
+    const double cpu = std::max(0.0, exit_cpu_ - std::chrono::duration<double>(cpu0).count());
+    const double cpu_limit = std::chrono::duration<double>(budget.cpu).count();
+    const int ws = wait_status_;
+    if (killed_for == CompileLimit::none && WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGXCPU || (WTERMSIG(ws) == SIGKILL && cpu >= cpu_limit))) {
+      killed_for = CompileLimit::cpu_time;  // RLIMIT_CPU, the backstop of the sampling above
+    }
+    if (killed_for == CompileLimit::cpu_time) {
+      out.status = CompileStatus::timeout;
+      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated);
+    } else if (killed_for == CompileLimit::wall_clock) {
+      out.status = CompileStatus::timeout;
+      out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +
+                std::to_string(static_cast<long long>(cpu * 1000)) + " ms of CPU)";
+    } else if (WIFEXITED(ws) && WEXITSTATUS(ws) == k_exit_address_space) {
+      out.status = CompileStatus::resource_limit;
+      killed_for = CompileLimit::address_space;
+      out.log = "compile stopped at its address-space limit (" + std::to_string(address_space_bytes_ >> 20) +
+                " MiB beyond the compiler itself)";
+    } else if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
+      out.status = CompileStatus::error;
+      out.log = "the compiler made a system call the sandbox forbids (seccomp); nothing was compiled";
+    } else {
+      out.status = CompileStatus::error;
+      out.log = WIFSIGNALED(ws) ? "the compiler process died (signal " + std::to_string(WTERMSIG(ws)) + ")"
+                                : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(ws)) + ")";
+    }
+    out.cpu_seconds = cpu;
+  }
+  out.limit = killed_for;
+  out.log = same_words_for_forbidden_and_missing(std::move(out.log));
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return outcome;
+}
+
+}  // namespace leap::sandbox::detail

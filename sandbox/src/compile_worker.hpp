@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// One long-lived compile worker: a child process confined once (the same Landlock, seccomp, private
+// root and rlimits as a one-shot compile child, applied before it reads any source) that then serves
+// compiles over a socket, keeping NVRTC's automatic precompiled headers in a scratch directory of its
+// own. The parent charges each compile the worker's CPU time from the request to the reply and kills
+// the worker past the compile's limit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "compile_child.hpp"
+#include "nvrtc_compile.hpp"
+
+namespace leap::sandbox::detail {
+
+struct WorkerSettings {
+  bool pch = true;
+  std::uint64_t scratch_bytes = 1ull << 30;  // the PCH directory's size (a PCH of cub is ~175 MB)
+};
+
+class CompileWorker {
+ public:
+  // Forks the worker and waits until it is confined. Throws std::runtime_error when it cannot start or
+  // confine itself (a broken environment, as for a compile child).
+  CompileWorker(const ChildSetup& setup, const WorkerSettings& settings);
+  ~CompileWorker();  // kills the worker and its process group, reaps it, removes its scratch directory
+  CompileWorker(const CompileWorker&) = delete;
+  CompileWorker& operator=(const CompileWorker&) = delete;
+
+  struct Outcome {
+    CompileResult result;  // status, limit and cpu_seconds as the parent saw them
+    bool alive = true;     // false: the worker was killed or died; it must be replaced
+    std::uint64_t scratch_used = 0;  // bytes in its PCH directory after the compile
+  };
+  // `request.pch_dir` is a key (pch_key) or empty; the worker places it in its scratch directory.
+  Outcome compile(const NvrtcRequest& request, ChildBudget budget);
+
+  pid_t pid() const noexcept { return pid_; }
+  unsigned compiles() const noexcept { return compiles_; }
+
+ private:
+  pid_t pid_ = -1;
+  int socket_ = -1;
+  unsigned compiles_ = 0;
+  std::string host_scratch_;  // the scratch directory on the host, when there is no private root
+  std::uint64_t address_space_bytes_ = 0;
+  void kill_and_reap() noexcept;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+  double exit_cpu_ = 0.0;  // the worker's total CPU time, once reaped
+};
+
+}  // namespace leap::sandbox::detail

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pool of long-lived compile workers: one candidate's compile cannot change another's result
+// (the same bytes, log and status from a fresh worker and from one whose precompiled headers other
+// candidates warmed, hostile ones included), results say what the PCH did, workers are replaced after
+// a kill, a limit or their compile count, and limits still count the candidate's own CPU time.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/confinement.hpp>
+
+#include "test_support.hpp"
+
+namespace sb = leap::sandbox;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void require_confinement() {
+  const sb::ConfinementSupport& s = sb::confinement_support();
+  INFO("this machine lacks a required layer: " << s.missing());
+  REQUIRE(s.sufficient());
+}
+
+sb::CompilerConfig pooled(unsigned max_compiles = 256) {
+  sb::CompilerConfig c = leap_test::config(sb::Isolation::worker_pool, 1);
+  c.pool.size = 1;
+  c.pool.max_compiles_per_worker = max_compiles;
+  return c;
+}
+
+// A heavy header first (the PCH's prefix), a task header second, the candidate's own code after.
+std::string heavy_source(const std::string& body) {
+  return "#include <cuda_fp16.h>\n#include \"task.h\"\n" + body;
+}
+const std::string k_target_body =
+    "extern \"C\" __global__ void scale_half(const __half* x, float* y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = __half2float(x[i]) * SCALE;\n}\n";
+
+sb::CompileJob heavy_job(const std::string& body, const std::string& task_header = "#pragma once\n#define SCALE 3.0f\n") {
+  sb::CompileJob j;
+  j.source = heavy_source(body);
+  j.headers = {{"task.h", task_header}};
+  j.options.want_cubin = true;
+  j.options.timeout = std::chrono::seconds(60);
+  return j;
+}
+
+const std::string k_slow_body =  // about a second or more of NVRTC's optimiser
+    "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+    "__global__ void slow(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+
+void check_same(const sb::CompileResult& a, const sb::CompileResult& b) {
+  CHECK(a.status == b.status);
+  CHECK(a.log == b.log);
+  CHECK(a.ptx == b.ptx);
+  CHECK(a.cubin == b.cubin);
+  CHECK(a.kernels == b.kernels);
+}
+
+}  // namespace
+
+TEST_CASE("compile pool: a candidate's result is the same whatever compiled before it in the worker", "[sandbox][pool][isolation]") {
+  require_confinement();
+  const sb::CompileJob target = heavy_job(k_target_body);
+
+  // Fresh: every compile in a new worker.
+  sb::Compiler fresh(pooled(1));
+  const sb::CompileResult reference = fresh.compile(target);
+  REQUIRE(reference.ok());
+  CHECK(reference.pch == sb::PchUse::created);  // NVRTC made a PCH of cuda_fp16.h + task.h (and said so)
+
+  // Warm: one worker that other candidates, hostile ones first, went through.
+  sb::Compiler warm(pooled());
+  std::vector<sb::CompileJob> others;
+  {
+    sb::CompileJob killed = heavy_job(k_slow_body);  // ends at its CPU limit: the worker is replaced
+    killed.options.timeout = std::chrono::milliseconds(300);
+    others.push_back(killed);
+  }
+  // The same file names and directives, a task.h of the same name with other contents: NVRTC does not
+  // tell the two apart, so a PCH shared between them would compile the target with SCALE 5.
+  others.push_back(heavy_job(k_target_body, "#pragma once\n#define SCALE 5.0f\n"));
+  others.push_back(heavy_job("#define __half2float(x) 0.0f\n" + k_target_body));  // redefines what the target calls
+  {
+    sb::CompileJob defined_first = heavy_job(k_target_body);  // macros before the heavy include
+    defined_first.source = "#define __CUDA_NO_HALF_CONVERSIONS__\n#define SCALE_HALF 1\n" + defined_first.source;
+    others.push_back(defined_first);
+  }
+  others.push_back(heavy_job("extern \"C\" __global__ void broken(float* y) { y[0] = undefined_name; }\n"));  // fails
+  others.push_back(heavy_job("__global__ void other(float* y) { y[0] = SCALE; }\n"));  // a benign neighbour
+  std::vector<sb::CompileResult> seen;
+  for (const sb::CompileJob& j : others) seen.push_back(warm.compile(j));
+  CHECK(seen[0].status == sb::CompileStatus::timeout);
+  CHECK(seen[0].limit == sb::CompileLimit::cpu_time);
+  CHECK(seen[1].ok());
+  CHECK(seen[4].status == sb::CompileStatus::error);
+  CHECK(seen.back().ok());
+
+  const sb::CompileResult again = warm.compile(target);
+  INFO("fresh log: " << reference.log << "\nwarm log: " << again.log);
+  REQUIRE(again.ok());
+  CHECK(again.pch == sb::PchUse::hit);  // it did use a PCH another candidate's compile made
+  check_same(reference, again);
+  CHECK(again.log.find("precompiled header") == std::string::npos);
+
+  // And each hostile candidate got what a fresh worker gives it.
+  for (std::size_t i = 1; i < others.size(); ++i) {
+    INFO("candidate " << i);
+    check_same(fresh.compile(others[i]), seen[i]);
+  }
+  const sb::CompilePoolStats s = warm.pool_stats();
+  CHECK(s.workers_started == 2);   // the first worker went with the CPU-limited candidate
+  CHECK(s.workers_replaced == 1);
+  CHECK(s.pch_hits >= 1);
+  CHECK(fresh.pool_stats().workers_replaced == fresh.pool_stats().compiles);  // one compile each
+}
+
+TEST_CASE("compile pool: a worker killed mid-compile is replaced and the next compile succeeds", "[sandbox][pool]") {
+  require_confinement();
+  sb::Compiler c(pooled());
+  REQUIRE(c.compile(heavy_job(k_target_body)).ok());
+  const std::vector<int> before = c.pool_stats().worker_pids;
+  REQUIRE(before.size() == 1);
+  sb::CompileJob slow = heavy_job(k_slow_body);
+  slow.options.timeout = std::chrono::seconds(120);
+  auto pending = std::async(std::launch::async, [&] { return c.compile(slow); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // inside NVRTC by now
+  ::kill(before[0], SIGKILL);
+  const sb::CompileResult killed = pending.get();
+  CHECK(killed.status == sb::CompileStatus::error);
+  CHECK(killed.log == "the compiler process died (signal 9)");
+  CHECK_FALSE(killed.nvrtc_verdict);  // says nothing about the source: never cached
+
+  const sb::CompileResult next = c.compile(heavy_job(k_target_body));
+  CHECK(next.ok());
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_started == 2);
+  CHECK(s.workers_replaced == 1);
+  REQUIRE(s.worker_pids.size() == 1);
+  CHECK(s.worker_pids[0] != before[0]);
+}
+
+TEST_CASE("compile pool: a worker serves its compile count, then a fresh one takes over", "[sandbox][pool]") {
+  require_confinement();
+  sb::Compiler c(pooled(2));
+  for (int i = 0; i < 5; ++i) {
+    CHECK(c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).ok());
+  }
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.compiles == 5);
+  CHECK(s.workers_started == 3);
+  CHECK(s.workers_replaced == 2);
+}
+
+TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool goes on", "[sandbox][pool][limits]") {
+  require_confinement();
+  SECTION("address space") {
+    sb::CompilerConfig config = pooled();
+    config.limits.address_space_bytes = 256ull << 20;
+    sb::Compiler c(config);
+    sb::CompileJob j;
+    j.source = "#define COMMA ,\n#define A(x) x x x x x x x x x x\n__device__ int v[] = { A(A(A(A(A(A(A(1 COMMA))))))) 0 };\n";
+    j.options.timeout = std::chrono::seconds(60);
+    const sb::CompileResult r = c.compile(j);
+    INFO(r.log);
+    CHECK(r.status == sb::CompileStatus::resource_limit);
+    CHECK(r.limit == sb::CompileLimit::address_space);
+    CHECK(r.log.find("address-space limit (256 MiB") != std::string::npos);
+    CHECK(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
+    CHECK(c.pool_stats().workers_replaced == 1);
+  }
+  SECTION("CPU time is the worker's from request to reply, never the queue's") {
+    sb::CompilerConfig config = pooled();
+    config.workers = 4;  // four batch threads share one worker: three always wait
+    sb::Compiler c(config);
+    double single = 0.0;
+    for (int i = 0; i < 2; ++i) {
+      single = std::max(single, c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).cpu_seconds);
+    }
+    const auto limit = std::chrono::milliseconds(std::max<long long>(300, static_cast<long long>(single * 4000)));
+    std::vector<sb::CompileJob> jobs;
+    for (int i = 0; i < 16; ++i) {
+      sb::CompileJob j;
+      j.source = std::string(leap_test::plain_kernel()) + "__global__ void q" + std::to_string(i) + "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
+      j.options.timeout = limit;
+      jobs.push_back(std::move(j));
+    }
+    const auto t0 = Clock::now();
+    const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
+    const auto waited = Clock::now() - t0;
+    INFO("limit " << limit.count() << " ms, batch took " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+    CHECK(waited > limit);
+    for (const sb::CompileResult& r : results) {
+      CHECK(r.ok());
+      CHECK(r.limit == sb::CompileLimit::none);
+      CHECK(r.cpu_seconds > 0.0);
+      CHECK(r.cpu_seconds < std::chrono::duration<double>(limit).count());
+    }
+    CHECK(c.pool_stats().workers_started == 1);
+  }
+}
+
+TEST_CASE("compile pool: results say what the PCH did, in JSON too, and a cache hit says none", "[sandbox][pool]") {
+  require_confinement();
+  sb::CompilerConfig config = pooled();
+  config.cache = std::make_shared<sb::CompileCache>();
+  sb::Compiler c(config);
+  const sb::CompileResult first = c.compile(heavy_job(k_target_body));
+  const sb::CompileResult second = c.compile(heavy_job(k_target_body + "// another candidate\n"));
+  const sb::CompileResult cached = c.compile(heavy_job(k_target_body));
+  CHECK(first.pch == sb::PchUse::created);
+  CHECK(second.pch == sb::PchUse::hit);
+  CHECK(cached.cache_hit);
+  CHECK(cached.pch == sb::PchUse::none);
+  CHECK(nlohmann::json::parse(sb::to_json(second))["pch"] == "hit");
+  CHECK(nlohmann::json::parse(sb::to_json(first))["pch"] == "created");
+
+  sb::CompilerConfig off = pooled();
+  off.pool.pch = false;
+  sb::Compiler no_pch(off);
+  CHECK(no_pch.compile(heavy_job(k_target_body)).pch == sb::PchUse::none);
+  CHECK(no_pch.compile(heavy_job(k_target_body)).pch == sb::PchUse::none);
+  sb::Compiler one_shot(leap_test::config(sb::Isolation::process, 1));
+  CHECK(one_shot.compile(heavy_job(k_target_body)).pch == sb::PchUse::none);
+}
