@@ -2,12 +2,18 @@
 // Compile latency and throughput of leap::sandbox against nvcc. Run:
 //   cmake --build build/<dir> --target bench_compile && build/<dir>/benchmarks/bench_compile
 // The cold case is the first compile in this process, so keep it first (don't filter it away when
-// comparing). nvcc and CLI cases are skipped when the program is not found.
+// comparing). nvcc and CLI cases are skipped when the program is not found. The heavy-header figures
+// and their ratios to nvcc (printed at the end):
+//   bench_compile --benchmark_filter='Heavy|CubinProcess|CliCompile' --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -151,8 +157,16 @@ void BM_NvccCubinProcess(benchmark::State& state) {
 }
 BENCHMARK(BM_NvccCubinProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
-// Real kernels, warm (the Compiler already made one compile, so the figure is the kernel's own cost):
-// cuda_fp16 with a CUB block reduction, and a WMMA tile GEMM; each beside nvcc -cubin on the same file.
+// Heavy-header kernels: most of their compile is the headers (cuda_fp16.h and CUB, mma.h, cooperative
+// groups). Each is measured side by side with `nvcc -cubin` on the same source, in five ways:
+//   nvcc        nvcc -cubin -arch=sm_90, a whole process
+//   cli         a whole `leap-sandbox compile --no-cache` process (cold: nothing kept between runs)
+//   child       a fresh confined child per compile (Isolation::process: no PCH)
+//   pool_first  the first compile of a fresh pooled worker (confinement, NVRTC start, the PCH made)
+//   pool_warm   a pooled worker with the PCH of the kernel's headers, as serve runs
+// Every iteration compiles a new candidate (a distinct line after the includes), with no cache, so
+// neither NVRTC nor a cache can reuse the compile itself; only the PCH of the shared headers is
+// reused, which is the point. main() prints each way as a ratio to nvcc.
 const char* k_fp16_cub =
     "#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n"
     "extern \"C\" __global__ void block_sum_half(const __half* x, float* out, int n) {\n"
@@ -170,38 +184,114 @@ const char* k_wmma =
     "  for (int kk = 0; kk < k; kk += 16) {\n    wmma::load_matrix_sync(fa, a + wm * 16 * k + kk, k);\n"
     "    wmma::load_matrix_sync(fb, b + wn * 16 * k + kk, k);\n    wmma::mma_sync(acc, fa, fb, acc);\n  }\n"
     "  wmma::store_matrix_sync(c + wm * 16 * n + wn * 16, acc, n, wmma::mem_row_major);\n}\n";
+const char* k_cg_reduce =
+    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\nnamespace cg = cooperative_groups;\n"
+    "extern \"C\" __global__ void cg_sum(const float* x, float* out, int n) {\n"
+    "  cg::thread_block block = cg::this_thread_block();\n"
+    "  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
+    "  float v = 0.f;\n  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];\n"
+    "  v = cg::reduce(warp, v, cg::plus<float>());\n  if (warp.thread_rank() == 0) atomicAdd(out, v);\n}\n";
 
-void BM_WarmRealKernel(benchmark::State& state, const char* source) {
-  sb::Compiler c(config(sb::Isolation::trusted_in_process));
-  (void)c.compile(job(fresh_salt()));
-  sb::CompileJob j;
-  j.options.timeout = std::chrono::minutes(2);
-  for (auto _ : state) {
-    j.source = std::string(source) + fresh_salt();
-    const sb::CompileResult r = c.compile(j);
-    if (!r.ok()) {
-      state.SkipWithError(("does not compile here: " + r.log.substr(0, 200)).c_str());
-      break;
-    }
-  }
+struct HeavyKernel {
+  const char* name;
+  const char* source;
+};
+const HeavyKernel k_heavy[] = {{"fp16_cub_block_reduce", k_fp16_cub}, {"wmma_gemm", k_wmma}, {"cg_reduce", k_cg_reduce}};
+
+// A new candidate with the kernel's headers: the source and a line of its own after it.
+std::string heavy_candidate(const HeavyKernel& k) { return std::string(k.source) + "// candidate " + fresh_salt(); }
+
+std::filesystem::path write_candidate(const HeavyKernel& k) {
+  const std::filesystem::path file = work_dir() / (std::string(k.name) + ".cu");
+  std::ofstream(file) << heavy_candidate(k);
+  return file;
 }
-BENCHMARK_CAPTURE(BM_WarmRealKernel, fp16_cub_block_reduce, k_fp16_cub)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
-BENCHMARK_CAPTURE(BM_WarmRealKernel, wmma_gemm, k_wmma)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 
-void BM_NvccRealKernel(benchmark::State& state, const char* name, const char* source) {
+sb::CompileJob heavy_job(const HeavyKernel& k) {
+  sb::CompileJob j;
+  j.source = heavy_candidate(k);
+  j.options.timeout = std::chrono::minutes(2);
+  return j;
+}
+
+bool compiled(benchmark::State& state, const sb::CompileResult& r) {
+  if (r.ok()) return true;
+  state.SkipWithError(("does not compile here: " + r.log.substr(0, 200)).c_str());
+  return false;
+}
+
+void BM_HeavyNvcc(benchmark::State& state, const HeavyKernel& k) {
   const std::string nvcc = find_nvcc();
   if (nvcc.empty()) {
     state.SkipWithError("nvcc not found on PATH or in /usr/local/cuda/bin");
     return;
   }
-  const std::filesystem::path file = work_dir() / (std::string(name) + ".cu");
-  std::ofstream(file) << source;
-  run_command(state, "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(name) + ".cubin")).string() +
-                         "' '" + file.string() + "'");
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::filesystem::path file = write_candidate(k);
+    state.ResumeTiming();
+    const std::string cmd = "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(k.name) + ".cubin")).string() +
+                            "' '" + file.string() + "'";
+    if (std::system(cmd.c_str()) != 0) {
+      state.SkipWithError(("command failed: " + cmd).c_str());
+      break;
+    }
+  }
 }
-BENCHMARK_CAPTURE(BM_NvccRealKernel, fp16_cub_block_reduce, "fp16_cub", k_fp16_cub)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
-BENCHMARK_CAPTURE(BM_NvccRealKernel, wmma_gemm, "wmma", k_wmma)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
+void BM_HeavyCli(benchmark::State& state, const HeavyKernel& k) {
+#ifdef LEAP_SANDBOX_CLI
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::filesystem::path file = write_candidate(k);
+    state.ResumeTiming();
+    const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --quiet --arch sm_90 '" + file.string() + "' > /dev/null";
+    if (std::system(cmd.c_str()) != 0) {
+      state.SkipWithError(("command failed: " + cmd).c_str());
+      break;
+    }
+  }
+#else
+  state.SkipWithError("built without the leap-sandbox program");
+#endif
+}
+
+void BM_HeavyChild(benchmark::State& state, const HeavyKernel& k) {
+  sb::Compiler c(config(sb::Isolation::process));
+  for (auto _ : state) {
+    if (!compiled(state, c.compile(heavy_job(k)))) break;
+  }
+}
+
+sb::CompilerConfig pool_config() {
+  sb::CompilerConfig c = config(sb::Isolation::worker_pool);
+  c.pool.size = 1;
+  return c;
+}
+
+void BM_HeavyPoolFirst(benchmark::State& state, const HeavyKernel& k) {
+  (void)sb::confinement_support();  // probed once per process, not per Compiler
+  std::size_t created = 0;
+  for (auto _ : state) {
+    sb::Compiler c(pool_config());
+    const sb::CompileResult r = c.compile(heavy_job(k));
+    if (!compiled(state, r)) break;
+    created += r.pch == sb::PchUse::created ? 1 : 0;
+  }
+  state.counters["pch_created_rate"] = static_cast<double>(created) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+}
+
+void BM_HeavyPoolWarm(benchmark::State& state, const HeavyKernel& k) {
+  sb::Compiler c(pool_config());
+  if (!compiled(state, c.compile(heavy_job(k)))) return;  // the worker's first candidate makes the PCH
+  std::size_t hits = 0;
+  for (auto _ : state) {
+    const sb::CompileResult r = c.compile(heavy_job(k));
+    if (!compiled(state, r)) break;
+    hits += r.pch == sb::PchUse::hit ? 1 : 0;
+  }
+  state.counters["pch_hit_rate"] = static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+}
 
 #ifdef LEAP_SANDBOX_CLI
 void BM_CliCompileProcess(benchmark::State& state) {  // the whole leap-sandbox process, no cache
@@ -228,4 +318,74 @@ BENCHMARK(BM_BatchThroughput)
     ->Args({1, 0})->Args({2, 0})->Args({1, 1})->Args({2, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
 
+// Records every run's time per iteration, so main() can print the ratios of one run side by side.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;
+      seconds_[r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args)].push_back(r.real_accumulated_time / static_cast<double>(r.iterations));
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  // The median over repetitions, or nothing.
+  std::optional<double> median(const std::string& name) const {
+    const auto it = seconds_.find(name);
+    if (it == seconds_.end() || it->second.empty()) return std::nullopt;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+
+ private:
+  std::map<std::string, std::vector<double>> seconds_;
+};
+
+void print_ratios(const RatioReporter& rep) {
+  std::printf("\nSide by side in this run (median per compile; ratio = nvcc -cubin time / this time, higher is faster):\n");
+  auto line = [&](const std::string& label, const std::string& name, std::optional<double> nvcc) {
+    const std::optional<double> t = rep.median(name);
+    if (!t) return;
+    std::printf("  %-44s %9.1f ms", label.c_str(), *t * 1e3);
+    if (nvcc) std::printf("   %6.2fx", *nvcc / *t);
+    std::printf("\n");
+  };
+  for (const HeavyKernel& k : k_heavy) {
+    const std::string tag = std::string("/") + k.name;
+    const std::optional<double> nvcc = rep.median("BM_HeavyNvcc" + tag);
+    std::printf(" %s\n", k.name);
+    line("nvcc -cubin (process)", "BM_HeavyNvcc" + tag, std::nullopt);
+    line("leap-sandbox compile --no-cache (process)", "BM_HeavyCli" + tag, nvcc);
+    line("confined child per compile (no PCH)", "BM_HeavyChild" + tag, nvcc);
+    line("fresh pooled worker (PCH created)", "BM_HeavyPoolFirst" + tag, nvcc);
+    line("warm pooled worker (PCH hit, as serve)", "BM_HeavyPoolWarm" + tag, nvcc);
+  }
+  const std::optional<double> nvcc = rep.median("BM_NvccCubinProcess");
+  std::printf(" saxpy (the benchmark kernel)\n");
+  line("nvcc -cubin (process)", "BM_NvccCubinProcess", std::nullopt);
+  line("leap-sandbox compile --no-cache (process)", "BM_CliCompileProcess", nvcc);
+}
+
 }  // namespace
+
+int main(int argc, char** argv) {
+  // The heavy-header group, kernel by kernel, each way beside nvcc on the same source.
+  for (const HeavyKernel& k : k_heavy) {
+    const std::string tag = std::string("/") + k.name;
+    for (auto [name, fn] : {std::pair{"BM_HeavyNvcc", &BM_HeavyNvcc}, std::pair{"BM_HeavyCli", &BM_HeavyCli},
+                            std::pair{"BM_HeavyChild", &BM_HeavyChild}, std::pair{"BM_HeavyPoolFirst", &BM_HeavyPoolFirst},
+                            std::pair{"BM_HeavyPoolWarm", &BM_HeavyPoolWarm}}) {
+      benchmark::RegisterBenchmark((std::string(name) + tag).c_str(), fn, k)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(std::string(name) == "BM_HeavyPoolWarm" ? 3.0 : 1.0);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  print_ratios(reporter);
+  return 0;
+}
