@@ -321,6 +321,7 @@ BENCHMARK(BM_BatchThroughput)
 // Records every run's time per iteration, so main() can print the ratios of one run side by side.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  RatioReporter() : ConsoleReporter(::isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <filesystem>
 
 #include "detail.hpp"
 #include "leap/sandbox/sha256.hpp"
@@ -89,9 +90,10 @@ PchUse take_pch_messages(std::string& log, std::string_view file_name, std::stri
   return seen;
 }
 
-CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chrono::nanoseconds cpu_budget,
-                            Clock::time_point wall_deadline) {
-  const auto t0 = Clock::now();
+namespace {
+
+// One nvrtcCompileProgram; `pch` says whether the request's PCH directory is used.
+CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool pch) {
   CompileResult out;
   std::vector<const char*> header_src, header_names;
   for (const Header& h : job.headers) {
@@ -110,12 +112,10 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
     ~Guard() { nvrtcDestroyProgram(p); }
   } guard{&prog};
 
-  FlowPayload payload{clock, cpu_now(clock) + cpu_budget, wall_deadline};
   nvrtcSetFlowCallback(prog, &flow_callback, &payload);
   for (const std::string& e : job.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
 
   std::vector<std::string> flags = job.flags;
-  const bool pch = !job.pch_dir.empty() && (::mkdir(job.pch_dir.c_str(), 0700) == 0 || errno == EEXIST);
   if (pch) {
     // Messages on (they are how NVRTC says it used a PCH; taken out of the log below), the reasons a
     // PCH did not fit off (they would make the log depend on what compiled before).
@@ -133,7 +133,8 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
   }
   if (pch) {
     out.pch = take_pch_messages(out.log, job.file_name, job.pch_dir);
-    if (nvrtcGetPCHCreateStatus(prog) == NVRTC_SUCCESS) out.pch = PchUse::created;
+    // NVRTC 13.0 says NVRTC_SUCCESS even when writing the PCH failed; that compile fails, and is redone.
+    if (rc == NVRTC_SUCCESS && nvrtcGetPCHCreateStatus(prog) == NVRTC_SUCCESS) out.pch = PchUse::created;
   }
   if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && flow_callback(&payload, nullptr) != 0)) {
     out.status = CompileStatus::timeout;
@@ -159,6 +160,34 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
         out.lowered_names.push_back({e, lowered});
       }
     }
+  }
+  return out;
+}
+
+// A compile that failed because of the PCH itself: NVRTC could not write it (a full or size-limited
+// directory: "error while writing PCH file"), could not map it ("unable to obtain mapped memory"), or
+// met a PCH left incomplete. Such failures say nothing about the source. A candidate that forges the
+// words with #error only earns itself a second compile without the PCH, which gives the same verdict.
+bool failed_for_the_pch(const CompileResult& r) {
+  if (r.status != CompileStatus::error) return false;
+  if (r.log.find("out of memory") != std::string::npos) return false;  // the address-space limit, reported as such
+  return r.log.find("atastrophic error") != std::string::npos || r.log.find("PCH file") != std::string::npos ||
+         r.log.find("precompiled header") != std::string::npos;
+}
+
+}  // namespace
+
+CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chrono::nanoseconds cpu_budget,
+                            Clock::time_point wall_deadline) {
+  const auto t0 = Clock::now();
+  FlowPayload payload{clock, cpu_now(clock) + cpu_budget, wall_deadline};
+  const bool pch = !job.pch_dir.empty() && (::mkdir(job.pch_dir.c_str(), 0700) == 0 || errno == EEXIST);
+  CompileResult out = compile_once(job, payload, pch);
+  if (pch && failed_for_the_pch(out)) {
+    // What a compile without the PCH says is the answer, and nothing of the broken PCH stays behind.
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(job.pch_dir, ec)) std::filesystem::remove_all(entry.path(), ec);
+    out = compile_once(job, payload, false);
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;

@@ -232,3 +232,20 @@ TEST_CASE("compile pool: results say what the PCH did, in JSON too, and a cache 
   sb::Compiler one_shot(leap_test::config(sb::Isolation::process, 1));
   CHECK(one_shot.compile(heavy_job(k_target_body)).pch == sb::PchUse::none);
 }
+
+TEST_CASE("compile pool: a PCH that does not fit the worker's directory changes nothing but the speed", "[sandbox][pool][isolation]") {
+  require_confinement();
+  const sb::CompileJob target = heavy_job(k_target_body);
+  sb::Compiler one_shot(leap_test::config(sb::Isolation::process, 1));
+  const sb::CompileResult reference = one_shot.compile(target);
+  REQUIRE(reference.ok());
+  sb::CompilerConfig config = pooled();
+  config.pool.pch_scratch_bytes = 4ull << 20;  // far below one PCH of cuda_fp16.h
+  sb::Compiler small(config);
+  for (int i = 0; i < 2; ++i) {
+    const sb::CompileResult r = small.compile(target);
+    INFO(r.log);
+    CHECK(r.pch == sb::PchUse::none);  // NVRTC could not write it, and says it made none
+    check_same(reference, r);
+  }
+}
