@@ -6,6 +6,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -30,6 +31,7 @@ class CompilePool {
 
   const ChildSetup& setup_;
   CompilePoolSettings settings_;
+  std::uint64_t pch_heap_bytes_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable free_;
   std::vector<std::unique_ptr<CompileWorker>> idle_;

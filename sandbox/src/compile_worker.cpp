@@ -129,7 +129,7 @@ struct Prepared {
   if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
   const ChildSetup& setup = *p.setup;
   ChildLimits limits;
-  limits.address_space_extra = setup.limits.address_space_bytes;
+  limits.address_space_extra = setup.limits.address_space_bytes + (p.settings.pch ? p.settings.pch_heap_bytes : 0);
   limits.open_files = setup.limits.max_open_files;
   limits.file_size = p.settings.scratch_bytes;  // a PCH file; the directory's own budget is the tmpfs size
   const std::uint64_t inherited = mapped_bytes();

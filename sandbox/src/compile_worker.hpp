@@ -22,6 +22,9 @@ namespace leap::sandbox::detail {
 struct WorkerSettings {
   bool pch = true;
   std::uint64_t scratch_bytes = 1ull << 30;  // the PCH directory's size (a PCH of cub is ~175 MB)
+  // NVRTC's PCH heap, reserved once a compile asks for a PCH: the sandbox's own, so it is added to the
+  // address-space limit rather than taken from the candidate's share.
+  std::uint64_t pch_heap_bytes = 0;
 };
 
 class CompileWorker {
