@@ -41,9 +41,14 @@ TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandb
   const std::string status = j.at("gpu").at("status");
   CHECK((status == "available" || status == "no driver" || status == "stub driver" || status == "no device"));
   if (status != "available") CHECK_FALSE(j.at("gpu").at("reason").get<std::string>().empty());
+  // The compile workers serve and the fleet worker use, and NVRTC's PCH heap each one reserves.
+  CHECK(j.at("compile_pool").at("pch") == true);
+  CHECK(j.at("compile_pool").at("max_compiles_per_worker").get<unsigned>() > 0);
+  CHECK(j.at("compile_pool").at("nvrtc_pch_heap_bytes").get<std::uint64_t>() > 0);
   const Run text = run_cli("info", dir);
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("GPU: ") != std::string::npos);
+  CHECK(text.out.find("compile workers (serve, worker)") != std::string::npos);
 }
 
 TEST_CASE("cli: info says which timer times kernels and why, LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {

@@ -155,7 +155,10 @@ TEST_CASE("cli serve: responses matched by id, malformed lines answered with id 
   if (!gpu) CHECK(ef.at("result").at("status") == "no_gpu");
   CHECK(by_id.at("7").at("result").at("verdict") == "compile_error");
   CHECK(by_id.at("3").at("result").at("status") == "ok");
+  CHECK(by_id.at("3").at("result").at("pch") != "none");  // serve compiles in its pooled workers, with a PCH
   CHECK(by_id.at("4").at("result").contains("gpu"));
+  CHECK(by_id.at("4").at("result").at("compile_pool").at("isolation") == "worker_pool");
+  CHECK(by_id.at("4").at("result").at("compile_pool").at("pch") == true);
   CHECK(by_id.at("5").at("ok") == false);
   CHECK_THAT(by_id.at("6").at("error").get<std::string>(), Catch::Contains("unknown task"));
 }
