@@ -35,7 +35,15 @@ int run_tasks(const Arguments& args) {
     return 0;
   }
   for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
-    std::cout << t.spec.name << " (kernel " << t.spec.entry << "; variants:";
+    const sb::LaunchPolicy& pol = t.spec.candidate_launch;
+    std::cout << t.spec.name << " (kernel " << t.spec.entry << "; launch ";
+    if (pol.allowed) {
+      std::cout << "plans allowed: up to " << pol.max_kernels << " kernels, " << pol.max_threads_per_block << " threads per block, "
+                << pol.max_shared_bytes / 1024 << " KiB shared, " << (pol.max_scratch_bytes >> 20) << " MiB scratch";
+    } else {
+      std::cout << "fixed";
+    }
+    std::cout << "; variants:";
     for (const sb::TaskVariant& v : t.variants) std::cout << " " << v.name;
     std::string d = t.spec.description;
     if (d.size() > 160) d = d.substr(0, 157) + "...";
@@ -47,7 +55,8 @@ int run_tasks(const Arguments& args) {
 }  // namespace
 
 const Command tasks_command{"tasks", "tasks [--json]",
-                            R"(  Lists the built-in tasks with their variants (reference, fast, wrong, broken).
+                            R"(  Lists the built-in tasks with their launch policy (fixed, or the bounds of the launch plans a
+  candidate may declare) and their variants (reference, fast, wrong, broken).
   --json               a JSON array: each task's full spec, reference source included, and its variants
 )",
                             run_tasks};

@@ -32,6 +32,9 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
   for (const char* name : {"scale_add", "row_sum", "softmax", "matmul", "transpose", "layernorm", "row_scan", "gelu_fp16"}) {
     CHECK_THAT(text.out, Catch::Contains(name));
   }
+  CHECK_THAT(text.out, Catch::Contains("scale_add (kernel scale_add; launch fixed; variants:"));
+  CHECK_THAT(text.out, Catch::Contains("row_sum (kernel row_sum; launch plans allowed: up to 4 kernels, 1024 threads per block, "
+                                       "48 KiB shared, 64 MiB scratch; variants: reference broken fast two_pass wrong)"));
   const Run js = run_cli("tasks --json", dir);
   REQUIRE(js.exit_code == 0);
   const json all = json::parse(js.out);
