@@ -331,3 +331,53 @@ TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by i
   REQUIRE(verdict_of(o.result) == "wrong_answer");
   CHECK_THAT(o.result.detail, Catch::Contains("wrote outside scratch buffer 'partials' (0 bytes before its start, 4 after its end)"));
 }
+
+TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel of a plan", "[sandbox][harness][plan]") {
+  SECTION("the second kernel counts its calls and stops working after the checked ones: caught when timed") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, {{"partial_sums", partial_sums()}, {"final_sum", [](FakeCall& c) {
+                                       if (++c.globals["calls"] > 6) {
+                                         c.duration_ms = 0.01;
+                                         return;
+                                       }
+                                       final_sum(c);
+                                     }}},
+                               k_two_pass);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK_THAT(o.result.detail, Catch::Contains("different result when timed"));
+  }
+  SECTION("the first kernel writes its input: caught after the trial") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels([](FakeCall& c) {
+                                 partial_sums()(c);
+                                 if (float* x = c.floats(c.pointer(0), 1)) x[0] = 0.0f;
+                               }),
+                               k_two_pass);
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK_THAT(o.result.detail, Catch::Contains("modified its input 'x'"));
+  }
+  SECTION("the module is reloaded before timing, and every kernel of the plan looked up again") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
+    REQUIRE(verdict_of(o.result) == "correct");
+    std::size_t reload_at = 0;
+    for (std::size_t i = 0; i < gpu.log.size(); ++i) {
+      if (gpu.log[i].what == "stage" && gpu.log[i].name == "reload") reload_at = i;
+    }
+    REQUIRE(reload_at > 0);
+    CHECK(gpu.log.at(reload_at + 1).what == "unload");
+    CHECK(gpu.log.at(reload_at + 2).what == "load");
+    // Launches after the reload go through the new module's functions (an old handle would fail).
+    bool launched_after = false;
+    for (std::size_t i = reload_at; i < gpu.log.size(); ++i) launched_after = launched_after || gpu.log[i].name == "fake:candidate:final_sum";
+    CHECK(launched_after);
+  }
+  SECTION("a kernel that fails in the middle of the sequence is a runtime_error naming its stage") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, two_kernels([](FakeCall& c) { c.status = sb::test::k_illegal_address; }), k_two_pass);
+    REQUIRE(verdict_of(o.result) == "runtime_error");
+    CHECK(o.result.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  }
+}
