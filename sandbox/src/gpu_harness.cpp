@@ -295,18 +295,24 @@ class Evaluation {
     return slot;
   }
 
-  // Every kernel of the plan in order; the first failing launch, else ok.
-  DeviceStatus launch_all(const LaunchArgs& a, std::string& failed_kernel) {
-    for (const KernelRun& k : a.kernels) {
+  // Every kernel of the plan in order; the first failing launch (its 1-based index), else ok.
+  DeviceStatus launch_all(const LaunchArgs& a, std::size_t& failed_at) {
+    for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+      const KernelRun& k = a.kernels[i];
       if (DeviceStatus rc = d_.launch(k.function, k.shape, const_cast<void**>(k.ptrs.data()), k.arg_count); rc != k_device_ok) {
-        failed_kernel = k.name;
+        failed_at = i + 1;
         return rc;
       }
     }
     return k_device_ok;
   }
-  std::string in_kernel(const LaunchArgs& a, const std::string& failed) const {
-    return a.kernels.size() > 1 && !failed.empty() ? " (launching kernel '" + failed + "')" : "";
+  // Where in a plan a failed launch surfaced. Kernels run asynchronously: a fault of an earlier
+  // kernel is reported by the next launch, so the message says both.
+  std::string in_kernel(const LaunchArgs& a, std::size_t failed_at) const {
+    if (a.kernels.size() < 2 || failed_at == 0) return "";
+    const std::string which = "kernel " + std::to_string(failed_at) + " of " + std::to_string(a.kernels.size()) + ", '" +
+                              a.kernels[failed_at - 1].name + "'";
+    return failed_at == 1 ? " (launching " + which + ")" : " (at the launch of " + which + ", or in a kernel before it)";
   }
 
   // Above 48 KiB of dynamic shared memory a kernel must be opted in, through the driver.
@@ -436,7 +442,7 @@ class Evaluation {
         // The candidate first: nothing in memory holds this trial's answer yet.
         stage_("candidate");
         prepare_from_host(cand_, host, seed);
-        std::string failed;
+        std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(*cand_args_, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_args_, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
         stage_("check");
@@ -449,7 +455,7 @@ class Evaluation {
         check_guards(where, false);
         stage_("reference");
         prepare_from_host(ref_, host, seed);
-        std::string ref_failed;
+        std::size_t ref_failed = 0;
         check(launch_all(*ref_args_, ref_failed), "the reference kernel failed " + where);
         check(d_.synchronize(), "the reference kernel failed " + where);
         stage_("check");
@@ -513,7 +519,7 @@ class Evaluation {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
         if (which == 0) poison_scratch(rep_seed(-1 - launches - k, 0));  // a run is a run: no scratch survives it
-        std::string failed;
+        std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
           if (which == 0) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
           harness(rc, "the reference failed in warm-up");
@@ -548,7 +554,7 @@ class Evaluation {
     w.t0 = d_.activity_timestamp_ns();
     const auto wall0 = Clock::now();
     check(d_.record_start(), "recording the start event");
-    std::string failed;
+    std::size_t failed = 0;
     DeviceStatus rc = launch_all(a, failed);
     if (rc == k_device_ok) rc = d_.record_stop();
     if (rc == k_device_ok) rc = d_.synchronize();
@@ -596,7 +602,7 @@ class Evaluation {
     stage_("reference");
     prepare_on_device(ref_, rep_seed(rep, 0));
     check(d_.synchronize(), "preparing the timed-run check");
-    std::string failed;
+    std::size_t failed = 0;
     check(launch_all(*ref_args_, failed), "the reference kernel failed " + where);
     check(d_.synchronize(), "the reference kernel failed " + where);
     stage_("check");

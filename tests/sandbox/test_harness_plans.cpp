@@ -374,10 +374,12 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     for (std::size_t i = reload_at; i < gpu.log.size(); ++i) launched_after = launched_after || gpu.log[i].name == "fake:candidate:final_sum";
     CHECK(launched_after);
   }
-  SECTION("a kernel that fails in the middle of the sequence is a runtime_error naming its stage") {
+  SECTION("the first kernel faults: a runtime_error that says where in the plan it surfaced") {
     FakeGpu gpu;
     const Outcome o = evaluate(gpu, two_kernels([](FakeCall& c) { c.status = sb::test::k_illegal_address; }), k_two_pass);
     REQUIRE(verdict_of(o.result) == "runtime_error");
     CHECK(o.result.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
+    CHECK_THAT(o.result.detail, Catch::Contains("(at the launch of kernel 2 of 2, 'final_sum', or in a kernel before it)"));
+    CHECK(count_ops(gpu, "launch", "fake:candidate:final_sum") == 0);  // the fault stopped the sequence
   }
 }
