@@ -26,6 +26,7 @@ namespace {
 #define LEAP_CU_FUNCS(X)                                                                                               \
   X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)    \
   X(cuCtxSynchronize) X(cuCtxSetLimit) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) \
+  X(cuFuncGetAttribute)                                                                                                 \
   X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD16)             \
   X(cuMemsetD32) X(cuEventCreate) X(cuEventRecord) X(cuEventDestroy) X(cuGetErrorName)
 #define LEAP_CU_OPTIONAL(X) X(cuCtxResetPersistingL2Cache) X(cuGetErrorString)
@@ -183,6 +184,13 @@ class CudaDriver final : public GpuDriver {
   DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) override {
     return cu_.cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   static_cast<int>(bytes));
+  }
+
+  DeviceStatus static_shared_bytes(FunctionHandle function, unsigned& bytes) override {
+    int v = 0;
+    const CUresult rc = cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, static_cast<CUfunction>(function));
+    bytes = static_cast<unsigned>(std::max(v, 0));
+    return rc;
   }
 
   DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) override {

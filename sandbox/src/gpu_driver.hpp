@@ -60,6 +60,9 @@ class GpuDriver {
   virtual DeviceStatus get_function(ModuleHandle module, const std::string& name, FunctionHandle& function) = 0;
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: lets `function` launch with more than 48 KiB.
   virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
+  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: the kernel's static shared memory; with the dynamic it must
+  // fit max_shared_bytes_optin(), and above 48 KiB together the kernel must be opted in.
+  virtual DeviceStatus static_shared_bytes(FunctionHandle function, unsigned& bytes) = 0;
 
   virtual DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) = 0;
   virtual DeviceStatus release(DevicePtr ptr) = 0;

@@ -127,6 +127,7 @@ class Evaluation {
       if (c.status != PlanStatus::ok) return plan_refusal(c.error);
     }
     load_modules();
+    if (declared_plan_) check_shared_fits();
     json reply = check_trials();
     if (!time_) return reply;
     // Timing needs room for warm-up, some runs and their checks (a few trials' worth): without it,
@@ -315,13 +316,38 @@ class Evaluation {
     return failed_at == 1 ? " (launching " + which + ")" : " (at the launch of " + which + ", or in a kernel before it)";
   }
 
-  // Above 48 KiB of dynamic shared memory a kernel must be opted in, through the driver.
+  // Above 48 KiB of shared memory, static and dynamic together, a kernel must be opted in for its
+  // dynamic part, through the driver.
   void allow_shared(FunctionHandle f, const LaunchShape& s, bool candidate) {
-    if (s.shared_bytes <= 48 * 1024) return;
+    unsigned static_bytes = 0;
+    check(d_.static_shared_bytes(f, static_bytes), "reading a kernel's static shared memory");
+    if (std::uint64_t{static_bytes} + s.shared_bytes <= 48 * 1024) return;
     if (DeviceStatus rc = d_.allow_dynamic_shared(f, s.shared_bytes); rc != k_device_ok) {
       if (!candidate) harness(rc, "allowing the reference " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
       candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory (the kernel's static shared "
                            "memory and the dynamic together must fit the device's " + std::to_string(d_.max_shared_bytes_optin()) + " bytes)");
+    }
+  }
+
+  // A declared plan's shared memory, the kernels' static and the plan's dynamic, against the
+  // device's limit at every size set, before any launch (the static part is known only here).
+  void check_shared_fits() {
+    std::vector<Sizes> size_sets = task_.check_sizes;
+    size_sets.push_back(task_.sizes);
+    const std::uint64_t limit = d_.max_shared_bytes_optin();
+    for (std::size_t k = 0; k < cand_fns_.size(); ++k) {
+      unsigned static_bytes = 0;
+      check(d_.static_shared_bytes(cand_fns_[k], static_bytes), "reading a kernel's static shared memory");
+      for (const Sizes& sizes : size_sets) {
+        const ResolvedPlan plan = resolve(cand_plan_, cand_policy_, sizes, true);
+        const std::uint64_t dynamic = plan.kernels[k].shape.shared_bytes;
+        if (static_bytes + dynamic <= limit) continue;
+        const KernelLaunchDecl& decl = cand_plan_.kernels[k];
+        throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel + "': " + std::to_string(static_bytes) +
+                                  " bytes of static shared memory and " + std::to_string(dynamic) + " of dynamic (shared=" + decl.shared_bytes +
+                                  ") are over the device's limit of " + std::to_string(limit) + " bytes per block (at sizes " +
+                                  sizes_text(sizes) + "); shrink the kernel's __shared__ arrays or the plan's shared=")};
+      }
     }
   }
 

@@ -71,7 +71,8 @@ DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::strin
   const auto& kernels = registry_.at(m->image);
   const auto it = kernels.find(name);
   if (it == kernels.end()) return k_not_found;
-  functions_.push_back(std::make_unique<Function>(Function{m, name, it->second}));
+  const unsigned static_bytes = static_shared.count(name) != 0 ? static_shared.at(name) : 0;
+  functions_.push_back(std::make_unique<Function>(Function{m, name, it->second, static_bytes, 48 * 1024 - std::min(static_bytes, 48u * 1024)}));
   function = functions_.back().get();
   return 0;
 }
@@ -79,8 +80,13 @@ DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::strin
 DeviceStatus FakeGpu::allow_dynamic_shared(detail::FunctionHandle function, unsigned bytes) {
   auto* f = static_cast<Function*>(function);
   log.push_back({"allow_shared", f->module->image + ":" + f->name, 0, bytes});
-  if (bytes > shared_optin) return k_invalid_value;
+  if (f->static_shared + std::uint64_t{bytes} > shared_optin) return k_invalid_value;
   f->shared_allowed = bytes;
+  return 0;
+}
+
+DeviceStatus FakeGpu::static_shared_bytes(detail::FunctionHandle function, unsigned& bytes) {
+  bytes = static_cast<Function*>(function)->static_shared;
   return 0;
 }
 
@@ -182,7 +188,7 @@ DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::Laun
   auto* f = static_cast<Function*>(function);
   const auto it = std::find_if(functions_.begin(), functions_.end(), [&](const auto& p) { return p.get() == f; });
   if (it == functions_.end()) return k_invalid_value;  // a handle from an unloaded module
-  if (shape.shared_bytes > std::max(f->shared_allowed, 48u * 1024)) return k_invalid_value;
+  if (shape.shared_bytes > f->shared_allowed) return k_invalid_value;
   FakeOp op{"launch", f->module->image + ":" + f->name};
   std::vector<std::uint64_t> slots;
   // The fake's kernels read 8-byte slots; the harness's argument slots are exactly that wide.

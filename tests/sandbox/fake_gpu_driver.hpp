@@ -79,7 +79,8 @@ class FakeGpu final : public detail::GpuDriver {
   bool external_ids = true;          // false: records carry no external id (matched by time window)
   std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
   double generator_ms = 0.001;       // the input generator's own emulated time
-  unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of dynamic shared memory
+  unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
+  std::map<std::string, unsigned> static_shared;  // kernel name -> its static shared memory (default 0)
 
   // Facts for assertions.
   int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
@@ -97,9 +98,11 @@ class FakeGpu final : public detail::GpuDriver {
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
   DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
-  // As the driver: above the device's opt-in limit an invalid value; a launch with more than 48 KiB
-  // (or more than was allowed) fails.
+  // As the driver: static and dynamic together above the device's opt-in limit are an invalid
+  // value; a launch with more dynamic shared memory than allowed (48 KiB less the static by
+  // default) fails.
   DeviceStatus allow_dynamic_shared(detail::FunctionHandle function, unsigned bytes) override;
+  DeviceStatus static_shared_bytes(detail::FunctionHandle function, unsigned& bytes) override;
   DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) override;
   DeviceStatus release(DevicePtr ptr) override;
   DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override;
@@ -131,6 +134,7 @@ class FakeGpu final : public detail::GpuDriver {
     Module* module;
     std::string name;
     FakeKernel kernel;
+    unsigned static_shared = 0;
     unsigned shared_allowed = 48 * 1024;
   };
   void record_kernel(double ms, std::uint64_t external_id);

@@ -325,6 +325,32 @@ TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted i
   CHECK(count_ops(gpu, "allow_shared", "fake:candidate:final_sum") == 0);  // no shared memory, nothing to allow
 }
 
+TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with the plan's dynamic", "[sandbox][harness][plan]") {
+  const std::string plan = "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                           "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=16*1024 args=(x, partials, n)\n"
+                           "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n";
+  SECTION("40 KiB static and 16 KiB dynamic: over 48 KiB together, so the kernel is opted in") {
+    FakeGpu gpu;
+    gpu.static_shared["partial_sums"] = 40 * 1024;
+    const Outcome o = evaluate(gpu, two_kernels(), plan, sum_task(), false);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(count_ops(gpu, "allow_shared", "fake:candidate:partial_sums") > 0);
+  }
+  SECTION("200 KiB static and 40 KiB dynamic: over the device's 227 KiB, refused before any launch") {
+    FakeGpu gpu;
+    gpu.static_shared["partial_sums"] = 200 * 1024;
+    std::string big = plan;
+    big.replace(big.find("shared=16*1024"), 14, "shared=40*1024");
+    const Outcome o = evaluate(gpu, two_kernels(), big, sum_task(), false);
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: line 2, kernel 'partial_sums': 204800 bytes of static shared "
+                                                    "memory and 40960 of dynamic (shared=40*1024) are over the device's limit of 232448 "
+                                                    "bytes per block"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+}
+
 TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by its guard", "[sandbox][harness][plan]") {
   FakeGpu gpu;
   const Outcome o = evaluate(gpu, two_kernels(partial_sums(nullptr, false, true)), k_two_pass);
