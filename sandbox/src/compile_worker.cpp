@@ -231,8 +231,15 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
   // error for the caller, not a compile result.
   std::string data;
   char buf[4096];
+  const auto start_deadline = Clock::now() + std::chrono::seconds(30);  // confining takes milliseconds
   for (;;) {
     if (complete_frame(data)) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start_deadline - Clock::now()).count();
+    pollfd pfd{socket_, POLLIN, 0};
+    if (left <= 0) break;
+    const int ready = ::poll(&pfd, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
     const ssize_t n = ::read(socket_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
