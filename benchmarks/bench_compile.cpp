@@ -239,7 +239,7 @@ void BM_HeavyNvcc(benchmark::State& state, const HeavyKernel& k) {
   }
 }
 
-void BM_HeavyCli(benchmark::State& state, const HeavyKernel& k) {
+void BM_HeavyCli(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
   for (auto _ : state) {
     state.PauseTiming();
