@@ -92,9 +92,15 @@ class Evaluation {
     cand_plan_ = ref_plan_;
     if (const auto it = request.find("plan"); it != request.end() && it->is_string()) {
       PlanParse p = parse_launch_plan(it->get<std::string>());
-      if (!p.ok()) plan_error_ = p.error;
-      else if (p.plan.empty()) plan_error_ = "the request's plan declares no kernel";
-      else cand_plan_ = std::move(p.plan), cand_policy_ = task_.candidate_launch, declared_plan_ = true;
+      if (!p.ok()) {
+        plan_error_ = p.error;
+      } else if (p.plan.empty()) {
+        plan_error_ = "the request's plan declares no kernel";
+      } else {
+        cand_plan_ = std::move(p.plan);
+        cand_policy_ = task_.candidate_launch;
+        declared_plan_ = true;
+      }
     }
     base_seed_ = request.value("seed", std::uint64_t{1});
     time_ = request.value("time", true);

@@ -407,21 +407,17 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
       for (std::size_t i = 0; i < task.params.size(); ++i) out.args.push_back({task.params[i].name, false, i});
     } else {
       for (const std::string& a : *k.args) {
-        ResolvedArg ra{a, false, 0};
-        bool found = false;
-        for (std::size_t i = 0; i < task.params.size() && !found; ++i) {
-          if (task.params[i].name == a) found = true, ra.index = i;
-        }
-        for (std::size_t i = 0; i < plan.scratch.size() && !found; ++i) {
-          if (plan.scratch[i].name == a) found = true, ra.scratch = true, ra.index = i;
-        }
+        const auto param = std::find_if(task.params.begin(), task.params.end(), [&](const Param& p) { return p.name == a; });
+        const auto scratch = std::find_if(plan.scratch.begin(), plan.scratch.end(), [&](const ScratchDecl& s) { return s.name == a; });
+        const bool found = param != task.params.end() || scratch != plan.scratch.end();
         if (!found) {
           std::string known;
           for (const Param& p : task.params) known += (known.empty() ? "" : ", ") + p.name;
           for (const ScratchDecl& s : plan.scratch) known += (known.empty() ? "" : ", ") + s.name;
           throw LaunchPlanError(where + "args: unknown name '" + a + "' (the task's parameters and the plan's scratch: " + known + ")");
         }
-        out.args.push_back(std::move(ra));
+        if (param != task.params.end()) out.args.push_back({a, false, static_cast<std::size_t>(param - task.params.begin())});
+        else out.args.push_back({a, true, static_cast<std::size_t>(scratch - plan.scratch.begin())});
       }
     }
     r.kernels.push_back(std::move(out));
