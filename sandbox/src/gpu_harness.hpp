@@ -2,6 +2,7 @@
 // The evaluation protocol: runs, checks and times a candidate against the reference through a
 // GpuDriver. Internal; runs inside a worker process (or, with the CPU fake, inside a test).
 //
+// A run is the candidate's whole launch plan: its kernels in order, its scratch poisoned before it.
 // Correctness trials: for each size set and trial, fresh host-drawn inputs; the candidate runs first
 // (nothing in memory holds this trial's answer yet), its guards and inputs are checked, then the
 // reference runs and the outputs are compared on the host.
@@ -30,10 +31,13 @@ constexpr double k_warmup_gpu_ms = 50.0;
 constexpr double k_time_limit_share = 0.8;
 
 // request: {"op": "eval", "task": <spec JSON text>, "candidate": <module image bytes>,
-//           "reference": <module image bytes>, "seed": u64, "time": bool}
+//           "reference": <module image bytes>, "seed": u64, "time": bool,
+//           "plan": the candidate's launch-plan directives (launch_plan.hpp; absent: the task's launch)}
 // reply:   {"ok": bool, "error": text (harness failure), "verdict": "correct" | "wrong_answer" |
-//           "runtime_error", "cuda_error": name, "detail": text, "when_timed": bool (a timed run was
-//           wrong), "restart": bool, "timing": {...}, "device": name, "trials": n}
+//           "runtime_error" | "compile_error" (the plan broke a rule, checked again here with the
+//           device's limits, before any launch), "plan_error": text, "cuda_error": name, "detail":
+//           text, "when_timed": bool (a timed run was wrong), "restart": bool, "timing": {...},
+//           "device": name, "trials": n}
 nlohmann::json run_evaluation(const nlohmann::json& request, GpuDriver& driver, const StageFn& stage);
 
 // The worker's entry: the real driver, opened once per worker process.
