@@ -15,8 +15,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
+#include "compiler_exit.hpp"
 #include "detail.hpp"
 
 namespace leap::sandbox::detail {
@@ -30,18 +32,6 @@ using Clock = std::chrono::steady_clock;
   const int n = std::snprintf(msg, sizeof msg, "the compile child could not confine itself (%s: %s)", step, std::strerror(error));
   if (n > 0) (void)write_all(3, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
   _exit(k_exit_confinement_failed);
-}
-
-double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
-
-std::chrono::nanoseconds cpu_of(clockid_t clock) {
-  timespec ts{};
-  if (::clock_gettime(clock, &ts) != 0) return std::chrono::nanoseconds::zero();
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
-
-std::string milliseconds_text(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
 }  // namespace
@@ -170,43 +160,20 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
   while (::wait4(pid, &wstatus, 0, &usage) < 0 && errno == EINTR) {
   }
   const double cpu = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
-  const double cpu_limit = std::chrono::duration<double>(budget.cpu).count();
-
   CompileResult out;
-  if (killed_for == CompileLimit::none && WIFSIGNALED(wstatus) &&
-      (WTERMSIG(wstatus) == SIGXCPU || (WTERMSIG(wstatus) == SIGKILL && cpu >= cpu_limit))) {
-    killed_for = CompileLimit::cpu_time;  // RLIMIT_CPU, the backstop of the sampling above
-  }
-  if (killed_for == CompileLimit::cpu_time) {
-    out.status = CompileStatus::timeout;
-    out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated);
-  } else if (killed_for == CompileLimit::wall_clock) {
-    out.status = CompileStatus::timeout;
-    out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +
-              std::to_string(static_cast<long long>(cpu * 1000)) + " ms of CPU)";
-  } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_address_space) {
-    out.status = CompileStatus::resource_limit;
-    killed_for = CompileLimit::address_space;
-    out.log = "compile stopped at its address-space limit (" + std::to_string(setup.limits.address_space_bytes >> 20) +
-              " MiB beyond the compiler itself)";
-  } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_confinement_failed) {
+  if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_confinement_failed) {
     throw std::runtime_error("leap::sandbox: " + (data.empty() ? std::string("the compile child could not set itself up") : data));
-  } else if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS) {
-    out.status = CompileStatus::error;
-    out.log = "the compiler made a system call the sandbox forbids (seccomp); nothing was compiled";
-  } else if (std::optional<CompileResult> r = decode_result(data); r && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
-    out = std::move(*r);
-    if (out.status == CompileStatus::timeout) {
-      killed_for = CompileLimit::cpu_time;  // NVRTC's flow callback stopped it between phases
-      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) + (out.log.empty() ? "" : "\n" + out.log);
-    }
-  } else {
-    out.status = CompileStatus::error;
-    out.log = WIFSIGNALED(wstatus) ? "the compiler process died (signal " + std::to_string(WTERMSIG(wstatus)) + ")"
-                                   : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wstatus)) + ")";
   }
-  out.limit = killed_for;
-  out.cpu_seconds = cpu;
+  std::optional<CompileResult> decoded;
+  if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) decoded = decode_result(data);
+  if (decoded) {
+    out = std::move(*decoded);
+    out.limit = CompileLimit::none;
+    if (out.status == CompileStatus::timeout) mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
+    out.cpu_seconds = cpu;
+  } else {
+    out = ended_without_result(wstatus, killed_for, cpu, budget, setup.limits.address_space_bytes);
+  }
   out.log = same_words_for_forbidden_and_missing(std::move(out.log));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "compiler_exit.hpp"
 #include "confinement.hpp"
 #include "detail.hpp"
 
@@ -32,18 +33,6 @@ constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's
 constexpr std::string_view k_ready = "leap compile worker ready";
 constexpr unsigned long long k_max_frame = 1ull << 30;
 constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
-
-std::chrono::nanoseconds cpu_of(clockid_t clock) {
-  timespec ts{};
-  if (::clock_gettime(clock, &ts) != 0) return std::chrono::nanoseconds::zero();
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
-
-double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
-
-std::string milliseconds_text(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
-}
 
 std::string frame(std::string_view payload) {
   std::string out;
@@ -326,41 +315,17 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
     out.pch = static_cast<PchUse>(pch);
     out.cpu_seconds = cpu;
     outcome.scratch_used = scratch_used;
-    if (out.status == CompileStatus::timeout) {
-      killed_for = CompileLimit::cpu_time;  // NVRTC's flow callback stopped it between phases
-      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) + (out.log.empty() ? "" : "\n" + out.log);
+    if (out.status == CompileStatus::timeout) {  // NVRTC's flow callback stopped it between phases
+      mark_stopped_at_cpu_limit(out, budget);
+      killed_for = CompileLimit::cpu_time;
       outcome.alive = false;  // a cancelled NVRTC is not trusted with the next candidate
     }
   } else {
     outcome.alive = false;
     kill_and_reap();
     const double cpu = std::max(0.0, exit_cpu_ - std::chrono::duration<double>(cpu0).count());
-    const double cpu_limit = std::chrono::duration<double>(budget.cpu).count();
-    const int ws = wait_status_;
-    if (killed_for == CompileLimit::none && WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGXCPU || (WTERMSIG(ws) == SIGKILL && cpu >= cpu_limit))) {
-      killed_for = CompileLimit::cpu_time;  // RLIMIT_CPU, the backstop of the sampling above
-    }
-    if (killed_for == CompileLimit::cpu_time) {
-      out.status = CompileStatus::timeout;
-      out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated);
-    } else if (killed_for == CompileLimit::wall_clock) {
-      out.status = CompileStatus::timeout;
-      out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +
-                std::to_string(static_cast<long long>(cpu * 1000)) + " ms of CPU)";
-    } else if (WIFEXITED(ws) && WEXITSTATUS(ws) == k_exit_address_space) {
-      out.status = CompileStatus::resource_limit;
-      killed_for = CompileLimit::address_space;
-      out.log = "compile stopped at its address-space limit (" + std::to_string(address_space_bytes_ >> 20) +
-                " MiB beyond the compiler itself)";
-    } else if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
-      out.status = CompileStatus::error;
-      out.log = "the compiler made a system call the sandbox forbids (seccomp); nothing was compiled";
-    } else {
-      out.status = CompileStatus::error;
-      out.log = WIFSIGNALED(ws) ? "the compiler process died (signal " + std::to_string(WTERMSIG(ws)) + ")"
-                                : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(ws)) + ")";
-    }
-    out.cpu_seconds = cpu;
+    out = ended_without_result(wait_status_, killed_for, cpu, budget, address_space_bytes_);
+    killed_for = out.limit;
   }
   out.limit = killed_for;
   out.log = same_words_for_forbidden_and_missing(std::move(out.log));
