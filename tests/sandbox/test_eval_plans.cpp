@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sum_task.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
@@ -20,19 +21,7 @@ using leap_test::no_gpu_config;
 
 namespace {
 
-sb::TaskSpec sum_task(const std::string& policy = R"("candidate_launch": {"allowed": true},)") {
-  return sb::parse_task(R"json({
-    "name": "sum", "entry": "sum",
-    "params": [
-      {"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
-      {"name": "out", "dtype": "float32", "role": "out", "shape": [1]},
-      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
-    "sizes": {"n": 4096}, "check_sizes": [{"n": 5}, {"n": 70000000}],
-    "launch": {"grid": [1], "block": [256]}, )json" +
-                        policy + R"json(
-    "reference": "extern \"C\" __global__ void sum(const float* x, float* out, int n) { if (threadIdx.x == 0) { float s = 0; for (int i = 0; i < n; ++i) s += x[i]; out[0] = s; } }"
-  })json");
-}
+using leap_test::sum_task;
 
 // The same two kernels, real CUDA, for NVRTC.
 constexpr const char* k_two_pass_source = R"(

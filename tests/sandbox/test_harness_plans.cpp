@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "fake_gpu_driver.hpp"
-#include "gpu_harness.hpp"
-#include "worker_reply.hpp"
+#include "harness_runner.hpp"
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
@@ -112,31 +111,14 @@ void final_sum(FakeCall& c) {
   c.duration_ms = 0.2;
 }
 
-struct Outcome {
-  json reply;
-  sb::EvalResult result;
-};
+using Outcome = sb::test::HarnessOutcome;
+using sb::test::verdict_of;
 
 Outcome evaluate(FakeGpu& gpu, std::map<std::string, FakeKernel> candidate, const std::string& plan, sb::TaskSpec task = sum_task(),
                  bool time = true) {
   gpu.add_module("fake:candidate", std::move(candidate));
   gpu.add_module("fake:reference", {{"sum", reference}});
-  const std::string cand = "fake:candidate", refimg = "fake:reference";
-  json request = {{"op", "eval"},
-                  {"task", sb::task_to_json(task)},
-                  {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
-                  {"reference", json::binary(std::vector<std::uint8_t>(refimg.begin(), refimg.end()))},
-                  {"seed", 7},
-                  {"time", time}};
-  if (!plan.empty()) request["plan"] = plan;
-  Outcome o;
-  o.reply = sb::detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
-  sb::detail::read_worker_reply(o.reply, o.result);
-  return o;
-}
-
-std::string verdict_of(const sb::EvalResult& r) {
-  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(sb::to_string(r.status)) + ": " + r.error;
+  return sb::test::run_harness(gpu, task, 7, time, plan);
 }
 
 std::size_t count_ops(const FakeGpu& gpu, const std::string& what, const std::string& name = {}) {

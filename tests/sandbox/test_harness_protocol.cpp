@@ -18,9 +18,8 @@
 #include <thread>
 
 #include "fake_gpu_driver.hpp"
-#include "gpu_harness.hpp"
+#include "harness_runner.hpp"
 #include "input_generator.hpp"
-#include "worker_reply.hpp"
 
 namespace sb = leap::sandbox;
 using leap::Verdict;
@@ -85,30 +84,14 @@ void reference(FakeCall& c) {
 // Calls so far in this module instance (after this one).
 std::uint64_t count_call(FakeCall& c) { return ++c.globals["calls"]; }
 
-struct Outcome {
-  json reply;
-  sb::EvalResult result;
-};
+using Outcome = sb::test::HarnessOutcome;
+using sb::test::verdict_of;
 
 Outcome evaluate(FakeGpu& gpu, const FakeKernel& candidate, sb::TaskSpec task = fake_task(), FakeKernel ref = reference,
                  bool time = true) {
   gpu.add_module("fake:candidate", {{"scale_add", candidate}});
   gpu.add_module("fake:reference", {{"scale_add", std::move(ref)}});
-  const std::string cand = "fake:candidate", refimg = "fake:reference";
-  const json request = {{"op", "eval"},
-                        {"task", sb::task_to_json(task)},
-                        {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
-                        {"reference", json::binary(std::vector<std::uint8_t>(refimg.begin(), refimg.end()))},
-                        {"seed", 42},
-                        {"time", time}};
-  Outcome o;
-  o.reply = sb::detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
-  sb::detail::read_worker_reply(o.reply, o.result);
-  return o;
-}
-
-std::string verdict_of(const sb::EvalResult& r) {
-  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(sb::to_string(r.status)) + ": " + r.error;
+  return sb::test::run_harness(gpu, task, 42, time);
 }
 
 }  // namespace

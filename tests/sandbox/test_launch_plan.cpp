@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "sum_task.hpp"
+
 namespace sb = leap::sandbox;
 
 namespace {
 
-sb::TaskSpec sum_task(const std::string& policy = R"("candidate_launch": {"allowed": true},)") {
-  return sb::parse_task(R"json({
-    "name": "sum", "entry": "sum",
-    "params": [
-      {"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
-      {"name": "out", "dtype": "float32", "role": "out", "shape": [1]},
-      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
-    "sizes": {"n": 4096}, "check_sizes": [{"n": 5}, {"n": 70000000}],
-    "launch": {"grid": [1], "block": [256]}, )json" +
-                        policy + R"json(
-    "reference": "extern \"C\" __global__ void sum(const float* x, float* out, int n) { if (threadIdx.x == 0) { float s = 0; for (int i = 0; i < n; ++i) s += x[i]; out[0] = s; } }"
-  })json");
-}
+using leap_test::sum_task;
 
 std::string parse_error(const std::string& source) { return sb::parse_launch_plan(source).error; }
 
