@@ -2,6 +2,8 @@
 // serve under hostile input: every line is answered, ids come back byte for byte, limits are named,
 // and the process is alive afterwards with nothing lost that it had accepted.
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,4 +185,84 @@ TEST_CASE("cli serve: an oversized line is never held whole in memory", "[sandbo
   // A 96 MiB line read through a 4 MiB limit: peak memory grows by far less than the line.
   INFO("peak RSS " << base.max_rss_kb << " KiB with a small request, " << huge.max_rss_kb << " KiB with the 96 MiB line");
   CHECK(huge.max_rss_kb - base.max_rss_kb < 32 * 1024);
+}
+
+// With one handler and a queue of one, serve stops reading while both are taken: at any moment it has
+// consumed at most the requests it answered, plus the one in the handler, the one in the queue, the
+// one it is reading and its 64 KiB read buffer. A serve that read ahead without bound would drain the
+// pipe as fast as it is written, whatever it had answered.
+TEST_CASE("cli serve: a full queue stops serve reading, and every request is still answered", "[sandbox][serve][cli]") {
+  leap_test::TempDir dir;
+  constexpr int k_requests = 24;
+  const std::string padding(64 << 10, 'x');  // each request line is a little over 64 KiB
+  std::string input;
+  std::size_t line_bytes = 0;
+  for (int i = 0; i < k_requests; ++i) {
+    const json request = {{"id", i}, {"op", "compile"},
+                          {"source", "// " + padding + "\n__global__ void k" + std::to_string(i) + "(float* y) { y[0] = 1; }\n"}};
+    const std::string line = request.dump() + "\n";
+    line_bytes = std::max(line_bytes, line.size());
+    input += line;
+  }
+  ::signal(SIGPIPE, SIG_IGN);  // a serve that died shows as EPIPE below, not as this test's death
+  int in[2];
+  REQUIRE(::pipe(in) == 0);
+  const std::string out_file = (dir.path / "out.txt").string();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open("/dev/null", O_WRONLY);
+    if (out < 0 || err < 0) _exit(120);
+    ::dup2(in[0], 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::close(in[1]);
+    ::setenv("LEAP_SANDBOX_CACHE_DIR", (dir.path / "cache").c_str(), 1);
+    ::execl(LEAP_SANDBOX_CLI, LEAP_SANDBOX_CLI, "serve", "-j", "1", "--queue", "1", static_cast<char*>(nullptr));
+    _exit(121);
+  }
+  // The test keeps its own copy of the read end, to see how much of the pipe serve has not read.
+  REQUIRE(::fcntl(in[1], F_SETFL, O_NONBLOCK) == 0);
+  const auto answered = [&] {
+    const std::string out = leap_test::read_file(out_file);
+    return static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n'));
+  };
+  std::size_t written = 0;
+  std::size_t checks = 0;
+  std::size_t most_consumed_ahead = 0;  // consumed beyond what was answered, in request lines
+  while (written < input.size()) {
+    const ssize_t n = ::write(in[1], input.data() + written, input.size() - written);
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+      continue;
+    }
+    REQUIRE(errno == EAGAIN);  // the pipe is full: how much has serve taken out of it?
+    int unread = 0;
+    REQUIRE(::ioctl(in[0], FIONREAD, &unread) == 0);
+    const std::size_t consumed = written - static_cast<std::size_t>(unread);
+    const std::size_t done = answered();  // read after: it only grows, so the bound only loosens
+    const std::size_t ahead = consumed > done * line_bytes ? consumed - done * line_bytes : 0;
+    most_consumed_ahead = std::max(most_consumed_ahead, ahead);
+    // The handler's line, the queued line, the line the reader is pushing and the rest of its buffer.
+    CHECK(consumed <= (done + 3) * line_bytes + (64 << 10));
+    ++checks;
+    ::usleep(20000);
+  }
+  ::close(in[1]);
+  ::close(in[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  INFO("checks while the pipe was full: " << checks << ", most consumed ahead of the answers: " << most_consumed_ahead << " bytes");
+  CHECK(checks > 0);  // the writer did wait on serve
+  std::istringstream out(leap_test::read_file(out_file));
+  std::vector<bool> seen(k_requests, false);
+  for (std::string line; std::getline(out, line);) {
+    const json j = json::parse(line);
+    CHECK(j.at("ok") == true);
+    seen.at(j.at("id").get<std::size_t>()) = true;
+  }
+  CHECK(std::count(seen.begin(), seen.end(), true) == k_requests);
 }
