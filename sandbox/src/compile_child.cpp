@@ -36,6 +36,33 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
+int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, const LandlockPlan& landlock,
+                             const ChildLimits& limits, const char*& step) noexcept {
+  const std::uint64_t inherited = mapped_bytes();  // before the private root hides /proc
+  if (setup.confined && setup.private_root) {
+    if (const int e = enter_private_root(root, step); e != 0) return e;
+  } else if (::chdir(setup.work_dir.c_str()) != 0) {
+    step = "chdir into the empty directory";
+    return errno;
+  }
+  if (const int e = apply_limits(limits, inherited); e != 0) {
+    step = "setrlimit";
+    return e;
+  }
+  install_address_space_marker();
+  if (setup.confined) {
+    if (const int e = apply_landlock(landlock, setup.landlock_abi); e != 0) {
+      step = "landlock";
+      return e;
+    }
+    if (const int e = apply_seccomp(setup.filter); e != 0) {
+      step = "seccomp";
+      return e;
+    }
+  }
+  return 0;
+}
+
 ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined) {
   ChildSetup s;
   s.confined = confined;
@@ -103,19 +130,8 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
     limits.address_space_extra = setup.limits.address_space_bytes;
     limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(budget.cpu).count()) + 1;
     limits.open_files = setup.limits.max_open_files;
-    const std::uint64_t inherited = mapped_bytes();  // before the private root hides /proc
-    if (setup.confined && setup.private_root) {
-      const char* step = "";
-      if (const int e = enter_private_root(setup.root, step); e != 0) confinement_failed(step, e);
-    } else if (::chdir(setup.work_dir.c_str()) != 0) {
-      confinement_failed("chdir into the empty directory", errno);
-    }
-    if (const int e = apply_limits(limits, inherited); e != 0) confinement_failed("setrlimit", e);
-    install_address_space_marker();
-    if (setup.confined) {
-      if (const int e = apply_landlock(setup.landlock, setup.landlock_abi); e != 0) confinement_failed("landlock", e);
-      if (const int e = apply_seccomp(setup.filter); e != 0) confinement_failed("seccomp", e);
-    }
+    const char* step = "";
+    if (const int e = confine_compiler_process(setup, setup.root, setup.landlock, limits, step); e != 0) confinement_failed(step, e);
     const CompileResult r = compile(budget.cpu);
     // NVRTC's front end reports a failed allocation itself and returns; under RLIMIT_AS that is the limit.
     // (A candidate's #error cannot forge it: its text reads "#error directive: ...".)

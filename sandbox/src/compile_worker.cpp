@@ -121,21 +121,10 @@ struct Prepared {
   limits.address_space_extra = setup.limits.address_space_bytes + (p.settings.pch ? p.settings.pch_heap_bytes : 0);
   limits.open_files = setup.limits.max_open_files;
   limits.file_size = p.settings.scratch_bytes;  // a PCH file; the directory's own budget is the tmpfs size
-  const std::uint64_t inherited = mapped_bytes();
-  if (setup.confined && setup.private_root) {
-    const char* step = "";
-    if (const int e = enter_private_root(p.root, step); e != 0) confinement_failed(step, e);
-  } else if (::chdir(setup.work_dir.c_str()) != 0) {
-    confinement_failed("chdir into the empty directory", errno);
-  }
-  if (const int e = apply_limits(limits, inherited); e != 0) confinement_failed("setrlimit", e);
-  install_address_space_marker();
   ::signal(SIGXFSZ, SIG_IGN);  // a PCH past the file limit fails to write (EFBIG); the compile goes on
   environ = p.environment.data();
-  if (setup.confined) {
-    if (const int e = apply_landlock(p.landlock, setup.landlock_abi); e != 0) confinement_failed("landlock", e);
-    if (const int e = apply_seccomp(setup.filter); e != 0) confinement_failed("seccomp", e);
-  }
+  const char* step = "";
+  if (const int e = confine_compiler_process(setup, p.root, p.landlock, limits, step); e != 0) confinement_failed(step, e);
   if (!write_all(k_socket_fd, frame(k_ready))) _exit(3);
 
   std::string payload;
