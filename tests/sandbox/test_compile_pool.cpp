@@ -16,6 +16,7 @@
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/confinement.hpp>
 
+#include "queue_time_check.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
@@ -182,29 +183,7 @@ TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool g
     sb::CompilerConfig config = pooled();
     config.workers = 4;  // four batch threads share one worker: three always wait
     sb::Compiler c(config);
-    double single = 0.0;
-    for (int i = 0; i < 2; ++i) {
-      single = std::max(single, c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).cpu_seconds);
-    }
-    const auto limit = std::chrono::milliseconds(std::max<long long>(300, static_cast<long long>(single * 4000)));
-    std::vector<sb::CompileJob> jobs;
-    for (int i = 0; i < 16; ++i) {
-      sb::CompileJob j;
-      j.source = std::string(leap_test::plain_kernel()) + "__global__ void q" + std::to_string(i) + "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
-      j.options.timeout = limit;
-      jobs.push_back(std::move(j));
-    }
-    const auto t0 = Clock::now();
-    const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
-    const auto waited = Clock::now() - t0;
-    INFO("limit " << limit.count() << " ms, batch took " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
-    CHECK(waited > limit);
-    for (const sb::CompileResult& r : results) {
-      CHECK(r.ok());
-      CHECK(r.limit == sb::CompileLimit::none);
-      CHECK(r.cpu_seconds > 0.0);
-      CHECK(r.cpu_seconds < std::chrono::duration<double>(limit).count());
-    }
+    leap_test::check_queue_time_not_charged(c, 16);
     CHECK(c.pool_stats().workers_started == 1);
   }
 }

@@ -27,6 +27,7 @@
 #include "../../sandbox/src/compile_child.hpp"
 #include "../../sandbox/src/confinement.hpp"
 #include "cli_runner.hpp"
+#include "queue_time_check.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
@@ -380,27 +381,7 @@ TEST_CASE("confinement: limits count the compile's own CPU time, not the queue",
   require_confinement();
   SECTION("a batch queued behind one worker finishes although it waits longer than each compile's limit") {
     sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
-    double single = 0.0;
-    for (int i = 0; i < 2; ++i) single = std::max(single, compile_source(c, std::string(leap_test::plain_kernel()) + "// " + std::to_string(i)).cpu_seconds);
-    const auto limit = std::chrono::milliseconds(std::max<long long>(300, static_cast<long long>(single * 4000)));
-    std::vector<sb::CompileJob> jobs;
-    for (int i = 0; i < 12; ++i) {
-      sb::CompileJob j;
-      j.source = std::string(leap_test::plain_kernel()) + "__global__ void q" + std::to_string(i) + "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
-      j.options.timeout = limit;
-      jobs.push_back(std::move(j));
-    }
-    const auto t0 = Clock::now();
-    const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
-    const auto waited = Clock::now() - t0;
-    INFO("limit " << limit.count() << " ms, batch took " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
-    CHECK(waited > limit);  // the last jobs were queued for longer than their limit
-    for (const sb::CompileResult& r : results) {
-      CHECK(r.ok());
-      CHECK(r.limit == sb::CompileLimit::none);
-      CHECK(r.cpu_seconds > 0.0);
-      CHECK(r.cpu_seconds < std::chrono::duration<double>(limit).count());
-    }
+    leap_test::check_queue_time_not_charged(c, 12);
   }
   SECTION("scanning and hashing the source are charged to the budget") {
     sb::Compiler c(leap_test::config(sb::Isolation::process, 1, std::make_shared<sb::CompileCache>()));
