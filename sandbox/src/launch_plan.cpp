@@ -322,10 +322,30 @@ LaunchPlan task_launch_plan(const TaskSpec& task) {
   return p;
 }
 
+namespace {
+
+std::string joined_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+// The directive a problem is about ("line 4, kernel 'x'"), or the whole text for the plan's own.
+std::string_view directive_of(std::string_view problem) {
+  const std::size_t end = problem.find("': ");
+  return problem.starts_with("line ") && end != std::string_view::npos ? problem.substr(0, end) : problem;
+}
+
+}  // namespace
+
+LaunchPlanError::LaunchPlanError(std::vector<std::string> problems)
+    : std::invalid_argument(joined_lines(problems)), problems_(std::move(problems)) {}
+
 ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, const Sizes& sizes, const LaunchPolicy& policy,
                                  const PlanContext& context) {
   const std::string at = " (at sizes " + sizes_text(sizes) + ")";
   ResolvedPlan r;
+  std::vector<std::string> problems;  // the first problem of each directive; the rest are still checked
   if (plan.kernels.empty()) throw LaunchPlanError("the plan launches no kernel");
   if (plan.kernels.size() > static_cast<std::size_t>(policy.max_kernels)) {
     throw LaunchPlanError(std::to_string(plan.kernels.size()) + " kernels, over this task's limit of " + std::to_string(policy.max_kernels) +
@@ -337,7 +357,7 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
   // Scratch: names unique and distinct from the task's parameters, sizes within the policy.
   std::set<std::string, std::less<>> names;
   for (const Param& p : task.params) names.insert(p.name);
-  for (const ScratchDecl& s : plan.scratch) {
+  for (const ScratchDecl& s : plan.scratch) try {
     const std::string where = "line " + std::to_string(s.line) + ", scratch '" + s.name + "': ";
     if (!is_identifier(s.name)) throw LaunchPlanError(where + "not an identifier");
     if (!names.insert(s.name).second) throw LaunchPlanError(where + "the name is taken (by a task parameter or another scratch buffer); choose another");
@@ -357,13 +377,15 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
     }
     r.scratch.push_back({s.name, s.dtype, static_cast<std::size_t>(count), static_cast<std::size_t>(bytes)});
     r.scratch_bytes += static_cast<std::size_t>(bytes);
+  } catch (const LaunchPlanError& e) {
+    problems.push_back(e.what());
   }
   const std::uint64_t shared_hi = context.device_max_shared_bytes > 0 ? std::min(policy.max_shared_bytes, context.device_max_shared_bytes)
                                                                         : policy.max_shared_bytes;
   const std::int64_t grid_hi[3] = {2147483647, 65535, 65535};
   const std::int64_t block_hi[3] = {1024, 1024, 64};
   const char* axis[3] = {"x", "y", "z"};
-  for (const KernelLaunchDecl& k : plan.kernels) {
+  for (const KernelLaunchDecl& k : plan.kernels) try {
     const std::string where = (k.line > 0 ? "line " + std::to_string(k.line) + ", " : std::string("the task's launch, ")) + "kernel '" + k.kernel + "': ";
     if (!is_identifier(k.kernel)) throw LaunchPlanError(where + "not an identifier");
     if (context.module_kernels != nullptr &&
@@ -421,7 +443,10 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
       }
     }
     r.kernels.push_back(std::move(out));
+  } catch (const LaunchPlanError& e) {
+    problems.push_back(e.what());
   }
+  if (!problems.empty()) throw LaunchPlanError(std::move(problems));
   return r;
 }
 
@@ -456,14 +481,25 @@ PlanCheck check_candidate_plan(const LaunchPlan& plan, const TaskSpec& task, con
   try {
     std::vector<const Sizes*> all{&task.sizes};
     for (const Sizes& s : task.check_sizes) all.push_back(&s);
+    // Every size set is checked; a directive's problem is told once, at the first size set that shows it.
+    std::vector<std::string> problems;
     for (std::size_t i = all.size(); i-- > 0;) {  // the timing sizes last, so theirs is the plan reported
-      ResolvedPlan r = resolve_launch_plan(plan, task, *all[i], task.candidate_launch, context);
-      if (i == 0) c.resolved = std::move(r);
+      try {
+        ResolvedPlan r = resolve_launch_plan(plan, task, *all[i], task.candidate_launch, context);
+        if (i == 0) c.resolved = std::move(r);
+      } catch (const LaunchPlanError& e) {
+        for (const std::string& p : e.problems()) {
+          const bool told = std::any_of(problems.begin(), problems.end(),
+                                        [&](const std::string& q) { return directive_of(q) == directive_of(p); });
+          if (!told) problems.push_back(p);
+        }
+      }
     }
-  } catch (const LaunchPlanError& e) {
-    c.status = PlanStatus::invalid;
-    c.error = e.what();
-    c.resolved.reset();
+    if (!problems.empty()) {
+      c.status = PlanStatus::invalid;
+      c.error = joined_lines(problems);
+      c.resolved.reset();
+    }
   } catch (const std::exception& e) {
     c.status = PlanStatus::invalid;
     c.error = std::string("the launch plan could not be checked: ") + e.what();

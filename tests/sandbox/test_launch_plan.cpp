@@ -2,6 +2,7 @@
 // Launch plans declared in a candidate's source: the directive syntax and its errors, the limits
 // against hostile sources, every rule checked at every size set of the task, and the task's policy
 // (fixed or bounded) in its spec.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <leap/sandbox/launch_plan.hpp>
 #include <leap/sandbox/task.hpp>
@@ -194,6 +195,36 @@ TEST_CASE("launch plans: every limit is checked at every size set, before any la
   CHECK(ok.resolved->scratch[0].count == 16);
   CHECK(ok.resolved->scratch_bytes == 64);
   CHECK(sb::to_text(*ok.resolved) == "sum grid=(16) block=(256) shared=1024; scratch partials: 16 x float32");
+}
+
+TEST_CASE("launch plans: every broken directive in one answer, each once", "[sandbox][plan]") {
+  const std::vector<std::string> module{"partial_sums", "sum"};
+  // Three directives break a rule each: a scratch count, a block size, a kernel the module lacks;
+  // the grid of the first kernel breaks only at n = 70 000 000 and its block at every size set, yet
+  // that directive is told once, with its first problem.
+  const std::string source =
+      "// leap-scratch: partials float32 n - n\n"
+      "// leap-launch: partial_sums grid=n*n block=2048\n"
+      "// leap-launch: final_sum grid=1 block=32\n"
+      "// leap-launch: sum grid=1 block=32\n";
+  const std::string error = check_error(source, sum_task(), {&module, 0});
+  INFO(error);
+  CHECK_THAT(error, Catch::Contains("line 1, scratch 'partials': count \"n - n\" is 0, not positive"));
+  CHECK_THAT(error, Catch::Contains("line 2, kernel 'partial_sums': "));
+  CHECK_THAT(error, Catch::Contains("line 3, kernel 'final_sum': no such kernel in the module"));
+  CHECK(std::count(error.begin(), error.end(), '\n') == 2);  // three problems, one per line
+  CHECK(error.find("line 4") == std::string::npos);            // the valid directive is not mentioned
+
+  // The same problems reach eval's feedback and the worker as one LaunchPlanError.
+  const sb::PlanParse p = sb::parse_launch_plan(source);
+  REQUIRE(p.ok());
+  try {
+    sb::resolve_launch_plan(p.plan, sum_task(), sb::Sizes{{"n", 5}}, sum_task().candidate_launch, {&module, 0});
+    FAIL("the plan resolved");
+  } catch (const sb::LaunchPlanError& e) {
+    CHECK(e.problems().size() == 3);
+    CHECK(std::string(e.what()) == e.problems()[0] + "\n" + e.problems()[1] + "\n" + e.problems()[2]);
+  }
 }
 
 TEST_CASE("launch plans: a task's policy in its spec, checked and round-tripped", "[sandbox][plan][task]") {

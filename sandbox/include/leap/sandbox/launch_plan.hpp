@@ -103,12 +103,18 @@ struct ResolvedPlan {
 // block=(1024); scratch partials: 16 x float32".
 std::string to_text(const ResolvedPlan& plan);
 
-// A plan that breaks a rule; the message names the directive's line, the field, the value and the
-// limit, e.g. "line 4, kernel 'final_sum': block=(2048): 2048 threads per block, over the limit of
-// 1024 (at sizes {n=5})".
+// A plan that breaks rules: one problem per directive that breaks one (its first), each naming the
+// directive's line, the field, the value and the limit, e.g. "line 4, kernel 'final_sum':
+// block=(2048): 2048 threads per block, over the limit of 1024 (at sizes {n=5})". what() is the
+// problems one per line, so a candidate hears of every broken directive in one answer.
 class LaunchPlanError : public std::invalid_argument {
  public:
-  using std::invalid_argument::invalid_argument;
+  explicit LaunchPlanError(const std::string& problem) : LaunchPlanError(std::vector<std::string>{problem}) {}
+  explicit LaunchPlanError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const noexcept { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 // What a plan is checked against besides the task and its policy.
@@ -122,7 +128,7 @@ struct PlanContext {
 // their product within the policy's threads per block, grid within 2^31-1/65535/65535, dynamic
 // shared memory within the policy and the device, scratch within the policy, no overflow anywhere.
 // `policy` bounds the plan (a task's own launch is checked with the widest policy). Throws
-// LaunchPlanError.
+// LaunchPlanError with every directive that breaks a rule.
 ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, const Sizes& sizes, const LaunchPolicy& policy,
                                  const PlanContext& context = {});
 
