@@ -120,7 +120,7 @@ NvrtcVersion nvrtc_version();
 std::vector<int> supported_archs();  // e.g. {75, 80, ..., 121}
 unsigned cupti_api_version();         // cuptiGetVersion; 0 when CUPTI cannot say
 std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
-std::string toolchain_versions();
-std::uint64_t nvrtc_pch_heap_bytes();  // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per compile worker; 0 when unknown        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
+std::string toolchain_versions();        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
+std::uint64_t nvrtc_pch_heap_bytes();    // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per compile worker; 0 when unknown
 
 }  // namespace leap::sandbox
