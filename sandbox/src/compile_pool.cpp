@@ -15,12 +15,22 @@ CompilePool::~CompilePool() = default;
 
 std::unique_ptr<CompileWorker> CompilePool::take() {
   std::unique_lock lock(mutex_);
-  free_.wait(lock, [&] { return !idle_.empty() || live_ < settings_.size; });
-  if (!idle_.empty()) {
+  for (;;) {
+    free_.wait(lock, [&] { return !idle_.empty() || live_ < settings_.size; });
+    if (idle_.empty()) break;
     std::unique_ptr<CompileWorker> w = std::move(idle_.back());
     idle_.pop_back();
-    busy_pids_.push_back(w->pid());
-    return w;
+    if (w->idle_and_alive()) {
+      busy_pids_.push_back(w->pid());
+      return w;
+    }
+    // It died between compiles: it is replaced like a worker that died in one, and its place is free.
+    ++stats_.workers_replaced;
+    --live_;
+    free_.notify_one();
+    lock.unlock();
+    w.reset();  // reaped, its scratch directory removed: outside the lock
+    lock.lock();
   }
   ++live_;
   lock.unlock();

@@ -246,6 +246,11 @@ void CompileWorker::kill_and_reap() noexcept {
   reaped_ = true;
 }
 
+bool CompileWorker::idle_and_alive() const noexcept {
+  pollfd pfd{socket_, POLLIN, 0};
+  return !reaped_ && socket_ >= 0 && ::poll(&pfd, 1, 0) == 0;
+}
+
 CompileWorker::~CompileWorker() {
   if (socket_ >= 0) ::close(socket_);
   kill_and_reap();

@@ -44,6 +44,10 @@ class CompileWorker {
   // `request.pch_dir` is a key (pch_key) or empty; the worker places it in its scratch directory.
   Outcome compile(const NvrtcRequest& request, ChildBudget budget);
 
+  // Between compiles a live worker says nothing: a readable or hung-up socket means it died (the OOM
+  // killer, an operator) or broke, and it must be replaced rather than given a candidate.
+  bool idle_and_alive() const noexcept;
+
   pid_t pid() const noexcept { return pid_; }
   unsigned compiles() const noexcept { return compiles_; }
 

@@ -37,6 +37,13 @@ sb::CompilerConfig pooled(unsigned max_compiles = 256) {
   return c;
 }
 
+// A child that has exited and that its parent has not reaped yet (state Z in /proc/PID/stat).
+bool exited_unreaped(int pid) {
+  const std::string stat = leap_test::read_file("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
 // A heavy header first (the PCH's prefix), a task header second, the candidate's own code after.
 std::string heavy_source(const std::string& body) {
   return "#include <cuda_fp16.h>\n#include \"task.h\"\n" + body;
@@ -143,6 +150,30 @@ TEST_CASE("compile pool: a worker killed mid-compile is replaced and the next co
 
   const sb::CompileResult next = c.compile(heavy_job(k_target_body));
   CHECK(next.ok());
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_started == 2);
+  CHECK(s.workers_replaced == 1);
+  REQUIRE(s.worker_pids.size() == 1);
+  CHECK(s.worker_pids[0] != before[0]);
+}
+
+TEST_CASE("compile pool: a worker that died while idle is replaced before a candidate is given to it", "[sandbox][pool]") {
+  require_confinement();
+  sb::Compiler c(pooled());
+  const sb::CompileJob job{std::string(leap_test::plain_kernel()), {}, {}, "kernel.cu"};
+  REQUIRE(c.compile(job).ok());
+  const std::vector<int> before = c.pool_stats().worker_pids;
+  REQUIRE(before.size() == 1);
+  ::kill(before[0], SIGKILL);  // the OOM killer or an operator, between two compiles
+  const auto stop = Clock::now() + std::chrono::seconds(10);
+  while (!exited_unreaped(before[0]) && Clock::now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(exited_unreaped(before[0]));  // gone, its socket closed; the pool has not looked yet
+
+  sb::CompileJob next = job;
+  next.source += "// another candidate\n";
+  const sb::CompileResult r = c.compile(next);
+  INFO(r.log);
+  CHECK(r.ok());  // not "the compiler process died": the candidate did nothing
   const sb::CompilePoolStats s = c.pool_stats();
   CHECK(s.workers_started == 2);
   CHECK(s.workers_replaced == 1);
