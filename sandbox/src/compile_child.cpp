@@ -26,15 +26,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// In the child: say what failed on the result pipe and exit with the code the parent turns into an exception.
-[[noreturn]] void confinement_failed(const char* step, int error) {
+}  // namespace
+
+void exit_confinement_failed(const char* who, const char* step, int error) noexcept {
   char msg[512];
-  const int n = std::snprintf(msg, sizeof msg, "the compile child could not confine itself (%s: %s)", step, std::strerror(error));
+  const int n = std::snprintf(msg, sizeof msg, "the compile %s could not confine itself (%s: %s)", who, step, std::strerror(error));
   if (n > 0) (void)write_all(3, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
   _exit(k_exit_confinement_failed);
 }
 
-}  // namespace
+bool ran_out_of_address_space(const CompileResult& result) noexcept {
+  return result.status == CompileStatus::error && result.log.find("catastrophic error: out of memory") != std::string::npos;
+}
 
 int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, const LandlockPlan& landlock,
                              const ChildLimits& limits, const char*& step) noexcept {
@@ -131,13 +134,11 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
     limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(budget.cpu).count()) + 1;
     limits.open_files = setup.limits.max_open_files;
     const char* step = "";
-    if (const int e = confine_compiler_process(setup, setup.root, setup.landlock, limits, step); e != 0) confinement_failed(step, e);
-    const CompileResult r = compile(budget.cpu);
-    // NVRTC's front end reports a failed allocation itself and returns; under RLIMIT_AS that is the limit.
-    // (A candidate's #error cannot forge it: its text reads "#error directive: ...".)
-    if (r.status == CompileStatus::error && r.log.find("catastrophic error: out of memory") != std::string::npos) {
-      _exit(k_exit_address_space);
+    if (const int e = confine_compiler_process(setup, setup.root, setup.landlock, limits, step); e != 0) {
+      exit_confinement_failed("child", step, e);
     }
+    const CompileResult r = compile(budget.cpu);
+    if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
     _exit(write_all(3, encode_result(r)) ? 0 : 3);
   }
   ::close(fds[1]);

@@ -38,6 +38,16 @@ void remove_work_dir(const ChildSetup& setup) noexcept;
 int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, const LandlockPlan& landlock,
                              const ChildLimits& limits, const char*& step) noexcept;
 
+// In a compiler process that could not confine itself: says so on descriptor 3 ("the compile `who`
+// could not confine itself (step: error)"), which the parent turns into its exception, and exits with
+// k_exit_confinement_failed. Only system calls.
+[[noreturn]] void exit_confinement_failed(const char* who, const char* step, int error) noexcept;
+
+// NVRTC's front end reports a failed allocation itself and returns; under RLIMIT_AS that is the
+// address-space limit, and the compiler process exits with k_exit_address_space. (A candidate's
+// #error cannot forge it: its text reads "#error directive: ...".)
+bool ran_out_of_address_space(const CompileResult& result) noexcept;
+
 struct ChildBudget {
   std::chrono::nanoseconds cpu;   // the child's CPU time
   std::chrono::nanoseconds wall;  // backstop

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -104,13 +103,6 @@ struct Prepared {
   WorkerSettings settings;
 };
 
-[[noreturn]] void confinement_failed(const char* step, int error) {
-  char msg[512];
-  const int n = std::snprintf(msg, sizeof msg, "the compile worker could not confine itself (%s: %s)", step, std::strerror(error));
-  if (n > 0) (void)write_all(k_socket_fd, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
-  _exit(k_exit_confinement_failed);
-}
-
 // The worker's life: confine, say ready, then one compile per request until the parent hangs up.
 [[noreturn]] void worker_main(Prepared& p, int socket, pid_t parent) {
   if (!die_with_parent(parent)) _exit(k_exit_parent_gone);
@@ -124,7 +116,9 @@ struct Prepared {
   ::signal(SIGXFSZ, SIG_IGN);  // a PCH past the file limit fails to write (EFBIG); the compile goes on
   environ = p.environment.data();
   const char* step = "";
-  if (const int e = confine_compiler_process(setup, p.root, p.landlock, limits, step); e != 0) confinement_failed(step, e);
+  if (const int e = confine_compiler_process(setup, p.root, p.landlock, limits, step); e != 0) {
+    exit_confinement_failed("worker", step, e);
+  }
   if (!write_all(k_socket_fd, frame(k_ready))) _exit(3);
 
   std::string payload;
@@ -147,10 +141,7 @@ struct Prepared {
     cpu.rlim_cur = soft;
     ::setrlimit(RLIMIT_CPU, &cpu);
     CompileResult r = nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
-    // NVRTC's front end reports a failed allocation itself; under RLIMIT_AS that is the limit.
-    if (r.status == CompileStatus::error && r.log.find("catastrophic error: out of memory") != std::string::npos) {
-      _exit(k_exit_address_space);
-    }
+    if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
     std::string reply;
     put_u64(reply, static_cast<unsigned long long>(r.pch));
     put_u64(reply, p.settings.pch ? directory_bytes(p.scratch) : 0);
