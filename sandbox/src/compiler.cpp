@@ -23,6 +23,7 @@
 
 #include "compile_child.hpp"
 #include "compile_pool.hpp"
+#include "compiler_exit.hpp"
 #include "detail.hpp"
 #include "elf_kernels.hpp"
 #include "nvrtc_compile.hpp"
@@ -39,12 +40,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::chrono::nanoseconds cpu_now(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
 
 std::string canonical(const std::string& p) {
   std::error_code ec;
@@ -110,7 +105,7 @@ bool preload_nvrtc_builtins(const NvrtcVersion& version, std::string& error) {
   return loaded;
 }
 
-std::chrono::nanoseconds thread_cpu() { return cpu_now(CLOCK_THREAD_CPUTIME_ID); }
+std::chrono::nanoseconds thread_cpu() { return detail::cpu_of(CLOCK_THREAD_CPUTIME_ID); }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "compiler_exit.hpp"
 #include "detail.hpp"
 #include "leap/sandbox/sha256.hpp"
 
@@ -14,12 +15,6 @@ namespace leap::sandbox::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::chrono::nanoseconds cpu_now(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
 
 struct FlowPayload {
   clockid_t clock;  // the compile's CPU clock: the child's or worker's process clock, or this thread's
@@ -30,7 +25,7 @@ struct FlowPayload {
 // Called by NVRTC between phases; once it says cancel it keeps saying so, as NVRTC requires.
 int flow_callback(void* payload, void*) {
   const auto* p = static_cast<FlowPayload*>(payload);
-  return cpu_now(p->clock) >= p->cpu_deadline || Clock::now() >= p->wall_deadline ? 1 : 0;
+  return cpu_of(p->clock) >= p->cpu_deadline || Clock::now() >= p->wall_deadline ? 1 : 0;
 }
 
 std::string nvrtc_error_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
@@ -180,7 +175,7 @@ bool failed_for_the_pch(const CompileResult& r) {
 CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chrono::nanoseconds cpu_budget,
                             Clock::time_point wall_deadline) {
   const auto t0 = Clock::now();
-  FlowPayload payload{clock, cpu_now(clock) + cpu_budget, wall_deadline};
+  FlowPayload payload{clock, cpu_of(clock) + cpu_budget, wall_deadline};
   const bool pch = !job.pch_dir.empty() && (::mkdir(job.pch_dir.c_str(), 0700) == 0 || errno == EEXIST);
   CompileResult out = compile_once(job, payload, pch);
   if (pch && failed_for_the_pch(out)) {
