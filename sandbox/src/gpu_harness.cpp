@@ -755,27 +755,26 @@ class Evaluation {
       if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
       // Records with external ids: a run whose record is missing is missing (another kernel in its
       // time window is not its stand-in). Without ids: every kernel that started in the window.
+      // A run is timed by CUPTI only with a record of every kernel of its plan: from the others
+      // alone, a plan would be paid for the kernels whose records went missing.
       const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
+      const std::size_t kernels_per_run[2] = {cand_args_->kernels.size(), ref_args_->kernels.size()};
       for (int which = 0; which < 2 && cupti; ++which) {
         for (const Window& w : series[which].windows) {
           std::uint64_t lo = UINT64_MAX, hi = 0;
+          std::size_t records = 0;
           for (const KernelActivity& k : h.kernels) {
-            if (k.external_id == w.external_id) {
-              lo = std::min(lo, k.start_ns);
-              hi = std::max(hi, k.end_ns);
-            }
+            const bool in_run = k.external_id == 0 ? !by_id && k.start_ns >= w.t0 && k.start_ns <= w.t1 : k.external_id == w.external_id;
+            if (!in_run) continue;
+            lo = std::min(lo, k.start_ns);
+            hi = std::max(hi, k.end_ns);
+            ++records;
           }
-          if (!by_id) {
-            for (const KernelActivity& k : h.kernels) {
-              if (k.external_id == 0 && k.start_ns >= w.t0 && k.start_ns <= w.t1) {
-                lo = std::min(lo, k.start_ns);
-                hi = std::max(hi, k.end_ns);
-              }
-            }
-          }
-          if (hi <= lo) {
+          if (hi <= lo || records < kernels_per_run[which]) {
             cupti = false;
-            add_note("CUPTI delivered no kernel record for a timed run; CUDA events used");
+            add_note(records == 0 ? "CUPTI delivered no kernel record for a timed run; CUDA events used"
+                                  : "CUPTI delivered " + std::to_string(records) + " of a timed run's " +
+                                        std::to_string(kernels_per_run[which]) + " kernel records; CUDA events used");
             break;
           }
           cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);

@@ -171,10 +171,10 @@ DeviceStatus FakeGpu::flush_caches() {
   return sticky_;
 }
 
-void FakeGpu::record_kernel(double ms, std::uint64_t external_id) {
+void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered) {
   const std::uint64_t start = ++now_ns_;  // a launch starts after whatever the host read before it
   now_ns_ += static_cast<std::uint64_t>(ms * 1e6);
-  if (!activity_on) return;
+  if (!activity_on || !delivered) return;
   ++record_count_;
   if (drop_every > 0 && record_count_ % drop_every == 0) {
     ++dropped_;
@@ -201,7 +201,7 @@ DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::Laun
   log.push_back(op);
   FakeCall call{*this, slots, shape, f->module->globals, now_ns_};
   f->kernel(call);
-  record_kernel(call.duration_ms, external_stack_.empty() ? 0 : external_stack_.back());
+  record_kernel(call.duration_ms, external_stack_.empty() ? 0 : external_stack_.back(), f->name != undelivered);
   sticky_ = call.status;  // reported by the next synchronising call, as on a GPU
   return 0;
 }

@@ -78,6 +78,7 @@ class FakeGpu final : public detail::GpuDriver {
   bool activity_on = true;           // false: as if CUPTI were off
   bool external_ids = true;          // false: records carry no external id (matched by time window)
   std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
+  std::string undelivered;           // a kernel whose records never arrive, uncounted (an incomplete record)
   double generator_ms = 0.001;       // the input generator's own emulated time
   unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
   std::map<std::string, unsigned> static_shared;  // kernel name -> its static shared memory (default 0)
@@ -137,7 +138,7 @@ class FakeGpu final : public detail::GpuDriver {
     unsigned static_shared = 0;
     unsigned shared_allowed = 48 * 1024;
   };
-  void record_kernel(double ms, std::uint64_t external_id);
+  void record_kernel(double ms, std::uint64_t external_id, bool delivered = true);
 
   std::vector<unsigned char> arena_;
   DevicePtr base_ = 0x10000000;

@@ -173,6 +173,23 @@ TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is corre
   CHECK(gpu.unscrubbed_frees == 0);
 }
 
+TEST_CASE("launch plans (fake GPU): a timed run whose CUPTI records lack a kernel of the plan is timed by events", "[sandbox][harness][plan]") {
+  // final_sum's records never arrive: CUPTI's window of each candidate run would hold partial_sums
+  // alone (0.3 ms), and the plan would be paid for a speedup of 6.7 where it earned 4.
+  for (const bool ids : {true, false}) {
+    FakeGpu gpu;
+    gpu.external_ids = ids;
+    gpu.undelivered = "final_sum";
+    const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.candidate.method == "events");
+    CHECK(o.result.candidate.median_ms == Approx(0.5).epsilon(1e-3));
+    CHECK(o.result.speedup == Approx(4.0).epsilon(1e-3));
+    CHECK_THAT(o.result.timing_note, Catch::Contains("CUDA events used"));
+  }
+}
+
 TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no run reuses an earlier one's", "[sandbox][harness][plan]") {
   // partial_sums trusts a tag that final_sum leaves in scratch and skips its work when it finds it:
   // with the scratch poisoned before every run it never finds it, and the answer is never stale.
