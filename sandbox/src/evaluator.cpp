@@ -177,7 +177,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
       r.feedback = "Compile error: " + r.detail;
       return done();
     }
-    plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, {true, 1, 1024, k_max_plan_shared_bytes, 0});
+    plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds);
   }
 
   // 2. The reference (cached per task); a reference that does not build is the task's fault.

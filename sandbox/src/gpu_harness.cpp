@@ -33,8 +33,6 @@ constexpr int k_max_warmup_launches = 1 << 14;  // per plan; a tiny kernel reach
 // parameters than its plan passes reads zeros (its mistake), never past the end of the array.
 constexpr std::size_t k_arg_padding = 64;
 alignas(16) const unsigned char k_zero_param[32768] = {};
-// The bounds of the task's own launch: only the hardware's.
-constexpr LaunchPolicy k_task_launch_bounds{true, 1, 1024, k_max_plan_shared_bytes, 0};
 
 // A reply that ends the evaluation early, carried out of the nested steps.
 struct Finish {

@@ -382,8 +382,6 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
   }
   const std::uint64_t shared_hi = context.device_max_shared_bytes > 0 ? std::min(policy.max_shared_bytes, context.device_max_shared_bytes)
                                                                         : policy.max_shared_bytes;
-  const std::int64_t grid_hi[3] = {2147483647, 65535, 65535};
-  const std::int64_t block_hi[3] = {1024, 1024, 64};
   const char* axis[3] = {"x", "y", "z"};
   for (const KernelLaunchDecl& k : plan.kernels) try {
     const std::string where = (k.line > 0 ? "line " + std::to_string(k.line) + ", " : std::string("the task's launch, ")) + "kernel '" + k.kernel + "': ";
@@ -410,16 +408,16 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
     };
     std::uint64_t threads = 1;
     for (int i = 0; i < 3; ++i) {
-      out.shape.grid[i] = static_cast<unsigned>(eval(k.grid[i], std::string("grid ") + axis[i], 1, grid_hi[i],
-                                                     "the limit of " + std::to_string(grid_hi[i]) + " blocks in " + axis[i]));
-      out.shape.block[i] = static_cast<unsigned>(eval(k.block[i], std::string("block ") + axis[i], 1, block_hi[i],
-                                                      "the limit of " + std::to_string(block_hi[i]) + " threads in " + axis[i]));
+      out.shape.grid[i] = static_cast<unsigned>(eval(k.grid[i], std::string("grid ") + axis[i], 1, k_max_grid_dims[i],
+                                                     "the limit of " + std::to_string(k_max_grid_dims[i]) + " blocks in " + axis[i]));
+      out.shape.block[i] = static_cast<unsigned>(eval(k.block[i], std::string("block ") + axis[i], 1, k_max_block_dims[i],
+                                                      "the limit of " + std::to_string(k_max_block_dims[i]) + " threads in " + axis[i]));
       threads *= out.shape.block[i];
     }
-    const std::uint64_t threads_hi = std::min<std::uint64_t>(1024, policy.max_threads_per_block);
+    const std::uint64_t threads_hi = std::min(k_max_threads_per_block, policy.max_threads_per_block);
     if (threads > threads_hi) {
       throw LaunchPlanError(where + "block=" + join(k.block) + " is " + std::to_string(threads) + " threads per block, over " +
-                            (policy.max_threads_per_block < 1024 ? "this task's limit of " : "the limit of ") + std::to_string(threads_hi) + at);
+                            (policy.max_threads_per_block < k_max_threads_per_block ? "this task's limit of " : "the limit of ") + std::to_string(threads_hi) + at);
     }
     const std::string shared_limit = shared_hi == context.device_max_shared_bytes && shared_hi < policy.max_shared_bytes
                                          ? "the device's limit of " + std::to_string(shared_hi) + " bytes"

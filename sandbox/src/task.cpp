@@ -289,7 +289,7 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
     };
     if (cl.contains("max_kernels")) pol.max_kernels = r.integer(cl.at("max_kernels"), "candidate_launch.max_kernels", 1, k_max_plan_kernels);
     if (cl.contains("max_threads_per_block")) {
-      pol.max_threads_per_block = static_cast<unsigned>(r.integer(cl.at("max_threads_per_block"), "candidate_launch.max_threads_per_block", 1, 1024));
+      pol.max_threads_per_block = static_cast<unsigned>(r.integer(cl.at("max_threads_per_block"), "candidate_launch.max_threads_per_block", 1, k_max_threads_per_block));
     }
     bytes("max_shared_bytes", k_max_plan_shared_bytes, pol.max_shared_bytes);
     bytes("max_scratch_bytes", k_max_plan_scratch_bytes, pol.max_scratch_bytes);
@@ -451,16 +451,14 @@ ResolvedLaunch resolve_launch(const TaskSpec& task, const Sizes& sizes) {
     }
     return static_cast<unsigned>(v);
   };
-  const std::int64_t grid_hi[3] = {2147483647, 65535, 65535};
-  const std::int64_t block_hi[3] = {1024, 1024, 64};
   for (int k = 0; k < 3; ++k) {
-    l.grid[k] = dim(task.launch.grid[k], "launch.grid[" + std::to_string(k) + "]", grid_hi[k]);
-    l.block[k] = dim(task.launch.block[k], "launch.block[" + std::to_string(k) + "]", block_hi[k]);
+    l.grid[k] = dim(task.launch.grid[k], "launch.grid[" + std::to_string(k) + "]", k_max_grid_dims[k]);
+    l.block[k] = dim(task.launch.block[k], "launch.block[" + std::to_string(k) + "]", k_max_block_dims[k]);
   }
-  if (static_cast<std::uint64_t>(l.block[0]) * l.block[1] * l.block[2] > 1024) {
-    throw TaskError("launch.block: more than 1024 threads per block");
+  if (static_cast<std::uint64_t>(l.block[0]) * l.block[1] * l.block[2] > k_max_threads_per_block) {
+    throw TaskError("launch.block: more than " + std::to_string(k_max_threads_per_block) + " threads per block");
   }
-  l.shared_bytes = dim(task.launch.shared_bytes, "launch.shared_bytes", 227 * 1024);
+  l.shared_bytes = dim(task.launch.shared_bytes, "launch.shared_bytes", static_cast<std::int64_t>(k_max_plan_shared_bytes));
   return l;
 }
 
@@ -524,8 +522,9 @@ void validate(const TaskSpec& t) {
   if (pol.max_kernels < 1 || pol.max_kernels > k_max_plan_kernels) {
     fail(n, "candidate_launch.max_kernels", "expected [1, " + std::to_string(k_max_plan_kernels) + "], got " + std::to_string(pol.max_kernels));
   }
-  if (pol.max_threads_per_block < 1 || pol.max_threads_per_block > 1024) {
-    fail(n, "candidate_launch.max_threads_per_block", "expected [1, 1024], got " + std::to_string(pol.max_threads_per_block));
+  if (pol.max_threads_per_block < 1 || pol.max_threads_per_block > k_max_threads_per_block) {
+    fail(n, "candidate_launch.max_threads_per_block",
+         "expected [1, " + std::to_string(k_max_threads_per_block) + "], got " + std::to_string(pol.max_threads_per_block));
   }
   if (pol.max_shared_bytes > k_max_plan_shared_bytes) {
     fail(n, "candidate_launch.max_shared_bytes", "expected at most " + std::to_string(k_max_plan_shared_bytes) + ", got " + std::to_string(pol.max_shared_bytes));

@@ -123,6 +123,9 @@ struct PlanContext {
   std::uint64_t device_max_shared_bytes = 0;                 // the device's opt-in limit; 0: unknown
 };
 
+// The bounds a task's own launch is checked with: only the hardware's.
+constexpr LaunchPolicy k_task_launch_bounds{true, 1, k_max_threads_per_block, k_max_plan_shared_bytes, 0};
+
 // Every rule at one size set: kernels within the policy's count, names known (kernels in the module,
 // args among the task's parameters and the plan's scratch), block dimensions within 1024/1024/64 and
 // their product within the policy's threads per block, grid within 2^31-1/65535/65535, dynamic

@@ -53,13 +53,19 @@ struct LaunchConfig {  // size expressions; missing dimensions are "1"
   std::string shared_bytes = "0";  // dynamic shared memory
 };
 
+// The hardware's launch limits (every current GPU): blocks per grid and threads per block by axis,
+// and threads per block in all.
+constexpr std::int64_t k_max_grid_dims[3] = {2147483647, 65535, 65535};
+constexpr std::int64_t k_max_block_dims[3] = {1024, 1024, 64};
+constexpr unsigned k_max_threads_per_block = 1024;
+
 // Whether the candidate may declare its own launch plan (`// leap-launch:` lines, see
 // launch_plan.hpp), and within which bounds. Not allowed: the plan is fixed to `launch` and a
 // candidate's plan is refused. The bounds apply to every size set of the task.
 struct LaunchPolicy {
   bool allowed = false;
   int max_kernels = 4;                         // kernels launched in sequence, 1..k_max_plan_kernels
-  unsigned max_threads_per_block = 1024;       // 1..1024
+  unsigned max_threads_per_block = k_max_threads_per_block;  // 1..1024
   std::uint64_t max_shared_bytes = 48 * 1024;  // dynamic shared memory per kernel, up to 227 KiB
   std::uint64_t max_scratch_bytes = std::uint64_t{64} << 20;  // all scratch buffers together, up to 4 GiB
 };
