@@ -338,13 +338,15 @@ class Evaluation {
   void check_shared_fits() {
     std::vector<Sizes> size_sets = task_.check_sizes;
     size_sets.push_back(task_.sizes);
+    std::vector<ResolvedPlan> plans;  // by size set, each resolved once
+    for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_plan_, cand_policy_, sizes, true));
     const std::uint64_t limit = d_.max_shared_bytes_optin();
     for (std::size_t k = 0; k < cand_fns_.size(); ++k) {
       unsigned static_bytes = 0;
       check(d_.static_shared_bytes(cand_fns_[k], static_bytes), "reading a kernel's static shared memory");
-      for (const Sizes& sizes : size_sets) {
-        const ResolvedPlan plan = resolve(cand_plan_, cand_policy_, sizes, true);
-        const std::uint64_t dynamic = plan.kernels[k].shape.shared_bytes;
+      for (std::size_t s = 0; s < size_sets.size(); ++s) {
+        const Sizes& sizes = size_sets[s];
+        const std::uint64_t dynamic = plans[s].kernels[k].shape.shared_bytes;
         if (static_bytes + dynamic <= limit) continue;
         const KernelLaunchDecl& decl = cand_plan_.kernels[k];
         throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel + "': " + std::to_string(static_bytes) +
