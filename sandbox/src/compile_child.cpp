@@ -111,6 +111,24 @@ std::string same_words_for_forbidden_and_missing(std::string log) {
   return log;
 }
 
+CompileLimit watch_compiler_process(int fd, std::optional<clockid_t> clock, std::chrono::nanoseconds cpu_limit,
+                                    Clock::time_point wall_deadline, std::string& data, bool (*done)(const std::string&)) {
+  char buf[1 << 16];
+  for (;;) {
+    if (clock && cpu_of(*clock) >= cpu_limit) return CompileLimit::cpu_time;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
+    if (left <= 0) return CompileLimit::wall_clock;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return CompileLimit::none;
+    data.append(buf, static_cast<std::size_t>(n));
+    if (done != nullptr && done(data)) return CompileLimit::none;
+  }
+}
+
 CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
                                 const std::function<CompileResult(std::chrono::nanoseconds)>& compile) {
   const auto t0 = Clock::now();
@@ -143,30 +161,8 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
   }
   ::close(fds[1]);
 
-  clockid_t child_clock{};
-  const bool have_clock = ::clock_getcpuclockid(pid, &child_clock) == 0;
-  const auto wall_deadline = t0 + budget.wall;
-  CompileLimit killed_for = CompileLimit::none;
   std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    if (have_clock && cpu_of(child_clock) >= budget.cpu) {
-      killed_for = CompileLimit::cpu_time;
-      break;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
-    if (left <= 0) {
-      killed_for = CompileLimit::wall_clock;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
+  CompileLimit killed_for = watch_compiler_process(fds[0], cpu_clock_of(pid), budget.cpu, t0 + budget.wall, data, nullptr);
   ::close(fds[0]);
   if (killed_for != CompileLimit::none) {
     ::kill(-pid, SIGKILL);  // its process group: anything it started goes too

@@ -3,8 +3,11 @@
 // own CPU time, watched by the parent, which kills it (and its process group) past a limit.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,14 @@ struct ChildBudget {
   std::chrono::nanoseconds wall;  // backstop
   std::chrono::milliseconds stated;  // the limit as the job states it (cpu is what is left of it), for messages
 };
+
+// The parent's watch over a compiler process: reads `fd` into `data` until `done(data)` says a whole
+// answer is there (null: until the process closes it), sampling `clock` every 20 ms. Returns the
+// limit that came first: cpu_time once `clock` (when there is one) reaches `cpu_limit`, wall_clock at
+// `wall_deadline`; none when the answer or the end of file came first.
+CompileLimit watch_compiler_process(int fd, std::optional<clockid_t> clock, std::chrono::nanoseconds cpu_limit,
+                                    std::chrono::steady_clock::time_point wall_deadline, std::string& data,
+                                    bool (*done)(const std::string& data));
 
 // Runs `compile` in a confined child. `compile` gets the child's CPU budget and returns the raw
 // result. The returned result carries status, limit and cpu_seconds as the parent saw them. Throws

@@ -80,6 +80,8 @@ std::optional<std::string_view> complete_frame(const std::string& data) {
   return in.substr(0, static_cast<std::size_t>(n));
 }
 
+bool has_frame(const std::string& data) { return complete_frame(data).has_value(); }
+
 std::uint64_t directory_bytes(const std::string& dir) {
   std::uint64_t total = 0;
   std::error_code ec;
@@ -199,21 +201,8 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
   // Wait for "ready": a worker that cannot confine itself says why and exits, which is an environment
   // error for the caller, not a compile result.
   std::string data;
-  char buf[4096];
   const auto start_deadline = Clock::now() + std::chrono::seconds(30);  // confining takes milliseconds
-  for (;;) {
-    if (complete_frame(data)) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start_deadline - Clock::now()).count();
-    pollfd pfd{socket_, POLLIN, 0};
-    if (left <= 0) break;
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) break;
-    const ssize_t n = ::read(socket_, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
+  watch_compiler_process(socket_, std::nullopt, {}, start_deadline, data, &has_frame);
   const std::optional<std::string_view> ready = complete_frame(data);
   if (!ready || *ready != k_ready) {
     kill_and_reap();
@@ -252,9 +241,8 @@ CompileWorker::~CompileWorker() {
 CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, ChildBudget budget) {
   const auto t0 = Clock::now();
   Outcome outcome;
-  clockid_t clock{};
-  const bool have_clock = ::clock_getcpuclockid(pid_, &clock) == 0;
-  const std::chrono::nanoseconds cpu0 = have_clock ? cpu_of(clock) : std::chrono::nanoseconds::zero();
+  const std::optional<clockid_t> clock = cpu_clock_of(pid_);
+  const std::chrono::nanoseconds cpu0 = clock ? cpu_of(*clock) : std::chrono::nanoseconds::zero();
   ++compiles_;
 
   std::string head;
@@ -262,30 +250,12 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
   put_u64(head, static_cast<unsigned long long>(budget.wall.count()));
   const bool sent = send_all(socket_, frame(head + encode_request(request)));
 
-  const auto wall_deadline = t0 + budget.wall;
   CompileLimit killed_for = CompileLimit::none;
   std::string data;
-  std::optional<std::string_view> reply;
-  char buf[1 << 16];
-  while (sent) {
-    if (have_clock && cpu_of(clock) - cpu0 >= budget.cpu) {
-      killed_for = CompileLimit::cpu_time;
-      break;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
-    if (left <= 0) {
-      killed_for = CompileLimit::wall_clock;
-      break;
-    }
-    pollfd pfd{socket_, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(socket_, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if ((reply = complete_frame(data))) break;
+  if (sent) {
+    killed_for = watch_compiler_process(socket_, clock, cpu0 + budget.cpu, t0 + budget.wall, data, &has_frame);
   }
+  const std::optional<std::string_view> reply = complete_frame(data);
 
   CompileResult& out = outcome.result;
   std::string_view body = reply.value_or(std::string_view{});
@@ -295,7 +265,7 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
     decoded = decode_result(body);
   }
   if (killed_for == CompileLimit::none && decoded) {
-    const double cpu = have_clock ? std::chrono::duration<double>(cpu_of(clock) - cpu0).count() : 0.0;
+    const double cpu = clock ? std::chrono::duration<double>(cpu_of(*clock) - cpu0).count() : 0.0;
     out = std::move(*decoded);
     out.pch = static_cast<PchUse>(pch);
     out.cpu_seconds = cpu;

@@ -20,6 +20,12 @@ std::chrono::nanoseconds cpu_of(clockid_t clock) {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
+std::optional<clockid_t> cpu_clock_of(pid_t pid) {
+  clockid_t clock{};
+  if (::clock_getcpuclockid(pid, &clock) != 0) return std::nullopt;
+  return clock;
+}
+
 void mark_stopped_at_cpu_limit(CompileResult& result, const ChildBudget& budget) {
   result.limit = CompileLimit::cpu_time;
   result.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) +

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <sys/time.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "compile_child.hpp"
@@ -18,6 +20,7 @@ namespace leap::sandbox::detail {
 std::string milliseconds_text(std::chrono::nanoseconds d);
 double seconds_of(const timeval& tv);
 std::chrono::nanoseconds cpu_of(clockid_t clock);  // zero when the clock cannot be read
+std::optional<clockid_t> cpu_clock_of(pid_t pid);  // a process's CPU clock, when the kernel gives one
 
 // NVRTC's flow callback stopped the compile between phases (status timeout): the result says it was
 // the CPU limit, before whatever NVRTC logged.
