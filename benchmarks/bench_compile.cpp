@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <leap/sandbox/sandbox.hpp>
 #include <string>
 #include <vector>
@@ -73,8 +74,14 @@ std::string find_nvcc() {
   return ::access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : "";
 }
 
-void run_command(benchmark::State& state, const std::string& cmd) {
+// Runs `cmd` once per iteration; `prepare`, when given, runs first each time, untimed (a new candidate).
+void run_command(benchmark::State& state, const std::string& cmd, const std::function<void()>& prepare = {}) {
   for (auto _ : state) {
+    if (prepare) {
+      state.PauseTiming();
+      prepare();
+      state.ResumeTiming();
+    }
     if (std::system(cmd.c_str()) != 0) {
       state.SkipWithError(("command failed: " + cmd).c_str());
       break;
@@ -226,31 +233,17 @@ void BM_HeavyNvcc(benchmark::State& state, const HeavyKernel& k) {
     state.SkipWithError("nvcc not found on PATH or in /usr/local/cuda/bin");
     return;
   }
-  for (auto _ : state) {
-    state.PauseTiming();
-    const std::filesystem::path file = write_candidate(k);
-    state.ResumeTiming();
-    const std::string cmd = "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(k.name) + ".cubin")).string() +
-                            "' '" + file.string() + "'";
-    if (std::system(cmd.c_str()) != 0) {
-      state.SkipWithError(("command failed: " + cmd).c_str());
-      break;
-    }
-  }
+  const std::filesystem::path file = write_candidate(k);
+  run_command(state, "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(k.name) + ".cubin")).string() + "' '" +
+                         file.string() + "'",
+              [&] { write_candidate(k); });
 }
 
 void BM_HeavyCli(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
-  for (auto _ : state) {
-    state.PauseTiming();
-    const std::filesystem::path file = write_candidate(k);
-    state.ResumeTiming();
-    const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --quiet --arch sm_90 '" + file.string() + "' > /dev/null";
-    if (std::system(cmd.c_str()) != 0) {
-      state.SkipWithError(("command failed: " + cmd).c_str());
-      break;
-    }
-  }
+  const std::filesystem::path file = write_candidate(k);
+  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --quiet --arch sm_90 '" + file.string() + "' > /dev/null",
+              [&] { write_candidate(k); });
 #else
   state.SkipWithError("built without the leap-sandbox program");
 #endif
