@@ -235,7 +235,7 @@ struct Compiler::Impl {
         return r;
       }
     }
-    const detail::NvrtcRequest request = detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
+    detail::NvrtcRequest request = detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
     CompileResult r;
     if (charged >= budget) {
       r.status = CompileStatus::timeout;
@@ -250,10 +250,9 @@ struct Compiler::Impl {
           return detail::nvrtc_compile(request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
         });
       } else if (config.isolation == Isolation::worker_pool) {
-        detail::NvrtcRequest pooled = request;
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
-        if (config.pool.pch) pooled.pch_dir = detail::pch_key(pooled);
-        r = pool->compile(pooled, {budget - charged, wall, job.options.timeout});
+        if (config.pool.pch) request.pch_dir = detail::pch_key(request);
+        r = pool->compile(request, {budget - charged, wall, job.options.timeout});
       } else {
         const auto cpu_start = thread_cpu();
         const auto wall_deadline = Clock::now() + wall;
