@@ -173,7 +173,7 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
       throw std::runtime_error("leap::sandbox: cannot create a compile worker's scratch directory under " +
                                std::filesystem::temp_directory_path(ec).string() + ": " + std::strerror(errno));
     }
-    host_scratch_ = pattern;
+    host_scratch_.path = pattern;
     p->scratch = pattern;
   }
   p->landlock.rules.push_back({p->scratch, true, true});
@@ -208,8 +208,6 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
     kill_and_reap();
     ::close(socket_);
     socket_ = -1;
-    std::error_code ec;
-    if (!host_scratch_.empty()) std::filesystem::remove_all(host_scratch_, ec);
     const bool confinement = WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == k_exit_confinement_failed;
     throw std::runtime_error("leap::sandbox: " + (confinement && !data.empty() ? data : std::string("the compile worker could not start")));
   }
@@ -231,11 +229,14 @@ bool CompileWorker::idle_and_alive() const noexcept {
   return !reaped_ && socket_ >= 0 && ::poll(&pfd, 1, 0) == 0;
 }
 
+CompileWorker::HostScratch::~HostScratch() {
+  std::error_code ec;
+  if (!path.empty()) std::filesystem::remove_all(path, ec);
+}
+
 CompileWorker::~CompileWorker() {
   if (socket_ >= 0) ::close(socket_);
-  kill_and_reap();
-  std::error_code ec;
-  if (!host_scratch_.empty()) std::filesystem::remove_all(host_scratch_, ec);
+  kill_and_reap();  // before host_scratch_, a member, is removed
 }
 
 CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, ChildBudget budget) {

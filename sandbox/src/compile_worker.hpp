@@ -55,7 +55,15 @@ class CompileWorker {
   pid_t pid_ = -1;
   int socket_ = -1;
   unsigned compiles_ = 0;
-  std::string host_scratch_;  // the scratch directory on the host, when there is no private root
+  // The scratch directory on the host, when there is no private root. Removed after the worker is
+  // reaped, and also when the constructor throws once it exists (no socket pair, no fork).
+  struct HostScratch {
+    std::string path;
+    HostScratch() = default;
+    HostScratch(const HostScratch&) = delete;
+    HostScratch& operator=(const HostScratch&) = delete;
+    ~HostScratch();
+  } host_scratch_;
   std::uint64_t address_space_bytes_ = 0;
   void kill_and_reap() noexcept;
   bool reaped_ = false;

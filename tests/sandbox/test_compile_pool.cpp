@@ -4,11 +4,15 @@
 // candidates warmed, hostile ones included), results say what the PCH did, workers are replaced after
 // a kill, a limit or their compile count, and limits still count the candidate's own CPU time.
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,6 +183,35 @@ TEST_CASE("compile pool: a worker that died while idle is replaced before a cand
   CHECK(s.workers_replaced == 1);
   REQUIRE(s.worker_pids.size() == 1);
   CHECK(s.worker_pids[0] != before[0]);
+}
+
+TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory behind", "[sandbox][pool]") {
+  const leap_test::TempDir tmp;
+  leap_test::check_in_children(1, [&](int) {  // a child: TMPDIR and the descriptor limit stay its own
+    ::setenv("TMPDIR", tmp.path.c_str(), 1);
+    int problems = 0;
+    {
+      sb::CompilerConfig config = pooled();
+      config.unconfined = true;  // no private root: the worker's scratch directory is made on the host
+      sb::Compiler c(config);
+      const int lowest_free = ::dup(0);
+      ::close(lowest_free);
+      rlimit saved{};
+      ::getrlimit(RLIMIT_NOFILE, &saved);
+      rlimit one_more = saved;
+      one_more.rlim_cur = static_cast<rlim_t>(lowest_free) + 1;  // the worker's socket pair cannot be made
+      ::setrlimit(RLIMIT_NOFILE, &one_more);
+      try {
+        (void)c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"});
+        problems += 1;  // it must not have started
+      } catch (const std::runtime_error& e) {
+        problems += std::string(e.what()).find("socketpair") == std::string::npos ? 2 : 0;
+      }
+      ::setrlimit(RLIMIT_NOFILE, &saved);
+    }
+    for ([[maybe_unused]] const auto& left : std::filesystem::directory_iterator(tmp.path)) problems += 4;
+    return problems;
+  });
 }
 
 TEST_CASE("compile pool: a worker serves its compile count, then a fresh one takes over", "[sandbox][pool]") {
