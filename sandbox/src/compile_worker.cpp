@@ -31,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's end
 constexpr std::string_view k_ready = "leap compile worker ready";
 constexpr unsigned long long k_max_frame = 1ull << 30;
+constexpr std::chrono::seconds k_start_limit{30};  // from fork to "ready": confining takes milliseconds
 constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
 
 std::string frame(std::string_view payload) {
@@ -201,15 +202,21 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
   // Wait for "ready": a worker that cannot confine itself says why and exits, which is an environment
   // error for the caller, not a compile result.
   std::string data;
-  const auto start_deadline = Clock::now() + std::chrono::seconds(30);  // confining takes milliseconds
-  watch_compiler_process(socket_, std::nullopt, {}, start_deadline, data, &has_frame);
+  const auto start_deadline = Clock::now() + k_start_limit;
+  const bool too_slow = watch_compiler_process(socket_, std::nullopt, {}, start_deadline, data, &has_frame) == CompileLimit::wall_clock;
   const std::optional<std::string_view> ready = complete_frame(data);
   if (!ready || *ready != k_ready) {
     kill_and_reap();
     ::close(socket_);
     socket_ = -1;
     const bool confinement = WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == k_exit_confinement_failed;
-    throw std::runtime_error("leap::sandbox: " + (confinement && !data.empty() ? data : std::string("the compile worker could not start")));
+    if (confinement && !data.empty()) throw std::runtime_error("leap::sandbox: " + data);
+    const std::string how =
+        too_slow                    ? "it was not ready within " + std::to_string(k_start_limit.count()) + " s"
+        : WIFSIGNALED(wait_status_) ? "it died of signal " + std::to_string(WTERMSIG(wait_status_)) + " before it was ready"
+                                    : "it exited with status " + std::to_string(WEXITSTATUS(wait_status_)) + " before it was ready";
+    throw std::runtime_error("leap::sandbox: the compile worker could not start (" + how +
+                             "); its own errors, if any, are on this process's stderr");
   }
 }
 
