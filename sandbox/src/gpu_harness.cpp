@@ -45,12 +45,6 @@ json wrong_answer(const std::string& detail, bool when_timed) {
   return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", detail}, {"when_timed", when_timed}};
 }
 
-std::string sizes_text(const Sizes& s) {
-  std::string out = "{";
-  for (const auto& [k, v] : s) out += (out.size() > 1 ? ", " : "") + k + "=" + std::to_string(v);
-  return out + "}";
-}
-
 struct DevBuf {
   DevicePtr alloc = 0, ptr = 0;
   std::size_t bytes = 0;

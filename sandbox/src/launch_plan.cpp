@@ -205,12 +205,6 @@ class DirectiveParser {
   std::string_view body_;
 };
 
-std::string sizes_text(const Sizes& s) {
-  std::string out = "{";
-  for (const auto& [k, v] : s) out += (out.size() > 1 ? ", " : "") + k + "=" + std::to_string(v);
-  return out + "}";
-}
-
 std::string join(const std::string (&dims)[3]) {
   int n = 3;
   while (n > 1 && dims[n - 1] == "1") --n;

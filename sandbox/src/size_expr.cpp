@@ -179,4 +179,10 @@ class Parser {
 
 std::int64_t eval_size_expr(std::string_view expr, const Sizes& sizes) { return Parser(expr, sizes).parse(); }
 
+std::string sizes_text(const Sizes& sizes) {
+  std::string out;
+  for (const auto& [name, value] : sizes) out += (out.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  return "{" + out + "}";
+}
+
 }  // namespace leap::sandbox

@@ -35,12 +35,6 @@ std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::stri
   }
 }
 
-std::string sizes_text(const sb::Sizes& sizes) {
-  std::string out;
-  for (const auto& [name, value] : sizes) out += (out.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  return "{" + out + "}";
-}
-
 int exit_code(sb::EvalStatus status) {
   switch (status) {
     case sb::EvalStatus::verdict: return 0;
@@ -109,7 +103,7 @@ int run_eval(const Arguments& args) {
     std::cout << "\n";
     if (r.launch_plan && r.launch_plan->resolved) {  // an invalid plan's reason is the feedback below
       const sb::LaunchPlanReport& p = *r.launch_plan;
-      std::cout << "launch plan (" << (p.source == "candidate" ? "declared" : "the task's") << "), at sizes " << sizes_text(p.sizes)
+      std::cout << "launch plan (" << (p.source == "candidate" ? "declared" : "the task's") << "), at sizes " << sb::sizes_text(p.sizes)
                 << ": " << sb::to_text(*p.resolved) << "\n";
     }
     std::cout << (r.error.empty() ? r.feedback : r.error) << "\n";

@@ -52,6 +52,8 @@ TEST_CASE("size expressions: arithmetic, functions, errors", "[sandbox][task]") 
   CHECK_THROWS_WITH(sb::eval_size_expr("floor(n)", s), Catch::Contains("unknown function"));
   CHECK_THROWS_WITH(sb::eval_size_expr("9223372036854775807 * 2", s), Catch::Contains("overflow"));
   CHECK_THROWS_WITH(sb::eval_size_expr("1.5", s), Catch::Contains("not an integer"));
+  CHECK(sb::sizes_text(s) == "{n=1000, rows=7}");  // as messages name a size set
+  CHECK(sb::sizes_text({}) == "{}");
 }
 
 TEST_CASE("task specs: a minimal spec parses, round-trips through JSON and resolves", "[sandbox][task]") {

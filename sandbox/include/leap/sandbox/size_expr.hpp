@@ -24,4 +24,7 @@ constexpr std::size_t k_max_size_expr_length = 4096;  // characters
 constexpr int k_max_size_expr_depth = 64;             // nested parentheses, calls and unary minus signs
 std::int64_t eval_size_expr(std::string_view expr, const Sizes& sizes);
 
+// A size set as messages show it: "{cols=512, rows=3}".
+std::string sizes_text(const Sizes& sizes);
+
 }  // namespace leap::sandbox
