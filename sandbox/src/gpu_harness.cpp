@@ -330,8 +330,7 @@ class Evaluation {
   // A declared plan's shared memory, the kernels' static and the plan's dynamic, against the
   // device's limit at every size set, before any launch (the static part is known only here).
   void check_shared_fits() {
-    std::vector<Sizes> size_sets = task_.check_sizes;
-    size_sets.push_back(task_.sizes);
+    const std::vector<Sizes> size_sets = all_size_sets();
     std::vector<ResolvedPlan> plans;  // by size set, each resolved once
     for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_plan_, cand_policy_, sizes, true));
     const std::uint64_t limit = d_.max_shared_bytes_optin();
@@ -441,9 +440,15 @@ class Evaluation {
   }
 
   // ---- correctness trials -------------------------------------------------------------------------
-  json check_trials() {
+  // The check sizes, then the timing sizes: last, so their buffers stay allocated for timing.
+  std::vector<Sizes> all_size_sets() const {
     std::vector<Sizes> size_sets = task_.check_sizes;
-    size_sets.push_back(task_.sizes);  // last, so its buffers stay allocated for timing
+    size_sets.push_back(task_.sizes);
+    return size_sets;
+  }
+
+  json check_trials() {
+    const std::vector<Sizes> size_sets = all_size_sets();
     std::uint64_t trial_no = 0;
     int trials_run = 0;
     for (const Sizes& sizes : size_sets) {
