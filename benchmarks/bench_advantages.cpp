@@ -31,6 +31,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <time.h>
@@ -276,57 +277,58 @@ void refill_ids(std::vector<std::uint32_t>& ids) {
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::uint32_t>(i / trainer_group);
 }
 
-void BM_trainer_stream_outcomes(benchmark::State& state) {
+// One trainer-mode case: a batch of `Input` rows (outcomes or rewards) with contiguous group ids and
+// an output, all rewritten before each call; `call(inputs, ids, out)` is what is timed.
+template <class Input, class Call>
+void trainer_case(benchmark::State& state, bool is_stream, Call&& call) {
+  constexpr bool outcomes = std::is_same_v<Input, leap::Outcome>;
   const auto rows = static_cast<std::size_t>(state.range(0));
   const TrainerData& source = trainer_source(rows);
-  std::vector<leap::Outcome> results(rows);
+  std::vector<Input> inputs(rows);
   std::vector<std::uint32_t> ids = contiguous_ids(rows);
   std::vector<double> out(rows);
-  static_assert(sizeof(leap::Outcome) == 24, "the streaming pass reads an Outcome as three 8-byte words");
   trainer_loop(
-      state, rows, [&](std::size_t shift) { refill_outcomes(source, shift, results); refill_ids(ids); },
-      [&] {
-        // Outcome is three 8-byte words: read them as such (the fastest of the forms tried).
-        const auto* words = reinterpret_cast<const std::uint64_t*>(results.data());
-        for (std::size_t i = 0; i < rows; ++i) {
-          out[i] = std::bit_cast<double>(words[3 * i] ^ words[3 * i + 1] ^ words[3 * i + 2] ^ ids[i]);
+      state, rows,
+      [&](std::size_t shift) {
+        if constexpr (outcomes) {
+          refill_outcomes(source, shift, inputs);
+        } else {
+          refill_rewards(source, shift, inputs);
         }
+        refill_ids(ids);
+      },
+      [&] {
+        call(inputs, ids, out);
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
       },
-      "outcomes", true);
+      outcomes ? "outcomes" : "rewards", is_stream);
+}
+
+using Ids = std::vector<std::uint32_t>;
+using Out = std::vector<double>;
+
+void BM_trainer_stream_outcomes(benchmark::State& state) {
+  static_assert(sizeof(leap::Outcome) == 24, "the streaming pass reads an Outcome as three 8-byte words");
+  trainer_case<leap::Outcome>(state, true, [](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+    // Outcome is three 8-byte words: read them as such (the fastest of the forms tried).
+    const auto* words = reinterpret_cast<const std::uint64_t*>(results.data());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = std::bit_cast<double>(words[3 * i] ^ words[3 * i + 1] ^ words[3 * i + 2] ^ ids[i]);
+    }
+  });
 }
 
 void BM_trainer_stream_rewards(benchmark::State& state) {
-  const auto rows = static_cast<std::size_t>(state.range(0));
-  const TrainerData& source = trainer_source(rows);
-  std::vector<double> rewards(rows);
-  std::vector<std::uint32_t> ids = contiguous_ids(rows);
-  std::vector<double> out(rows);
-  trainer_loop(
-      state, rows, [&](std::size_t shift) { refill_rewards(source, shift, rewards); refill_ids(ids); },
-      [&] {
-        for (std::size_t i = 0; i < rows; ++i) out[i] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(rewards[i]) ^ ids[i]);
-        benchmark::DoNotOptimize(out.data());
-        benchmark::ClobberMemory();
-      },
-      "rewards", true);
+  trainer_case<double>(state, true, [](const std::vector<double>& rewards, const Ids& ids, Out& out) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(rewards[i]) ^ ids[i]);
+  });
 }
 
 void trainer_rank(benchmark::State& state, const leap::KernelOrder& order) {
-  const auto rows = static_cast<std::size_t>(state.range(0));
-  const TrainerData& source = trainer_source(rows);
-  std::vector<leap::Outcome> results(rows);
-  std::vector<std::uint32_t> ids = contiguous_ids(rows);
-  std::vector<double> out(rows);
-  trainer_loop(
-      state, rows, [&](std::size_t shift) { refill_outcomes(source, shift, results); refill_ids(ids); },
-      [&] {
-        leap::rank_advantages(results, ids, std::span<double>(out), order);
-        benchmark::DoNotOptimize(out.data());
-        benchmark::ClobberMemory();
-      },
-      "outcomes", false);
+  trainer_case<leap::Outcome>(state, false, [&](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+    leap::rank_advantages(results, ids, std::span<double>(out), order);
+  });
 }
 
 void BM_trainer_rank_published(benchmark::State& state) { trainer_rank(state, leap::KernelOrder{}); }
@@ -341,23 +343,13 @@ void BM_trainer_rank_speedup_tokens(benchmark::State& state) {
 
 template <bool Grpo>
 void BM_trainer_baseline(benchmark::State& state) {
-  const auto rows = static_cast<std::size_t>(state.range(0));
-  const TrainerData& source = trainer_source(rows);
-  std::vector<double> rewards(rows);
-  std::vector<std::uint32_t> ids = contiguous_ids(rows);
-  std::vector<double> out(rows);
-  trainer_loop(
-      state, rows, [&](std::size_t shift) { refill_rewards(source, shift, rewards); refill_ids(ids); },
-      [&] {
-        if constexpr (Grpo) {
-          leap::grpo_advantages(rewards, ids, out);
-        } else {
-          leap::rloo_advantages(rewards, ids, out);
-        }
-        benchmark::DoNotOptimize(out.data());
-        benchmark::ClobberMemory();
-      },
-      "rewards", false);
+  trainer_case<double>(state, false, [](const std::vector<double>& rewards, const Ids& ids, Out& out) {
+    if constexpr (Grpo) {
+      leap::grpo_advantages(rewards, ids, out);
+    } else {
+      leap::rloo_advantages(rewards, ids, out);
+    }
+  });
 }
 
 // 2^20 rows: as many calls as half a second of timed work takes; 2^24: a fixed 8 calls, so that the
