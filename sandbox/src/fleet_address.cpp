@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/fleet_address.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <stdexcept>
 
@@ -65,6 +67,12 @@ RedisAddress parse_redis_url(std::string_view url) {
   if (!port.empty()) address.port = number_in(url, port, "port", 1, 65535);
   if (!path.empty()) address.db = number_in(url, path, "database", 0, 1 << 20);
   return address;
+}
+
+std::string fleet_process_name(std::string_view fallback) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return std::string(fallback) + "-" + std::to_string(::getpid());
+  return std::string(host) + "-" + std::to_string(::getpid());
 }
 
 std::string to_string(const RedisAddress& address) {

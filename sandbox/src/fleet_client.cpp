@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/fleet_client.hpp"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -22,11 +20,8 @@ using Clock = std::chrono::steady_clock;
 
 std::string default_client_name() {
   static std::atomic<unsigned> counter{0};
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "client");
   std::random_device random;
-  return std::string(host) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
-         std::to_string(random() % 100000);
+  return fleet_process_name("client") + "-" + std::to_string(counter++) + "-" + std::to_string(random() % 100000);
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/fleet_worker.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -21,12 +19,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-std::string default_consumer_name() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "worker");
-  return std::string(host) + "-" + std::to_string(getpid());
-}
 
 // The JSON "id" of a request line, verbatim, or null when the line has none.
 json request_id(std::string_view line) {
@@ -322,7 +314,7 @@ struct FleetWorker::Impl {
 };
 
 FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
-  if (options.name.empty()) options.name = default_consumer_name();
+  if (options.name.empty()) options.name = fleet_process_name("worker");
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetWorker: the handler is empty");
   impl_->dead_letter_stream = fleet_dead_letter_stream(options.stream);

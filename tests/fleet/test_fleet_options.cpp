@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet's settings without a Redis: URLs, claim idle times derived from a request's limits,
 // option checks.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/fleet_address.hpp>
@@ -34,6 +36,13 @@ TEST_CASE("parse_redis_url refuses what it cannot honour, saying what to write i
 TEST_CASE("the streams of a fleet derive from its request stream") {
   CHECK(sb::fleet_dead_letter_stream("leap:requests") == "leap:requests:dead");
   CHECK(sb::fleet_reply_stream("leap:requests", "trainer-1") == "leap:requests:reply:trainer-1");
+}
+
+TEST_CASE("a process is named in the fleet by its host and pid") {
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  const std::string expected = (host[0] != '\0' ? std::string(host) : std::string("worker")) + "-" + std::to_string(::getpid());
+  CHECK(leap::sandbox::fleet_process_name("worker") == expected);
 }
 
 TEST_CASE("a request's claim idle time is the grace plus what its limits allow it to run") {

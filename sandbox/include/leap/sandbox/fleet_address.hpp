@@ -35,6 +35,10 @@ RedisAddress parse_redis_url(std::string_view url);
 // "redis://HOST:PORT/DB", for messages.
 std::string to_string(const RedisAddress& address);
 
+// This process in the fleet: "<hostname>-<pid>", with `fallback` where the host has no name. Workers
+// are named by it, and clients build their reply stream's name on it.
+std::string fleet_process_name(std::string_view fallback);
+
 // The streams that derive from a request stream's name.
 std::string fleet_dead_letter_stream(std::string_view request_stream);  // "<stream>:dead"
 std::string fleet_reply_stream(std::string_view request_stream, std::string_view client_name);  // "<stream>:reply:<client>"
