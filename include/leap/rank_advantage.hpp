@@ -94,6 +94,34 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
   }
 }
 
+#if LEAP_DETAIL_SIMD_LANES
+// A class-only order (KernelOrder{}, LEAP as published) on a batch whose first group has 4, 8 or 16
+// members: trainers' groups have one size, so the batch loop is compiled for it (inlined whole, the
+// advantages read from a table), with group_advantages for groups of other sizes. Returns false,
+// having done nothing, for any other first size.
+template <class Real>
+bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                              std::span<Real> out, const KernelOrder& order, RankWorkspace& rank,
+                              BatchScratch& scratch) {
+  const auto groups_of = [&]<std::size_t N>() {
+    for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
+      if (group.size() == N) [[likely]] {
+        class_group_of_size<N>(group.data(), rank.encoder, group_out.data());
+      } else {
+        group_advantages(group, order, rank, group_out);
+      }
+    });
+    return true;
+  };
+  switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
+    case 4: return groups_of.template operator()<4>();
+    case 8: return groups_of.template operator()<8>();
+    case 16: return groups_of.template operator()<16>();
+    default: return false;
+  }
+}
+#endif
+
 template <class Real, class Order>
 void rank_advantages_batched(const char* function, std::span<const Outcome> results,
                              std::span<const std::uint32_t> group_ids, std::span<Real> out, const Order& order,
@@ -108,7 +136,12 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
   validate_outcomes(function, results);
   WorkspaceAccess access(workspace, function);
   RankWorkspace& rank = access.rank();
-  if constexpr (std::is_same_v<Order, KernelOrder>) rank.encoder = KeyEncoder(order);
+  if constexpr (std::is_same_v<Order, KernelOrder>) {
+    rank.encoder = KeyEncoder(order);
+#if LEAP_DETAIL_SIMD_LANES
+    if (rank.encoder.class_only && class_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) return;
+#endif
+  }
   for_each_group(group_ids, results, out, access.batch(), [&](std::span<const Outcome> group, std::span<Real> group_out) {
     group_advantages(group, order, rank, group_out);
   });

@@ -224,6 +224,76 @@ TEST_CASE("every lane width gives the same scores (a group of 3 in 4, 8 and 16 l
 }
 #endif
 
+// A batch whose groups have one size of 4, 8 or 16 runs a loop compiled for that size, with the
+// advantages read from a table of score / (G - 1): the same bits as each group ranked alone, also
+// with groups of other sizes among them, ids that are not monotone, float output and turn weights.
+TEST_CASE("a batch of one group size (4, 8, 16) equals its groups ranked one by one, bit for bit",
+          "[rank][property][batch][lanes]") {
+  std::mt19937_64 rng(20261130);
+  const double weights[] = {1.0, 0.0, 0.5, 1.0 / 3.0};
+  for (int round = 0; round < 600; ++round) {
+    const std::size_t size = std::size_t{4} << (round % 3);
+    KernelOrder order;
+    order.turn_weight = weights[(round / 3) % 4];
+    std::vector<Outcome> results;
+    std::vector<std::uint32_t> ids;
+    std::vector<std::vector<Outcome>> groups;
+    const std::size_t group_count = std::uniform_int_distribution<std::size_t>(1, 40)(rng);
+    for (std::size_t g = 0; g < group_count; ++g) {
+      // The first group sets the size; a sixth of the others differ (1 to 17 members).
+      const bool odd = g > 0 && std::uniform_int_distribution<int>(0, 5)(rng) == 0;
+      const std::size_t members = odd ? std::uniform_int_distribution<std::size_t>(1, 17)(rng) : size;
+      groups.push_back(random_group(rng, members));
+      for (const Outcome& o : groups.back()) {
+        results.push_back(o);
+        ids.push_back(static_cast<std::uint32_t>(g));
+      }
+    }
+    if (round % 4 == 3 && group_count > 2) std::swap(ids.front(), ids.back());  // not contiguous: the gather path
+
+    std::vector<double> out(results.size(), -7.0);
+    std::vector<float> out_float(results.size(), -7.0F);
+    leap::rank_advantages(results, ids, std::span<double>(out), order);
+    leap::rank_advantages(results, ids, std::span<float>(out_float), order);
+    std::vector<std::vector<double>> expected(group_count);
+    for (std::size_t g = 0; g < group_count; ++g) {
+      std::vector<Outcome> members;
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (ids[i] == g) members.push_back(results[i]);
+      }
+      expected[g] = leap::rank_advantages(members, order);
+    }
+    std::vector<std::size_t> seen(group_count, 0);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const double want = expected[ids[i]][seen[ids[i]]++];
+      REQUIRE(out[i] == want);
+      REQUIRE(out_float[i] == static_cast<float>(want));
+    }
+  }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+TEST_CASE("the fixed-size class kernel == class lanes == oracle, G = 4, 8, 16", "[rank][property][lanes]") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 3000; ++round) {
+    KernelOrder order;
+    order.turn_weight = round % 2 == 0 ? 1.0 : 0.25;
+    const leap::detail::KeyEncoder encode(order);
+    const auto check = [&]<std::size_t N>() {
+      const auto group = random_group(rng, N);
+      std::vector<double> fixed(N), lanes(N);
+      leap::detail::class_group_of_size<N>(group.data(), encode, fixed.data());
+      leap::detail::class_lanes<N / 4>(group, encode, std::span<double>(lanes));
+      REQUIRE(fixed == lanes);
+      if (order.turn_weight == 1.0) REQUIRE(fixed == leap::rank_advantages_reference(group, order));
+    };
+    check.template operator()<4>();
+    check.template operator()<8>();
+    check.template operator()<16>();
+  }
+}
+#endif
+
 TEST_CASE("turn_weight = 1 is the unweighted order, bit for bit", "[rank][property][turn_weight]") {
   std::mt19937_64 rng(31);
   for (int round = 0; round < 500; ++round) {

@@ -68,11 +68,12 @@ void write_lane_advantages(const Int* score, const Int* turn, std::size_t n, con
   }
 }
 
-// The class alone decides; K vectors of 4 int32 lanes hold up to 4K members.
-template <std::size_t K, class Real>
-void class_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+// The class alone decides; K vectors of 4 int32 lanes hold up to 4K members. Writes each lane's
+// score S_j and, when Turns, its turn-decided part T_j (lanes past n hold 0).
+template <std::size_t K, bool Turns>
+[[gnu::always_inline]] inline void class_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, std::int32_t* score_out,
+                       std::int32_t* turn_out) noexcept {
   constexpr std::size_t lanes = 4 * K;
-  const std::size_t n = group.size();
   alignas(16) std::int32_t klass[lanes] = {};
   for (std::size_t i = 0; i < n; ++i) klass[i] = class32(group[i], encode);
   lanes_i32 c[K];
@@ -86,15 +87,53 @@ void class_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::
     for (std::size_t k = 0; k < K; ++k) {
       const lanes_i32 step = (c[k] < ci) - (c[k] > ci);  // masks are -1: +1 where lane j beats i
       score[k] += step;
-      turn[k] += step & solved_i;
+      if constexpr (Turns) turn[k] += step & solved_i;
     }
   }
-  for (std::size_t k = 0; k < K; ++k) turn[k] &= (c[k] >= zero);  // T_j counts for solved j only
-  alignas(16) std::int32_t score_out[lanes];
-  alignas(16) std::int32_t turn_out[lanes];
   std::memcpy(score_out, score, sizeof score);
-  std::memcpy(turn_out, turn, sizeof turn);
-  write_lane_advantages(score_out, turn_out, n, encode, out);
+  if constexpr (Turns) {
+    for (std::size_t k = 0; k < K; ++k) turn[k] &= (c[k] >= zero);  // T_j counts for solved j only
+    std::memcpy(turn_out, turn, sizeof turn);
+  }
+}
+
+template <std::size_t K, class Real>
+void class_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  alignas(16) std::int32_t score[4 * K];
+  alignas(16) std::int32_t turn[4 * K];
+  class_lane_scores<K, true>(group.data(), group.size(), encode, score, turn);
+  write_lane_advantages(score, turn, group.size(), encode, out);
+}
+
+// S / (N - 1) for every score S a member of a group of N can reach, -(N - 1)..N - 1: the division
+// write_lane_advantages does for each member, done once (IEEE division is exact-rounded, so the
+// results are the same bits).
+template <std::size_t N>
+struct ScoreAdvantages {
+  double of[2 * N - 1] = {};
+  constexpr ScoreAdvantages() {
+    for (std::size_t k = 0; k < 2 * N - 1; ++k) {
+      of[k] = static_cast<double>(static_cast<int>(k) - static_cast<int>(N - 1)) / static_cast<double>(N - 1);
+    }
+  }
+  constexpr double operator()(std::int32_t score) const noexcept { return of[score + static_cast<std::int32_t>(N - 1)]; }
+};
+
+// A group of exactly N members (4, 8 or 16) under a class-only order, with N known to the compiler:
+// the batch loop of a trainer's batch, whose groups all have one size.
+template <std::size_t N, class Real>
+void class_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
+  static_assert(N % 4 == 0 && N <= 16, "one to four whole vectors");
+  alignas(16) std::int32_t score[N];
+  alignas(16) std::int32_t turn[N];
+  if (!encode.turn_weighted) {
+    static constexpr ScoreAdvantages<N> advantage{};
+    class_lane_scores<N / 4, false>(group, N, encode, score, turn);
+    for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<Real>(advantage(score[j]));
+    return;
+  }
+  class_lane_scores<N / 4, true>(group, N, encode, score, turn);
+  write_lane_advantages(score, turn, N, encode, std::span<Real>(out, N));
 }
 
 // Speedup and token keys too; K vectors of 2 double lanes hold up to 2K members. The class is the
