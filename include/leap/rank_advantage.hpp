@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -97,16 +98,20 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
 #if LEAP_DETAIL_SIMD_LANES
 // A class-only order (KernelOrder{}, LEAP as published) on a batch whose first group has 4, 8 or 16
 // members: trainers' groups have one size, so the batch loop is compiled for it (inlined whole, the
-// advantages read from a table), with group_advantages for groups of other sizes. Returns false,
-// having done nothing, for any other first size.
+// advantages read from a table, built once for the batch when turn_weight < 1), with
+// group_advantages for groups of other sizes. Returns false, having done nothing, for any other
+// first size.
 template <class Real>
 bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
                               std::span<Real> out, const KernelOrder& order, RankWorkspace& rank,
                               BatchScratch& scratch) {
   const auto groups_of = [&]<std::size_t N>() {
+    std::optional<WeightedAdvantages<N>> weighted;  // with turn_weight < 1, when the batch repays building it
+    if (rank.encoder.turn_weighted && results.size() >= 4 * WeightedAdvantages<N>::entries) weighted.emplace(rank.encoder.turn_weight);
+    const WeightedAdvantages<N>* table = weighted ? &*weighted : nullptr;
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
       if (group.size() == N) [[likely]] {
-        class_group_of_size<N>(group.data(), rank.encoder, group_out.data());
+        class_group_of_size<N>(group.data(), rank.encoder, group_out.data(), table);
       } else {
         group_advantages(group, order, rank, group_out);
       }

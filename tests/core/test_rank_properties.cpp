@@ -238,7 +238,10 @@ TEST_CASE("a batch of one group size (4, 8, 16) equals its groups ranked one by 
     std::vector<Outcome> results;
     std::vector<std::uint32_t> ids;
     std::vector<std::vector<Outcome>> groups;
-    const std::size_t group_count = std::uniform_int_distribution<std::size_t>(1, 40)(rng);
+    // Every eighth batch is large enough (4 x (2G - 1)^2 members or more) that a turn-weighted batch
+    // reads its advantages from a table built for it.
+    const std::size_t group_count = round % 8 == 7 ? 4 * (2 * size - 1) * (2 * size - 1) / size + 5
+                                                   : std::uniform_int_distribution<std::size_t>(1, 40)(rng);
     for (std::size_t g = 0; g < group_count; ++g) {
       // The first group sets the size; a sixth of the others differ (1 to 17 members).
       const bool odd = g > 0 && std::uniform_int_distribution<int>(0, 5)(rng) == 0;
@@ -249,7 +252,9 @@ TEST_CASE("a batch of one group size (4, 8, 16) equals its groups ranked one by 
         ids.push_back(static_cast<std::uint32_t>(g));
       }
     }
-    if (round % 4 == 3 && group_count > 2) std::swap(ids.front(), ids.back());  // not contiguous: the gather path
+    if (round % 4 == 3 && round % 16 != 7 && group_count > 2) {
+      std::swap(ids.front(), ids.back());  // not contiguous: the gather path
+    }
 
     std::vector<double> out(results.size(), -7.0);
     std::vector<float> out_float(results.size(), -7.0F);
@@ -275,9 +280,10 @@ TEST_CASE("a batch of one group size (4, 8, 16) equals its groups ranked one by 
 #if defined(__GNUC__) || defined(__clang__)
 TEST_CASE("the fixed-size class kernel == class lanes == oracle, G = 4, 8, 16", "[rank][property][lanes]") {
   std::mt19937_64 rng(7);
+  const double weights[] = {1.0, 0.25, 0.0, 1.0 / 3.0};
   for (int round = 0; round < 3000; ++round) {
     KernelOrder order;
-    order.turn_weight = round % 2 == 0 ? 1.0 : 0.25;
+    order.turn_weight = weights[round % 4];
     const leap::detail::KeyEncoder encode(order);
     const auto check = [&]<std::size_t N>() {
       const auto group = random_group(rng, N);
@@ -285,6 +291,10 @@ TEST_CASE("the fixed-size class kernel == class lanes == oracle, G = 4, 8, 16", 
       leap::detail::class_group_of_size<N>(group.data(), encode, fixed.data());
       leap::detail::class_lanes<N / 4>(group, encode, std::span<double>(lanes));
       REQUIRE(fixed == lanes);
+      const leap::detail::WeightedAdvantages<N> weighted(order.turn_weight);
+      std::vector<double> from_table(N);
+      leap::detail::class_group_of_size<N>(group.data(), encode, from_table.data(), &weighted);
+      REQUIRE(from_table == lanes);
       if (order.turn_weight == 1.0) REQUIRE(fixed == leap::rank_advantages_reference(group, order));
     };
     check.template operator()<4>();

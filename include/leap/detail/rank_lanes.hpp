@@ -119,10 +119,37 @@ struct ScoreAdvantages {
   constexpr double operator()(std::int32_t score) const noexcept { return of[score + static_cast<std::int32_t>(N - 1)]; }
 };
 
+// weighted_advantage(S, T, w, N - 1) for every score S and turn-decided part T a member of a group
+// of N can reach (each in -(N - 1)..N - 1): the turn-weighted counterpart of ScoreAdvantages, built
+// for one batch since w is a run-time value. Worth building when the batch has a few times more
+// members than the table has entries.
+template <std::size_t N>
+struct WeightedAdvantages {
+  static constexpr std::size_t side = 2 * N - 1;
+  static constexpr std::size_t entries = side * side;
+  double of[entries];
+
+  explicit WeightedAdvantages(double turn_weight) noexcept {
+    const auto reach = static_cast<std::int64_t>(N - 1);
+    for (std::int64_t score = -reach; score <= reach; ++score) {
+      for (std::int64_t turn = -reach; turn <= reach; ++turn) {
+        of[static_cast<std::size_t>((score + reach) * static_cast<std::int64_t>(side) + turn + reach)] =
+            weighted_advantage(score, turn, turn_weight, static_cast<double>(N - 1));
+      }
+    }
+  }
+  double operator()(std::int32_t score, std::int32_t turn) const noexcept {
+    const auto reach = static_cast<std::int32_t>(N - 1);
+    return of[static_cast<std::size_t>((score + reach) * static_cast<std::int32_t>(side) + turn + reach)];
+  }
+};
+
 // A group of exactly N members (4, 8 or 16) under a class-only order, with N known to the compiler:
-// the batch loop of a trainer's batch, whose groups all have one size.
+// the batch loop of a trainer's batch, whose groups all have one size. With turn_weight < 1 the
+// advantages come from `weighted` when the batch built it, else as write_lane_advantages computes them.
 template <std::size_t N, class Real>
-void class_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
+void class_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out,
+                         const WeightedAdvantages<N>* weighted = nullptr) noexcept {
   static_assert(N % 4 == 0 && N <= 16, "one to four whole vectors");
   alignas(16) std::int32_t score[N];
   alignas(16) std::int32_t turn[N];
@@ -133,6 +160,10 @@ void class_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* o
     return;
   }
   class_lane_scores<N / 4, true>(group, N, encode, score, turn);
+  if (weighted != nullptr) {
+    for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<Real>((*weighted)(score[j], turn[j]));
+    return;
+  }
   write_lane_advantages(score, turn, N, encode, std::span<Real>(out, N));
 }
 
