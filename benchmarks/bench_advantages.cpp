@@ -342,7 +342,8 @@ using Out = std::vector<double>;
 
 void trainer_stream_outcomes(benchmark::State& state, Residency residency) {
   static_assert(sizeof(leap::Outcome) == 24, "the streaming pass reads an Outcome as three 8-byte words");
-  trainer_case<leap::Outcome>(state, residency, true, [](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+  trainer_case<leap::Outcome>(state, residency, true, [](const std::vector<leap::Outcome>& results, const Ids& ids,
+                                                         Out& out) {
     // Outcome is three 8-byte words: read them as such (the fastest of the forms tried).
     const auto* words = reinterpret_cast<const std::uint64_t*>(results.data());
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -358,7 +359,8 @@ void trainer_stream_rewards(benchmark::State& state, Residency residency) {
 }
 
 void trainer_rank(benchmark::State& state, Residency residency, const leap::KernelOrder& order) {
-  trainer_case<leap::Outcome>(state, residency, false, [&](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+  trainer_case<leap::Outcome>(state, residency, false, [&](const std::vector<leap::Outcome>& results, const Ids& ids,
+                                                          Out& out) {
     leap::rank_advantages(results, ids, std::span<double>(out), order);
   });
 }

@@ -9,6 +9,9 @@
 // speedup is multiplied by one constant. A group of one has no opponent: its advantage is 0.
 //
 // Which path computes it (results are identical; tests check every path against the oracle):
+//   class-only KernelOrder, a batch whose groups  the same lanes in a loop compiled for that size, each
+//   have 4, 8 or 16 members                       advantage read from a table (other sizes in the batch
+//                                                 take the rows below)
 //   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (with a
 //                                                 speedup or token key, G <= 12: each pair once;
 //                                                 detail/rank_lanes.hpp; scalar up to 12 without
@@ -107,7 +110,9 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
                               BatchScratch& scratch) {
   const auto groups_of = [&]<std::size_t N>() {
     std::optional<WeightedAdvantages<N>> weighted;  // with turn_weight < 1, when the batch repays building it
-    if (rank.encoder.turn_weighted && results.size() >= 4 * WeightedAdvantages<N>::entries) weighted.emplace(rank.encoder.turn_weight);
+    if (rank.encoder.turn_weighted && results.size() >= 4 * WeightedAdvantages<N>::entries) {
+      weighted.emplace(rank.encoder.turn_weight);
+    }
     const WeightedAdvantages<N>* table = weighted ? &*weighted : nullptr;
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
       if (group.size() == N) [[likely]] {
@@ -144,7 +149,9 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
   if constexpr (std::is_same_v<Order, KernelOrder>) {
     rank.encoder = KeyEncoder(order);
 #if LEAP_DETAIL_SIMD_LANES
-    if (rank.encoder.class_only && class_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) return;
+    if (rank.encoder.class_only && class_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) {
+      return;
+    }
 #endif
   }
   for_each_group(group_ids, results, out, access.batch(), [&](std::span<const Outcome> group, std::span<Real> group_out) {

@@ -16,6 +16,9 @@
 //   key_lanes     the speedup and token keys too, in double lanes with the very products compare()
 //                 forms, so results agree with it bit for bit; used for 12 < G <= 16 (below, the
 //                 scalar pass that plays each pair once is faster)
+// class_group_of_size runs class_lanes' pass for a group of exactly 4, 8 or 16 members, the size
+// known to the compiler, and reads each advantage from a table instead of dividing: the loop of a
+// trainer's batch, whose groups have one size (rank_advantage.hpp picks it).
 // Both also count T_j, the part of the score the turn decided (matches between members solved at
 // different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) / (G - 1) as in
 // weighted_advantage.
@@ -71,8 +74,8 @@ void write_lane_advantages(const Int* score, const Int* turn, std::size_t n, con
 // The class alone decides; K vectors of 4 int32 lanes hold up to 4K members. Writes each lane's
 // score S_j and, when Turns, its turn-decided part T_j (lanes past n hold 0).
 template <std::size_t K, bool Turns>
-[[gnu::always_inline]] inline void class_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, std::int32_t* score_out,
-                       std::int32_t* turn_out) noexcept {
+[[gnu::always_inline]] inline void class_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode,
+                                                     std::int32_t* score_out, std::int32_t* turn_out) noexcept {
   constexpr std::size_t lanes = 4 * K;
   alignas(16) std::int32_t klass[lanes] = {};
   for (std::size_t i = 0; i < n; ++i) klass[i] = class32(group[i], encode);
@@ -106,8 +109,8 @@ void class_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::
 }
 
 // S / (N - 1) for every score S a member of a group of N can reach, -(N - 1)..N - 1: the division
-// write_lane_advantages does for each member, done once (IEEE division is exact-rounded, so the
-// results are the same bits).
+// write_lane_advantages does for each member, done once (IEEE division is correctly rounded, so
+// the results are the same bits).
 template <std::size_t N>
 struct ScoreAdvantages {
   double of[2 * N - 1] = {};
@@ -116,7 +119,9 @@ struct ScoreAdvantages {
       of[k] = static_cast<double>(static_cast<int>(k) - static_cast<int>(N - 1)) / static_cast<double>(N - 1);
     }
   }
-  constexpr double operator()(std::int32_t score) const noexcept { return of[score + static_cast<std::int32_t>(N - 1)]; }
+  constexpr double operator()(std::int32_t score) const noexcept {
+    return of[score + static_cast<std::int32_t>(N - 1)];
+  }
 };
 
 // weighted_advantage(S, T, w, N - 1) for every score S and turn-decided part T a member of a group
