@@ -211,16 +211,16 @@ struct TrainerData {
 
 const TrainerData& trainer_source(std::size_t rows) {
   static std::map<std::size_t, TrainerData> sources;
-  auto [it, inserted] = sources.try_emplace(rows);
-  if (inserted) {
-    for (auto& [size, data] : sources) {  // keep one size in memory at a time
-      if (size != rows) data = TrainerData{};
+  TrainerData& data = sources[rows];
+  if (data.results.size() != rows) {  // not made yet, or let go for another size
+    for (auto& [size, other] : sources) {  // keep one size in memory at a time
+      if (size != rows) other = TrainerData{};
     }
     Batch batch = make_batch(rows, trainer_group);
-    it->second.results = std::move(batch.results);
-    it->second.rewards = std::move(batch.rewards);
+    data.results = std::move(batch.results);
+    data.rewards = std::move(batch.rewards);
   }
-  return it->second;
+  return data;
 }
 
 // Where a call finds its inputs. `hot`: written just before the call, as when a trainer computes
