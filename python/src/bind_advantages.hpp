@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The batched advantages over numpy arrays: rank (outcome columns), rank of scalar scores, GRPO /
 // Dr.GRPO, RLOO, and turn credit. Every argument is validated before anything is written; the core
-// then runs without the GIL on the caller's own memory (the outcome columns are gathered into one
-// Outcome per sample first, the only copy, since the core ranks whole outcomes).
+// then runs without the GIL on the caller's own memory (the outcome columns are gathered into
+// Outcomes, the only copy, since the core ranks whole outcomes: a slice of whole groups at a time
+// when the groups are contiguous).
 //
 // These are the module's private entry points (leading underscore); leap/_advantages.py wraps them
 // with the public signatures, torch tensors and hashable group ids.
@@ -12,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -98,11 +100,10 @@ struct OutcomeColumns {
     }
   }
 
-  // Fills outcomes; throws ValueError (before the caller's out is touched) for a value out of range.
-  // Runs without the GIL: reads only the arrays' memory.
-  void gather(std::vector<Outcome>& outcomes) const {
+  // Throws ValueError naming the first value out of range (turns first, then verdicts, then tokens),
+  // before anything is gathered or the caller's out is touched. Runs without the GIL.
+  void check() const {
     const std::size_t n = solved_turn.size;
-    outcomes.assign(n, Outcome{});
     solved_turn.visit([&](const auto* turns) {
       for (std::size_t i = 0; i < n; ++i) {
         const auto turn = turns[i];
@@ -110,8 +111,6 @@ struct OutcomeColumns {
         if (static_cast<std::uint64_t>(turn) > static_cast<std::uint64_t>(INT_MAX)) {
           value_error("solved_turn[", i, "] (", static_cast<std::uint64_t>(turn), ") is too large");
         }
-        outcomes[i].solved_turn = static_cast<int>(turn);
-        outcomes[i].best_verdict = turn > 0 ? Verdict::correct : Verdict::compile_error;
       }
     });
     if (verdict) {
@@ -122,7 +121,6 @@ struct OutcomeColumns {
             value_error("verdict[", i, "] is ", static_cast<std::int64_t>(code),
                         "; expected a leap.Verdict value, 0 (compile_error) to 4 (correct)");
           }
-          outcomes[i].best_verdict = static_cast<Verdict>(code);
         }
       });
     }
@@ -133,24 +131,83 @@ struct OutcomeColumns {
           if (count < 0 || static_cast<std::uint64_t>(count) > std::numeric_limits<std::uint32_t>::max()) {
             value_error("tokens[", i, "] is ", static_cast<std::int64_t>(count), "; expected 0 to 2^32 - 1");
           }
-          outcomes[i].tokens = static_cast<std::uint32_t>(count);
         }
+      });
+    }
+  }
+
+  // Writes the outcomes of samples [begin, begin + out.size()) into out, whole. The values must have
+  // passed check(). Runs without the GIL: reads only the arrays' memory.
+  void gather(std::size_t begin, std::span<Outcome> out) const {
+    const std::size_t n = out.size();
+    solved_turn.visit([&](const auto* turns) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto turn = turns[begin + i];
+        Outcome outcome;
+        outcome.solved_turn = static_cast<int>(turn);
+        outcome.best_verdict = turn > 0 ? Verdict::correct : Verdict::compile_error;
+        out[i] = outcome;
+      }
+    });
+    if (verdict) {
+      verdict->visit([&](const auto* codes) {
+        for (std::size_t i = 0; i < n; ++i) out[i].best_verdict = static_cast<Verdict>(codes[begin + i]);
+      });
+    }
+    if (tokens) {
+      tokens->visit([&](const auto* counts) {
+        for (std::size_t i = 0; i < n; ++i) out[i].tokens = static_cast<std::uint32_t>(counts[begin + i]);
       });
     }
     if (speedup) {
       if (speedup_single) {
         const auto values = const_view<float>(*speedup);
-        for (std::size_t i = 0; i < n; ++i) outcomes[i].speedup = static_cast<double>(values[i]);
+        for (std::size_t i = 0; i < n; ++i) out[i].speedup = static_cast<double>(values[begin + i]);
       } else {
         const auto values = const_view<double>(*speedup);
-        for (std::size_t i = 0; i < n; ++i) outcomes[i].speedup = values[i];
+        for (std::size_t i = 0; i < n; ++i) out[i].speedup = values[begin + i];
       }
     }
   }
 };
 
+// The calling thread's gathered outcomes, kept from call to call: a trainer passes batches of one
+// size, and a new buffer of 24 bytes per sample each call would have its pages faulted in again.
+inline std::vector<Outcome>& gathered_outcomes() {
+  thread_local std::vector<Outcome> outcomes;
+  return outcomes;
+}
+
 inline IntegerVector group_id_vector(const py::object& ids) {
   return integer_vector(ids, "group_ids", "one id per sample; hashable ids go through leap.dense_group_ids");
+}
+
+// Ranks the columns' outcomes. A batch of contiguous groups (as trainers lay them out) is gathered
+// and ranked a slice of whole groups at a time, so the gathered outcomes are still in cache when
+// ranked; any other batch is gathered whole first. Either way the outcomes live in the thread's
+// kept buffer. The columns must have passed check().
+template <class Real>
+void rank_gathered(const OutcomeColumns& columns, std::span<const std::uint32_t> ids, std::span<Real> out,
+                   const KernelOrder& order) {
+  constexpr std::size_t slice_rows = 4096;  // 96 KiB of outcomes: well within L2
+  std::vector<Outcome>& buffer = gathered_outcomes();
+  const std::size_t n = ids.size();
+  if (!leap::detail::monotone_runs(ids)) {
+    buffer.resize(n);
+    columns.gather(0, buffer);
+    rank_advantages(std::span<const Outcome>(buffer), ids, out, order);
+    return;
+  }
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = std::min(n, begin + slice_rows);
+    while (end < n && ids[end] == ids[end - 1]) ++end;  // the slice ends with a whole group
+    const std::size_t rows = end - begin;
+    if (buffer.size() < rows) buffer.resize(rows);
+    const std::span<Outcome> slice(buffer.data(), rows);
+    columns.gather(begin, slice);
+    rank_advantages(std::span<const Outcome>(slice), ids.subspan(begin, rows), out.subspan(begin, rows), order);
+    begin = end;
+  }
 }
 
 inline py::array rank_advantages_binding(const py::object& solved_turn, const py::object& group_ids,
@@ -167,13 +224,12 @@ inline py::array rank_advantages_binding(const py::object& solved_turn, const py
   const bool single = is_float32(result);
   {
     py::gil_scoped_release release;
-    std::vector<Outcome> outcomes;
-    columns.gather(outcomes);
+    columns.check();
     const GroupIds dense(ids);
     if (single) {
-      rank_advantages(outcomes, dense.view(), mutable_view<float>(result), order);
+      rank_gathered(columns, dense.view(), mutable_view<float>(result), order);
     } else {
-      rank_advantages(outcomes, dense.view(), mutable_view<double>(result), order);
+      rank_gathered(columns, dense.view(), mutable_view<double>(result), order);
     }
   }
   return result;
