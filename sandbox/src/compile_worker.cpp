@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 #include "compiler_exit.hpp"
 #include "confinement.hpp"
@@ -41,14 +43,40 @@ std::string frame(std::string_view payload) {
   return out;
 }
 
-bool send_all(int fd, std::string_view data) {  // never SIGPIPE: a dead worker is an answer, not a signal
+enum class Sent { all, failed, past_deadline };
+
+// A request to the worker, sent before the compile's wall-clock deadline: a worker that stopped
+// reading (stopped by a signal, or wedged) fills the socket's buffer, and a blocking send would wait
+// for ever. Never SIGPIPE: a dead worker is an answer, not a signal.
+Sent send_before(int fd, std::string_view data, Clock::time_point deadline) {
   while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Sent::past_deadline;
+    pollfd pfd{fd, POLLOUT, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno != EINTR) return Sent::failed;
+    if (ready <= 0) continue;
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) return Sent::failed;
     data.remove_prefix(static_cast<std::size_t>(n));
   }
-  return true;
+  return Sent::all;
+}
+
+// The one-letter state of a process in /proc/PID/stat ('R', 'S', 'T' stopped, 'Z' exited...), or 0.
+char process_state(pid_t pid) noexcept {
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char stat[512];
+  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  const std::string_view text(stat, static_cast<std::size_t>(n));
+  const std::size_t close = text.rfind(')');  // the command name, in parentheses, may hold anything
+  return close != std::string_view::npos && close + 2 < text.size() ? text[close + 2] : 0;
 }
 
 bool read_exactly(int fd, char* out, std::size_t n) {
@@ -233,7 +261,9 @@ void CompileWorker::kill_and_reap() noexcept {
 
 bool CompileWorker::idle_and_alive() const noexcept {
   pollfd pfd{socket_, POLLIN, 0};
-  return !reaped_ && socket_ >= 0 && ::poll(&pfd, 1, 0) == 0;
+  if (reaped_ || socket_ < 0 || ::poll(&pfd, 1, 0) != 0) return false;
+  const char state = process_state(pid_);
+  return state != 'T' && state != 't';  // stopped (SIGSTOP, a debugger): it would not read a candidate
 }
 
 CompileWorker::HostScratch::~HostScratch() {
@@ -256,11 +286,11 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
   std::string head;
   put_u64(head, static_cast<unsigned long long>(budget.cpu.count()));
   put_u64(head, static_cast<unsigned long long>(budget.wall.count()));
-  const bool sent = send_all(socket_, frame(head + encode_request(request)));
+  const Sent sent = send_before(socket_, frame(head + encode_request(request)), t0 + budget.wall);
 
-  CompileLimit killed_for = CompileLimit::none;
+  CompileLimit killed_for = sent == Sent::past_deadline ? CompileLimit::wall_clock : CompileLimit::none;
   std::string data;
-  if (sent) {
+  if (sent == Sent::all) {
     killed_for = watch_compiler_process(socket_, clock, cpu0 + budget.cpu, t0 + budget.wall, data, &has_frame);
   }
   const std::optional<std::string_view> reply = complete_frame(data);

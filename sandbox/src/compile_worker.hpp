@@ -45,7 +45,9 @@ class CompileWorker {
   Outcome compile(const NvrtcRequest& request, ChildBudget budget);
 
   // Between compiles a live worker says nothing: a readable or hung-up socket means it died (the OOM
-  // killer, an operator) or broke, and it must be replaced rather than given a candidate.
+  // killer, an operator) or broke, and a stopped process (SIGSTOP) would not read; either must be
+  // replaced rather than given a candidate. A worker stopped later still cannot hold a compile past its
+  // wall-clock limit: the request is sent before that deadline or not at all.
   bool idle_and_alive() const noexcept;
 
   pid_t pid() const noexcept { return pid_; }

@@ -2,7 +2,7 @@
 // The pool of long-lived compile workers: one candidate's compile cannot change another's result
 // (the same bytes, log and status from a fresh worker and from one whose precompiled headers other
 // candidates warmed, hostile ones included), results say what the PCH did, workers are replaced after
-// a kill, a limit or their compile count, and limits still count the candidate's own CPU time.
+// a kill, a limit, a stop or their compile count, and limits still count the candidate's own CPU time.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -20,6 +20,8 @@
 #include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/confinement.hpp>
 
+#include "../../sandbox/src/compile_child.hpp"
+#include "../../sandbox/src/compile_worker.hpp"
 #include "queue_time_check.hpp"
 #include "test_support.hpp"
 
@@ -41,11 +43,18 @@ sb::CompilerConfig pooled(unsigned max_compiles = 256) {
   return c;
 }
 
-// A child that has exited and that its parent has not reaped yet (state Z in /proc/PID/stat).
-bool exited_unreaped(int pid) {
+// A process's one-letter state in /proc/PID/stat: 'Z' exited and not reaped yet, 'T' stopped, ...
+char state_of(int pid) {
   const std::string stat = leap_test::read_file("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+  return close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '\0';
+}
+
+// Waits up to ten seconds for a process to reach a state; says whether it did.
+bool reaches_state(int pid, char state) {
+  const auto stop = Clock::now() + std::chrono::seconds(10);
+  while (state_of(pid) != state && Clock::now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return state_of(pid) == state;
 }
 
 // A heavy header first (the PCH's prefix), a task header second, the candidate's own code after.
@@ -169,9 +178,7 @@ TEST_CASE("compile pool: a worker that died while idle is replaced before a cand
   const std::vector<int> before = c.pool_stats().worker_pids;
   REQUIRE(before.size() == 1);
   ::kill(before[0], SIGKILL);  // the OOM killer or an operator, between two compiles
-  const auto stop = Clock::now() + std::chrono::seconds(10);
-  while (!exited_unreaped(before[0]) && Clock::now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(exited_unreaped(before[0]));  // gone, its socket closed; the pool has not looked yet
+  REQUIRE(reaches_state(before[0], 'Z'));  // gone, its socket closed; the pool has not looked yet
 
   sb::CompileJob next = job;
   next.source += "// another candidate\n";
@@ -183,6 +190,56 @@ TEST_CASE("compile pool: a worker that died while idle is replaced before a cand
   CHECK(s.workers_replaced == 1);
   REQUIRE(s.worker_pids.size() == 1);
   CHECK(s.worker_pids[0] != before[0]);
+}
+
+TEST_CASE("compile pool: a worker stopped while idle is replaced before a candidate is given to it", "[sandbox][pool]") {
+  require_confinement();
+  sb::Compiler c(pooled());
+  const sb::CompileJob job{std::string(leap_test::plain_kernel()), {}, {}, "kernel.cu"};
+  REQUIRE(c.compile(job).ok());
+  const std::vector<int> before = c.pool_stats().worker_pids;
+  REQUIRE(before.size() == 1);
+  ::kill(before[0], SIGSTOP);  // an operator or a debugger, between two compiles: alive, but it reads nothing
+  REQUIRE(reaches_state(before[0], 'T'));
+
+  sb::CompileJob next = job;
+  next.source += "// another candidate\n";
+  const auto t0 = Clock::now();
+  const sb::CompileResult r = c.compile(next);
+  INFO(r.log);
+  CHECK(r.ok());  // not a timeout: the candidate did nothing
+  CHECK(Clock::now() - t0 < std::chrono::seconds(30));
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_started == 2);
+  CHECK(s.workers_replaced == 1);
+  REQUIRE(s.worker_pids.size() == 1);
+  CHECK(s.worker_pids[0] != before[0]);
+}
+
+TEST_CASE("compile pool: a worker that stops reading cannot hold a request past the wall-clock limit", "[sandbox][pool][limits]") {
+  require_confinement();
+  const sb::detail::ChildSetup setup = sb::detail::make_child_setup({}, sb::ConfinementLimits{}, true);
+  {
+    sb::detail::CompileWorker worker(setup, sb::detail::WorkerSettings{});
+    REQUIRE(worker.idle_and_alive());
+    // Stopped after the pool looked: the request (8 MiB, far above a socket's buffer) cannot be taken.
+    ::kill(worker.pid(), SIGSTOP);
+    REQUIRE(reaches_state(worker.pid(), 'T'));
+    CHECK_FALSE(worker.idle_and_alive());
+    sb::detail::NvrtcRequest request;
+    request.file_name = "kernel.cu";
+    request.source = "// " + std::string(std::size_t{8} << 20, 'x') + "\n" + leap_test::plain_kernel();
+    const sb::detail::ChildBudget budget{std::chrono::seconds(30), std::chrono::seconds(1), std::chrono::milliseconds(30000)};
+    const auto t0 = Clock::now();
+    const sb::detail::CompileWorker::Outcome outcome = worker.compile(request, budget);
+    CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // about the one second of the backstop
+    CHECK_FALSE(outcome.alive);
+    CHECK(outcome.result.status == sb::CompileStatus::timeout);
+    CHECK(outcome.result.limit == sb::CompileLimit::wall_clock);
+    INFO(outcome.result.log);
+    CHECK(outcome.result.log.find("wall-clock") != std::string::npos);
+  }
+  sb::detail::remove_work_dir(setup);
 }
 
 TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory behind", "[sandbox][pool]") {
