@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <leap/sandbox/compiler.hpp>
@@ -170,44 +171,27 @@ TEST_CASE("compile pool: a worker killed mid-compile is replaced and the next co
   CHECK(s.worker_pids[0] != before[0]);
 }
 
-TEST_CASE("compile pool: a worker that died while idle is replaced before a candidate is given to it", "[sandbox][pool]") {
+TEST_CASE("compile pool: a worker dead or stopped while idle is replaced before a candidate is given to it",
+          "[sandbox][pool]") {
   require_confinement();
+  // The OOM killer or an operator kills it between two compiles (gone, its socket closed), or an
+  // operator or a debugger stops it (alive, but it reads nothing); the pool has not looked yet.
+  const auto [signal, state] = GENERATE(std::pair{SIGKILL, 'Z'}, std::pair{SIGSTOP, 'T'});
+  CAPTURE(signal);
   sb::Compiler c(pooled());
   const sb::CompileJob job{std::string(leap_test::plain_kernel()), {}, {}, "kernel.cu"};
   REQUIRE(c.compile(job).ok());
   const std::vector<int> before = c.pool_stats().worker_pids;
   REQUIRE(before.size() == 1);
-  ::kill(before[0], SIGKILL);  // the OOM killer or an operator, between two compiles
-  REQUIRE(reaches_state(before[0], 'Z'));  // gone, its socket closed; the pool has not looked yet
-
-  sb::CompileJob next = job;
-  next.source += "// another candidate\n";
-  const sb::CompileResult r = c.compile(next);
-  INFO(r.log);
-  CHECK(r.ok());  // not "the compiler process died": the candidate did nothing
-  const sb::CompilePoolStats s = c.pool_stats();
-  CHECK(s.workers_started == 2);
-  CHECK(s.workers_replaced == 1);
-  REQUIRE(s.worker_pids.size() == 1);
-  CHECK(s.worker_pids[0] != before[0]);
-}
-
-TEST_CASE("compile pool: a worker stopped while idle is replaced before a candidate is given to it", "[sandbox][pool]") {
-  require_confinement();
-  sb::Compiler c(pooled());
-  const sb::CompileJob job{std::string(leap_test::plain_kernel()), {}, {}, "kernel.cu"};
-  REQUIRE(c.compile(job).ok());
-  const std::vector<int> before = c.pool_stats().worker_pids;
-  REQUIRE(before.size() == 1);
-  ::kill(before[0], SIGSTOP);  // an operator or a debugger, between two compiles: alive, but it reads nothing
-  REQUIRE(reaches_state(before[0], 'T'));
+  ::kill(before[0], signal);
+  REQUIRE(reaches_state(before[0], state));
 
   sb::CompileJob next = job;
   next.source += "// another candidate\n";
   const auto t0 = Clock::now();
   const sb::CompileResult r = c.compile(next);
   INFO(r.log);
-  CHECK(r.ok());  // not a timeout: the candidate did nothing
+  CHECK(r.ok());  // not "the compiler process died", nor a timeout: the candidate did nothing
   CHECK(Clock::now() - t0 < std::chrono::seconds(30));
   const sb::CompilePoolStats s = c.pool_stats();
   CHECK(s.workers_started == 2);
