@@ -407,64 +407,61 @@ TEST_CASE("confinement: limits count the compile's own CPU time, not the queue",
   }
 }
 
+// Forks a helper that runs `start`, which starts one process of the sandbox below the helper and
+// does not return while that process should live; after `settle`, kills the helper with SIGKILL and
+// checks that the process below it went within a second.
+void check_dies_with_its_parent(const std::function<void()>& start, std::chrono::milliseconds settle) {
+  const pid_t helper = ::fork();
+  REQUIRE(helper >= 0);
+  if (helper == 0) {
+    start();
+    _exit(0);
+  }
+  const pid_t below = child_of(helper);
+  REQUIRE(below > 0);
+  std::this_thread::sleep_for(settle);
+  const double lived = orphan_lifetime(helper, below);
+  CHECK(lived >= 0.0);
+  CHECK(lived < 1.0);
+}
+
 TEST_CASE("confinement: no compile child or worker outlives its parent by a second", "[sandbox][confinement][lifetime]") {
   require_confinement();
   const Subreaper subreaper;
   SECTION("a compile child whose parent is killed") {
-    const pid_t helper = ::fork();
-    REQUIRE(helper >= 0);
-    if (helper == 0) {
-      sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
-      sb::CompileJob j;
-      j.source = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
-                 "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
-      j.options.timeout = std::chrono::seconds(120);
-      (void)c.compile(j);
-      _exit(0);
-    }
-    const pid_t child = child_of(helper);
-    REQUIRE(child > 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well inside NVRTC by now
-    const double lived = orphan_lifetime(helper, child);
-    CHECK(lived >= 0.0);
-    CHECK(lived < 1.0);
+    check_dies_with_its_parent(
+        [] {
+          sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
+          sb::CompileJob j;
+          j.source = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+                     "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+          j.options.timeout = std::chrono::seconds(120);
+          (void)c.compile(j);  // killed with the helper long before it ends
+        },
+        std::chrono::milliseconds(300));  // well inside NVRTC by then
   }
   SECTION("a pooled compile worker whose parent is killed, idle between compiles") {
-    const pid_t helper = ::fork();
-    REQUIRE(helper >= 0);
-    if (helper == 0) {
-      sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
-      config.pool.size = 1;
-      sb::Compiler c(config);
-      (void)c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"});
-      ::pause();
-      _exit(0);
-    }
-    const pid_t worker = child_of(helper);
-    REQUIRE(worker > 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    const double lived = orphan_lifetime(helper, worker);
-    CHECK(lived >= 0.0);
-    CHECK(lived < 1.0);
+    check_dies_with_its_parent(
+        [] {
+          sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
+          config.pool.size = 1;
+          sb::Compiler c(config);
+          (void)c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"});
+          ::pause();  // the idle worker lives with c
+        },
+        std::chrono::milliseconds(500));
   }
   SECTION("an evaluation worker whose parent is killed") {
-    const pid_t helper = ::fork();
-    REQUIRE(helper >= 0);
-    if (helper == 0) {
-      sb::WorkerConfig config;
-      config.fake = true;
-      sb::WorkerProcess w(config);
-      const std::vector<std::uint8_t> ping = nlohmann::json::to_cbor(nlohmann::json{{"op", "ping"}});
-      (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()), std::chrono::seconds(30));
-      ::pause();
-      _exit(0);
-    }
-    const pid_t worker = child_of(helper);
-    REQUIRE(worker > 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const double lived = orphan_lifetime(helper, worker);
-    CHECK(lived >= 0.0);
-    CHECK(lived < 1.0);
+    check_dies_with_its_parent(
+        [] {
+          sb::WorkerConfig config;
+          config.fake = true;
+          sb::WorkerProcess w(config);
+          const std::vector<std::uint8_t> ping = nlohmann::json::to_cbor(nlohmann::json{{"op", "ping"}});
+          (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()), std::chrono::seconds(30));
+          ::pause();  // the worker lives with w
+        },
+        std::chrono::milliseconds(300));
   }
 }
 
