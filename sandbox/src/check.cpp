@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/check.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -126,6 +127,25 @@ void generate(DType dtype, const Generator& g, std::uint64_t seed, void* out, st
     }
   } else {  // uniform
     for (std::size_t i = 0; i < n; ++i) store(dtype, out, i, g.a + (g.b - g.a) * rng.unit());
+  }
+}
+
+void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::size_t n) {
+  if (dtype == DType::int32 || n == 0) return;
+  // The subnormals of each float type, as float32 values that convert to them exactly.
+  const float smallest_subnormal = dtype == DType::float32 ? 0x1p-149f : dtype == DType::float16 ? 0x1p-24f : 0x1p-133f;
+  const float largest_subnormal = dtype == DType::float32 ? 0x1.fffffcp-127f : dtype == DType::float16 ? 0x1.ff8p-15f : 0x1.fcp-127f;
+  const double specials[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(), -0.0, smallest_subnormal, largest_subnormal};
+  constexpr std::size_t k_kinds = sizeof specials / sizeof specials[0];
+  // One element in 64 on average, and each kind at least once while there is room.
+  const std::size_t count = std::min(n, std::max(k_kinds, n / 64));
+  Rng rng(seed ^ 0x5BEC1A1F00D5EEDULL);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t at = static_cast<std::size_t>(rng.next() % n);
+    const double v = specials[k % k_kinds];
+    if (dtype == DType::float32) static_cast<float*>(out)[at] = static_cast<float>(v);
+    else store(dtype, out, at, v);
   }
 }
 

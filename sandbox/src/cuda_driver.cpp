@@ -139,6 +139,10 @@ class CudaDriver final : public GpuDriver {
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_));
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_));
     pageable_ = pageable != 0;
+    int memory_khz = 0, bus_bits = 0;  // zero where the device does not say: no floor then
+    LEAP_OPEN(cu_.cuDeviceGetAttribute(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev_));
+    LEAP_OPEN(cu_.cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev_));
+    peak_bandwidth_ = 2.0 * 1e3 * memory_khz * (bus_bits / 8.0);  // double data rate
     // No persisting L2 carve-out (every timed run starts from the same flushed cache); a bounded
     // printf FIFO (a flood costs a bounded copy per synchronisation, the rest is dropped).
     // Devices without persisting L2 (before Ampere) refuse the limit: nothing persists there anyway.
@@ -167,6 +171,7 @@ class CudaDriver final : public GpuDriver {
   std::string device_name() const override { return name_; }
   bool reads_pageable_host_memory() const override { return pageable_; }
   unsigned max_shared_bytes_optin() const override { return shared_optin_; }
+  double peak_memory_bandwidth() const override { return peak_bandwidth_; }
 
   DeviceStatus load_module(std::string_view image, ModuleHandle& module) override {
     CUmodule m = nullptr;
@@ -214,6 +219,18 @@ class CudaDriver final : public GpuDriver {
     void* args[] = {&out, &count, &g.dtype, &g.kind, &g.a, &g.b, &g.lo, &g.span, &seed_arg};
     const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
     return cu_.cuLaunchKernel(generator_, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+  }
+
+  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
+                                 DevicePtr record) override {
+    if (n == 0) return CUDA_SUCCESS;
+    CUdeviceptr a = actual, e = expected, r = record;
+    unsigned long long count = n;
+    int dtype_arg = static_cast<int>(dtype), exact_arg = exact ? 1 : 0;
+    double atol = tol.atol, rtol = tol.rtol;
+    void* args[] = {&a, &e, &count, &dtype_arg, &exact_arg, &atol, &rtol, &r};
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
+    return cu_.cuLaunchKernel(compare_, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
   }
 
   DeviceStatus flush_caches() override {
@@ -316,6 +333,9 @@ class CudaDriver final : public GpuDriver {
     if (CUresult rc = cu_.cuModuleGetFunction(&generator_, m, "leap_generate_inputs"); rc != CUDA_SUCCESS) {
       return "the input generator module lacks its kernel: " + error_name(rc);
     }
+    if (CUresult rc = cu_.cuModuleGetFunction(&compare_, m, "leap_compare_outputs"); rc != CUDA_SUCCESS) {
+      return "the harness's module lacks its comparison kernel: " + error_name(rc);
+    }
     return {};
   }
 
@@ -329,7 +349,8 @@ class CudaDriver final : public GpuDriver {
   std::size_t scratch_bytes_ = 0;
   unsigned flushes_ = 0;
   CUevent ev0_ = nullptr, ev1_ = nullptr;
-  CUfunction generator_ = nullptr;
+  CUfunction generator_ = nullptr, compare_ = nullptr;
+  double peak_bandwidth_ = 0.0;
   bool activity_ = false, external_ids_ = false;
   std::string activity_note_;
 };

@@ -320,6 +320,7 @@ std::string to_json(const EvalResult& r) {
   }
   if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
   else j["timings"] = nullptr;
+  j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

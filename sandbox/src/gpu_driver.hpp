@@ -51,6 +51,10 @@ class GpuDriver {
   // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read the worker's ordinary host
   // memory. The harness keeps no answer there before the candidate's run (see gpu_harness.cpp).
   virtual bool reads_pageable_host_memory() const = 0;
+  // The device memory's peak bandwidth in bytes per second (memory clock x bus width x 2, from
+  // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE and _GLOBAL_MEMORY_BUS_WIDTH); 0 when the device does not
+  // say. The physical floor under every timing (see timing_floor.hpp) divides by it.
+  virtual double peak_memory_bandwidth() const = 0;
   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: the most dynamic shared memory a kernel
   // may ask for once allow_dynamic_shared opted it in (48 KiB without opting in).
   virtual unsigned max_shared_bytes_optin() const = 0;
@@ -75,6 +79,11 @@ class GpuDriver {
   // values exist nowhere a candidate could have seen them before its run.
   virtual DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
                                        std::size_t n) = 0;
+  // Compares n elements of `actual` with `expected` by the harness's own kernel (device_compare.hpp),
+  // adding to the CompareRecord at `record` (two 64-bit words of device memory) the elements that
+  // differ and lowering its first index to the first of them. exact: the bits must be equal.
+  virtual DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
+                                         bool exact, DevicePtr record) = 0;
   // Evicts the caches between timed runs; no persisting L2 lines survive it.
   virtual DeviceStatus flush_caches() = 0;
 

@@ -15,7 +15,9 @@
 
 #include "confinement.hpp"
 #include "cuda_driver.hpp"
+#include "device_compare.hpp"
 #include "input_generator.hpp"
+#include "timing_floor.hpp"
 #include "leap/sandbox/check.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
@@ -194,7 +196,7 @@ class Evaluation {
   // Freed memory is zeroed first: the next evaluation's kernels must find no answer in it.
   bool release_all() {
     bool ok = true;
-    for (auto* set : {&cand_, &ref_, &scratch_}) {
+    for (auto* set : {&cand_, &ref_, &scratch_, &compare_records_}) {
       for (DevBuf& b : *set) {
         if (b.alloc == 0) continue;
         ok = d_.fill8(b.alloc, 0, b.bytes + 2 * k_guard) == k_device_ok && ok;
@@ -214,11 +216,7 @@ class Evaluation {
       for (std::size_t i = 0; i < task_.params.size(); ++i) {
         const Param& p = task_.params[i];
         if (p.kind != ParamKind::buffer) continue;
-        DevBuf& b = (*set)[i];
-        b.bytes = element_count(p, sizes) * dtype_size(p.dtype);
-        check(d_.allocate(b.bytes + 2 * k_guard, b.alloc), "allocating " + std::to_string(b.bytes) + " bytes for '" + p.name + "'");
-        b.ptr = b.alloc + k_guard;
-        check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
+        (*set)[i] = guarded_buffer(element_count(p, sizes) * dtype_size(p.dtype), "'" + p.name + "'");
       }
     }
     // The candidate's scratch, guarded like its buffers.
@@ -226,13 +224,18 @@ class Evaluation {
     ref_resolved_ = resolve(ref_plan_, k_task_launch_bounds, sizes, false);
     scratch_.resize(cand_resolved_.scratch.size());
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      DevBuf& b = scratch_[i];
-      b.bytes = cand_resolved_.scratch[i].bytes;
-      check(d_.allocate(b.bytes + 2 * k_guard, b.alloc), "allocating " + std::to_string(b.bytes) + " bytes for scratch '" +
-                                                             cand_resolved_.scratch[i].name + "'");
-      b.ptr = b.alloc + k_guard;
-      check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
+      scratch_[i] = guarded_buffer(cand_resolved_.scratch[i].bytes, "scratch '" + cand_resolved_.scratch[i].name + "'");
     }
+  }
+
+  // `bytes` of device memory between two guard zones holding the canary.
+  DevBuf guarded_buffer(std::size_t bytes, const std::string& what) {
+    DevBuf b;
+    b.bytes = bytes;
+    check(d_.allocate(b.bytes + 2 * k_guard, b.alloc), "allocating " + std::to_string(b.bytes) + " bytes for " + what);
+    b.ptr = b.alloc + k_guard;
+    check(d_.fill8(b.alloc, k_canary, b.bytes + 2 * k_guard), "arming the guards");
+    return b;
   }
 
   ResolvedPlan resolve(const LaunchPlan& plan, const LaunchPolicy& policy, const Sizes& sizes, bool candidate) {
@@ -469,6 +472,7 @@ class Evaluation {
           const std::size_t n = element_count(p, sizes);
           host[i].assign(n * dtype_size(p.dtype), 0);
           generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
+          if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
         }
         // The candidate first: nothing in memory holds this trial's answer yet.
         stage_("candidate");
@@ -533,15 +537,19 @@ class Evaluation {
     std::vector<double> event_ms, wall_ms;
   };
 
-  std::uint64_t rep_seed(int rep, int which) const {
-    return trial_seed(trial_seed(base_seed_, 0x7157'0000'0000ULL), static_cast<std::uint64_t>(rep) * 2 + static_cast<std::uint64_t>(which));
+  // Seeds of the warm-up's and the timed runs' inputs: the request's seed mixed with OS randomness
+  // drawn once per evaluation, so knowing the request (the loop example fixes its seed) tells no one
+  // a timed run's inputs. The correctness trials stay reproducible from the request's seed alone.
+  enum class Draw : std::uint64_t { warm_up = 1, timed = 2 };
+  std::uint64_t timing_seed(Draw draw, std::uint64_t n) const {
+    return trial_seed(trial_seed(timing_secret_, static_cast<std::uint64_t>(draw)), n);
   }
 
   // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
   json warm_up(int which) {
     LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
     stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(-1, which));
+    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::warm_up, static_cast<std::uint64_t>(which)));
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
     int launches = 0;
@@ -549,7 +557,8 @@ class Evaluation {
     for (int batch = 1; launches < k_max_warmup_launches; batch = std::min(batch * 2, 256)) {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
-        if (which == 0) poison_scratch(rep_seed(-1 - launches - k, 0));  // a run is a run: no scratch survives it
+        // a run is a run: no scratch survives it
+        if (which == 0) poison_scratch(timing_seed(Draw::warm_up, 2 + static_cast<std::uint64_t>(launches + k)));
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
           if (which == 0) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
@@ -570,12 +579,13 @@ class Evaluation {
     return {{"launches", launches}, {"gpu_ms", gpu_ms}};
   }
 
-  // One timed run: fresh inputs and poisoned outputs (and scratch), caches flushed, then only the
-  // plan's launches inside the events (and the external id that ties CUPTI's records to them).
+  // One timed run: fresh inputs (the same for both sides of run `rep`) and poisoned outputs (and
+  // scratch), caches flushed, then only the plan's launches inside the events (and the external id
+  // that ties CUPTI's records to them).
   void timed_run(int rep, int which, Series& s) {
     LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
     stage_(which == 0 ? "timing:candidate" : "timing:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, rep_seed(rep, which));
+    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
     check(d_.flush_caches(), "flushing the caches");
     check(d_.synchronize(), "preparing a timed run");
     static std::atomic<std::uint64_t> next_id{1};
@@ -603,72 +613,61 @@ class Evaluation {
     s.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
   }
 
-  // The candidate's outputs of timed run `rep`, and its inputs checked against what was drawn.
-  std::vector<std::vector<unsigned char>> keep_timed_outputs(int rep) {
+  // Timed run `rep` answers for itself: after both sides ran on the same inputs (the reference's
+  // drawn afresh after the candidate's run, so nothing the candidate wrote survives into them), the
+  // candidate's outputs are compared with the reference's and its inputs with the reference's
+  // untouched copy, on the device, outside every timed window. Every run gets exactly this work,
+  // whatever it holds, so nothing a kernel can observe tells it which run counts.
+  void check_timed_run(int rep) {
     stage_("check");
     const std::string where = "(timed run " + std::to_string(rep + 1) + ")";
-    std::vector<std::vector<unsigned char>> out(task_.params.size());
-    std::vector<unsigned char> expected;
-    const std::uint64_t seed = rep_seed(rep, 0);
+    const DevBuf& rec = compare_records_.front();
+    const std::vector<CompareRecord> fresh(task_.params.size());
+    check(d_.upload(rec.ptr, fresh.data(), rec.bytes), "resetting the comparison records");
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (p.kind != ParamKind::buffer) continue;
-      download(cand_[i], out[i], where, true);
-      if (p.role == Role::in) {
-        // The inputs drawn again by the same device kernel into the reference's idle buffer: the
-        // check does not depend on host and device arithmetic agreeing bit for bit.
-        check(d_.generate_inputs(ref_[i].ptr, p.dtype, p.generator, trial_seed(seed, i), ref_[i].bytes / dtype_size(p.dtype)),
-              "drawing the inputs again for the check");
-        check(d_.synchronize(), "drawing the inputs again for the check");
-        download(ref_[i], expected, where, false);
-        if (expected != out[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where, true)};
-      }
+      const bool input = p.role == Role::in;
+      check(d_.compare_on_device(cand_[i].ptr, ref_[i].ptr, p.dtype, cand_[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
+                                 input, rec.ptr + i * sizeof(CompareRecord)),
+            "comparing a timed run's '" + p.name + "' on the device");
     }
-    return out;
-  }
-
-  // The reference on timed run `rep`'s inputs, compared with what the candidate gave then.
-  void compare_timed(int rep, int reps, const std::vector<std::vector<unsigned char>>& cand_out) {
-    const std::string where = "(timed run " + std::to_string(rep + 1) + " of " + std::to_string(reps) + ")";
-    stage_("reference");
-    prepare_on_device(ref_, rep_seed(rep, 0));
-    check(d_.synchronize(), "preparing the timed-run check");
-    std::size_t failed = 0;
-    check(launch_all(*ref_args_, failed), "the reference kernel failed " + where);
-    check(d_.synchronize(), "the reference kernel failed " + where);
-    stage_("check");
-    for (std::size_t i = 0; i < task_.params.size(); ++i) {
-      const Param& p = task_.params[i];
-      if (!is_output(p)) continue;
-      std::vector<unsigned char> ref_out;
-      download(ref_[i], ref_out, where, false);
-      const std::size_t n = ref_[i].bytes / dtype_size(p.dtype);
-      const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out.data(), n, task_.tolerance_for(p.dtype));
-      if (!c.ok) {
-        json r = wrong_answer("the kernel gave a different result when timed " + where + ": " + describe(c, p.name, n), true);
-        r["trials"] = trials_run_;
-        throw Finish{r};
+    check(d_.synchronize(), "comparing a timed run's buffers on the device");
+    std::vector<CompareRecord> records(task_.params.size());
+    check(d_.download(records.data(), rec.ptr, rec.bytes), "reading the comparison records");
+    for (int pass = 0; pass < 2; ++pass) {  // a modified input first: it explains any output
+      for (std::size_t i = 0; i < task_.params.size(); ++i) {
+        const Param& p = task_.params[i];
+        const CompareRecord& r = records[i];
+        if (p.kind != ParamKind::buffer || (p.role == Role::in) != (pass == 0) || r.mismatches == 0) continue;
+        const std::size_t n = cand_[i].bytes / dtype_size(p.dtype);
+        if (pass == 0) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " + std::to_string(r.mismatches) +
+                                                     " of " + std::to_string(n) + " elements changed, first at [" +
+                                                     std::to_string(r.first_index) + "]", true)};
+        json reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
+                                      std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
+                                      std::to_string(r.first_index) + "]",
+                                  true);
+        reply["trials"] = trials_run_;
+        reply["timed_run"] = rep + 1;
+        throw Finish{reply};
       }
     }
   }
 
   json time_and_check() {
     const TimingSettings& ts = task_.timing;
+    std::random_device os_random;
+    timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
     stage_("reload");  // the candidate's __device__ globals do not survive into timing
     if (!unload(cand_mod_)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
     cand_args_ = std::make_unique<LaunchArgs>();  // the launch arguments, built before any timed run
     build_args(*cand_args_, cand_, task_.sizes, true);
+    compare_records_.assign(1, guarded_buffer(task_.params.size() * sizeof(CompareRecord), "the comparison records"));
 
     json warmup = {{"candidate", warm_up(0)}, {"reference", warm_up(1)}, {"min_gpu_ms", k_warmup_gpu_ms}};
     d_.activity_reset();
-
-    // Which timed run is checked besides the last: drawn from the OS, not from the evaluation's seed
-    // (which the result reports), among the runs before min_reps.
-    std::random_device os_random;
-    const std::uint64_t secret = (std::uint64_t{os_random()} << 32) ^ os_random();
-    const int random_rep = static_cast<int>(secret % static_cast<std::uint64_t>(std::max(1, ts.min_reps - 1)));
-    std::vector<std::vector<unsigned char>> random_out;
 
     Series series[2];
     std::string stopped;
@@ -676,13 +675,13 @@ class Evaluation {
     int reps = 0;
     for (int rep = 0; rep < ts.max_reps; ++rep) {
       const auto rep0 = Clock::now();
-      for (int k = 0; k < 2; ++k) {
-        const int which = (rep % 2 == 0) ? k : 1 - k;  // alternate the order against drift
+      // The candidate first, as in the trials: nothing in memory holds this run's answer yet.
+      for (int which = 0; which < 2; ++which) {
         timed_run(rep, which, series[which]);
         gpu_ms_used += series[which].event_ms.back();
       }
+      check_timed_run(rep);
       reps = rep + 1;
-      if (rep == random_rep) random_out = keep_timed_outputs(rep);
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
       const bool steady = reps >= ts.min_reps && stats(series[0].event_ms).spread <= ts.target_spread &&
                           stats(series[1].event_ms).spread <= ts.target_spread;
@@ -691,7 +690,7 @@ class Evaluation {
         if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
         break;
       }
-      // Room for one more run pair and the checks after it (about three run pairs' worth).
+      // Room for one more run pair and its check, with margin (about three run pairs' worth).
       const auto need = std::chrono::duration<double>(4.0 * slowest_rep_s);
       if (Clock::now() + std::chrono::duration_cast<Clock::duration>(need) > deadline_) {
         if (reps < ts.min_reps) stopped = "the task's time limit left room for no more runs";
@@ -699,23 +698,37 @@ class Evaluation {
       }
     }
 
-    // The checks, after the last timed run and outside every window.
+    // The guards, after the last timed run and outside every window: damage persists, so one look
+    // covers every run.
     stage_("check");
     check_guards("while timed", true);
-    const int last = reps - 1;
-    const auto last_out = keep_timed_outputs(last);
-    compare_timed(last, reps, last_out);
-    if (!random_out.empty() && random_rep != last) compare_timed(random_rep, reps, random_out);
 
     json timing = summarise(series, reps);
     timing["warmup"] = std::move(warmup);
-    timing["checked_runs"] = random_out.empty() || random_rep == last ? json::array({last + 1}) : json::array({random_rep + 1, last + 1});
+    timing["checked_runs"] = reps;  // every one, on the device
+    apply_floor(timing);
     if (!stopped.empty()) {
       timing["stopped_early"] = stopped;
       timing["note"] = (timing.contains("note") ? timing["note"].get<std::string>() + "; " : std::string()) + "timed " +
                        std::to_string(reps) + " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
     }
     return timing;
+  }
+
+  // The physical floor (timing_floor.hpp): the candidate's fastest run against the time its inputs
+  // take to read at the device's peak bandwidth. Below it, the timing is flagged and not paid.
+  void apply_floor(json& timing) const {
+    const std::optional<TimingFloor> floor = timing_floor(bytes_read_at_least(task_, task_.sizes), d_.peak_memory_bandwidth());
+    if (!floor) return;
+    timing["floor"] = {{"bytes", floor->bytes}, {"peak_bytes_per_s", floor->bandwidth}, {"headroom", k_floor_headroom},
+                       {"floor_ms", floor->floor_ms}};
+    const json& cand = timing.at("candidate");
+    const double fastest = cand.value("min_ms", NAN);
+    if (!(fastest < floor->floor_ms)) return;
+    timing["below_floor"] = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
+                            std::to_string(floor->floor_ms) + " ms needed to read its inputs' " + std::to_string(floor->bytes) +
+                            " bytes once at the device's peak of " + std::to_string(floor->bandwidth / 1e9) + " GB/s (with " +
+                            std::to_string(k_floor_headroom) + "x headroom); the timing is not paid";
   }
 
   struct Stats {
@@ -801,6 +814,7 @@ class Evaluation {
   TaskSpec task_;
   std::string cand_image_, ref_image_;
   std::uint64_t base_seed_ = 1;
+  std::uint64_t timing_secret_ = 0;  // the request's seed mixed with OS randomness (timing_seed)
   bool time_ = true;
   ModuleHandle cand_mod_ = nullptr, ref_mod_ = nullptr;
   LaunchPlan cand_plan_, ref_plan_;       // the candidate's: its declared plan, else the task's
@@ -810,6 +824,7 @@ class Evaluation {
   ResolvedPlan cand_resolved_, ref_resolved_;  // at the current size set
   std::vector<FunctionHandle> cand_fns_, ref_fns_;  // by the plan's kernels
   std::vector<DevBuf> cand_, ref_, scratch_;
+  std::vector<DevBuf> compare_records_;  // one CompareRecord per task parameter, while timing
   std::unique_ptr<LaunchArgs> cand_args_, ref_args_;
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;

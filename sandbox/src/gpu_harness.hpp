@@ -7,9 +7,11 @@
 // (nothing in memory holds this trial's answer yet), its guards and inputs are checked, then the
 // reference runs and the outputs are compared on the host.
 // Timing: the candidate's module is reloaded (its __device__ state is gone); warm-up by GPU time;
-// before every timed run, outside the timed window, inputs are drawn afresh on the device from a new
-// seed and outputs poisoned; afterwards the last timed run and one chosen at random are compared with
-// the reference on the same inputs, and guards and inputs are checked again.
+// then runs in pairs, candidate first: before each timed run, outside the timed window, inputs are
+// drawn afresh on the device (one seed per pair, mixed with OS randomness) and outputs poisoned;
+// after each pair, on the device, the candidate's outputs are compared with the reference's and its
+// inputs with the reference's fresh copy, so every timed run answers for itself. Guards are checked
+// after the last pair; a fastest run below the physical floor (timing_floor.hpp) is flagged unpaid.
 #pragma once
 
 #include <functional>
@@ -36,7 +38,8 @@ constexpr double k_time_limit_share = 0.8;
 // reply:   {"ok": bool, "error": text (harness failure), "verdict": "correct" | "wrong_answer" |
 //           "runtime_error" | "compile_error" (the plan broke a rule, checked again here with the
 //           device's limits, before any launch), "plan_error": text, "cuda_error": name, "detail":
-//           text, "when_timed": bool (a timed run was wrong), "restart": bool, "timing": {...},
+//           text, "when_timed": bool (a timed run was wrong), "timed_run": n (which), "restart": bool,
+//           "timing": {..., "checked_runs": n, "floor": {...}, "below_floor": text (not paid)},
 //           "device": name, "trials": n}
 nlohmann::json run_evaluation(const nlohmann::json& request, GpuDriver& driver, const StageFn& stage);
 

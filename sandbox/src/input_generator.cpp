@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "device_compare.hpp"
+
 namespace leap::sandbox::detail {
 
 GeneratorArgs generator_args(DType dtype, const Generator& g) {
@@ -55,7 +57,8 @@ std::string input_generator_source() {
 }
 
 std::string compile_input_generator(int major, int minor, std::string& image) {
-  const std::string src = input_generator_source();
+  // One module for the harness's own kernels: the input generator and the output comparison.
+  const std::string src = input_generator_source() + output_compare_source();
   const std::string cc = std::to_string(major) + std::to_string(minor);
   std::string log;
   for (const std::string& arch : {"sm_" + cc, "compute_" + cc}) {

@@ -114,8 +114,9 @@ void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint6
 // int kind, float a, float b, long long lo, unsigned long long span, unsigned long long seed)`.
 std::string input_generator_source();
 
-// The kernel compiled with NVRTC for compute capability major.minor: a cubin, or PTX for the driver
-// to JIT when this NVRTC does not know the device. Returns an error text, empty on success.
+// The harness's module compiled with NVRTC for compute capability major.minor: the generator and
+// the output comparison (device_compare.hpp), as a cubin, or PTX for the driver to JIT when this
+// NVRTC does not know the device. Returns an error text, empty on success.
 std::string compile_input_generator(int major, int minor, std::string& image);
 
 }  // namespace leap::sandbox::detail

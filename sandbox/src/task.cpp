@@ -110,7 +110,11 @@ struct Reader {
       g.kind = v.get<std::string>();
     } else {
       object(v, field);
-      only_keys(v, field, {"kind", "low", "high", "mean", "std", "value"});
+      only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
+      if (v.contains("special")) {
+        if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
+        g.special = v.at("special").get<bool>();
+      }
       if (!v.contains("kind")) fail(task, field + ".kind", "missing");
       g.kind = string(v.at("kind"), field + ".kind");
       auto get = [&](const char* key, double& out) {
@@ -508,6 +512,13 @@ void validate(const TaskSpec& t) {
       if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
       if ((g.kind == "uniform" && !(g.a < g.b)) || (g.kind == "randint" && !(g.a <= g.b))) fail(n, f + ".generator", "low must be below high");
       if (g.kind == "normal" && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
+      // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
+      // kernel could keep its answer from one run for the next.
+      if (g.kind == "constant" || g.kind == "arange") {
+        fail(n, f + ".generator.kind", "\"" + g.kind + "\" gives the same input on every timed run, so a kernel could reuse its "
+             "last answer; draw it with uniform, normal or randint");
+      }
+      if (g.special && p.dtype == DType::int32) fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
     }
   }
   if (!has_output) fail(n, "params", "no buffer with role out or inout");
@@ -560,6 +571,7 @@ std::string task_to_json(const TaskSpec& t, int indent) {
         if (g.kind == "uniform" || g.kind == "randint") gj.update({{"low", g.a}, {"high", g.b}});
         else if (g.kind == "normal") gj.update({{"mean", g.a}, {"std", g.b}});
         else if (g.kind == "constant") gj["value"] = g.a;
+        if (g.special) gj["special"] = true;
         q["generator"] = gj;
       }
     } else {

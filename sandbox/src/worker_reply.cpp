@@ -78,6 +78,11 @@ void read_worker_reply(const json& reply, EvalResult& r) {
       r.candidate = timing_from(t.value("candidate", json::object()), method);
       r.reference = timing_from(t.value("reference", json::object()), method);
       r.timing_note = t.value("note", "");
+      r.below_floor = t.value("below_floor", "");
+      if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
+        r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
+        return;
+      }
       if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
       r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
                    " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +

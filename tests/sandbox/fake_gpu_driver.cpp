@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "device_compare.hpp"
 #include "input_generator.hpp"
 
 namespace leap::sandbox::test {
@@ -163,6 +164,25 @@ DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generato
   detail::generate_inputs_on_host(dtype, generator, seed, m, n);
   log.push_back({"generate", "", dst, n * dtype_size(dtype), seed});
   record_kernel(generator_ms, 0);
+  return 0;
+}
+
+// As the harness's kernel does on a GPU: the record is read, added to and written back in device
+// memory, so whatever a candidate left there counts too.
+DeviceStatus FakeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
+                                        DevicePtr record) {
+  if (sticky_ != 0) return sticky_;
+  const std::size_t bytes = n * dtype_size(dtype);
+  const unsigned char* a = memory(actual, bytes);
+  const unsigned char* e = memory(expected, bytes);
+  unsigned char* r = memory(record, sizeof(detail::CompareRecord));
+  if (a == nullptr || e == nullptr || r == nullptr) return k_invalid_value;
+  detail::CompareRecord rec;
+  std::memcpy(&rec, r, sizeof rec);
+  detail::compare_on_host(a, e, dtype, n, tol, exact, rec);
+  std::memcpy(r, &rec, sizeof rec);
+  log.push_back({"compare", "", actual, bytes, expected});
+  record_kernel(compare_ms, 0);
   return 0;
 }
 

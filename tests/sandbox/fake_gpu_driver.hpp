@@ -58,11 +58,11 @@ struct FakeOp {
   FakeOp(std::string what_, std::string name_ = {}, DevicePtr ptr_ = 0, std::size_t bytes_ = 0, std::uint64_t seed_ = 0)
       : what(std::move(what_)), name(std::move(name_)), ptr(ptr_), bytes(bytes_), seed(seed_) {}
   std::string what;  // "stage", "load", "unload", "alloc", "free", "upload", "download", "fill", "generate",
-                     // "flush", "launch", "allow_shared", "record_start", "record_stop", "sync"
+                     // "compare", "flush", "launch", "allow_shared", "record_start", "record_stop", "sync"
   std::string name;  // stage name, module image, "image:kernel" of a launch
   DevicePtr ptr = 0;
   std::size_t bytes = 0;
-  std::uint64_t seed = 0;  // generate: the seed; fill: the value
+  std::uint64_t seed = 0;  // generate: the seed; fill: the value; compare: the expected buffer
   std::vector<std::uint64_t> args;  // launch: the argument slots
 };
 
@@ -81,6 +81,8 @@ class FakeGpu final : public detail::GpuDriver {
   std::string undelivered;           // a kernel whose records never arrive, uncounted (an incomplete record)
   double generator_ms = 0.001;       // the input generator's own emulated time
   unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
+  double peak_bandwidth = 1e12;      // bytes per second the device reports (0: it does not say)
+  double compare_ms = 0.001;         // the comparison kernel's own emulated time
   std::map<std::string, unsigned> static_shared;  // kernel name -> its static shared memory (default 0)
 
   // Facts for assertions.
@@ -96,6 +98,7 @@ class FakeGpu final : public detail::GpuDriver {
   std::string device_name() const override { return "fake GPU"; }
   bool reads_pageable_host_memory() const override { return false; }
   unsigned max_shared_bytes_optin() const override { return shared_optin; }
+  double peak_memory_bandwidth() const override { return peak_bandwidth; }
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
   DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
@@ -112,6 +115,8 @@ class FakeGpu final : public detail::GpuDriver {
   DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) override;
   DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) override;
   DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed, std::size_t n) override;
+  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
+                                 DevicePtr record) override;
   DeviceStatus flush_caches() override;
   DeviceStatus launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args, std::size_t arg_count) override;
   DeviceStatus synchronize() override;

@@ -5,7 +5,11 @@
 #include <cstdint>
 #include <cstring>
 #include <leap/sandbox/check.hpp>
+#include <limits>
+#include <random>
 #include <vector>
+
+#include "device_compare.hpp"
 
 namespace sb = leap::sandbox;
 
@@ -76,4 +80,88 @@ TEST_CASE("check: comparison within tolerance, NaN, first mismatch and summary",
   std::vector<float> inf_a{INFINITY}, inf_b{-INFINITY};
   CHECK(sb::compare(sb::DType::float32, inf_a.data(), inf_a.data(), 1, tol).ok);
   CHECK_FALSE(sb::compare(sb::DType::float32, inf_b.data(), inf_a.data(), 1, tol).ok);
+}
+
+TEST_CASE("check: special values land in every float dtype, at least one of each kind", "[sandbox][check]") {
+  std::vector<float> f(1000, 1.0f);
+  sb::sprinkle_special_values(sb::DType::float32, 5, f.data(), f.size());
+  int nan = 0, pinf = 0, ninf = 0, negzero = 0, subnormal = 0;
+  for (float v : f) {
+    nan += std::isnan(v);
+    pinf += v == std::numeric_limits<float>::infinity();
+    ninf += v == -std::numeric_limits<float>::infinity();
+    negzero += v == 0.0f && std::signbit(v);
+    subnormal += std::fpclassify(v) == FP_SUBNORMAL;
+  }
+  CHECK(nan >= 1);
+  CHECK(pinf >= 1);
+  CHECK(ninf >= 1);
+  CHECK(negzero >= 1);
+  CHECK(subnormal >= 2);
+  std::vector<float> again(1000, 1.0f);
+  sb::sprinkle_special_values(sb::DType::float32, 5, again.data(), again.size());
+  CHECK(std::memcmp(f.data(), again.data(), f.size() * 4) == 0);  // reproducible from the seed
+  for (sb::DType d : {sb::DType::float16, sb::DType::bfloat16}) {
+    std::vector<std::uint16_t> h(6, 0x3C00);
+    sb::sprinkle_special_values(d, 9, h.data(), h.size());
+    int specials = 0;
+    for (std::uint16_t v : h) {
+      const float x = d == sb::DType::float16 ? sb::half_to_float(v) : sb::bfloat16_to_float(v);
+      specials += std::isnan(x) || std::isinf(x) || (x == 0.0f && std::signbit(x)) || std::fpclassify(x) == FP_SUBNORMAL;
+    }
+    CHECK(specials >= 1);
+  }
+  std::vector<std::int32_t> ints(100, 7);
+  sb::sprinkle_special_values(sb::DType::int32, 1, ints.data(), ints.size());
+  CHECK(ints == std::vector<std::int32_t>(100, 7));
+}
+
+// The device comparison (device_compare.hpp) must say exactly what compare() says, element for
+// element, or a timed run would be judged by another rule than the trials.
+TEST_CASE("check: the device comparison's rule is compare()'s, element for element", "[sandbox][check]") {
+  std::mt19937_64 rng(11);
+  const sb::Tolerance tols[] = {{0.0, 0.0}, {1e-4, 1e-4}, {1e-2, 0.0}, {0.0, 5e-2}};
+  for (sb::DType d : {sb::DType::float32, sb::DType::float16, sb::DType::bfloat16, sb::DType::int32}) {
+    const std::size_t n = 4096, width = sb::dtype_size(d);
+    for (const sb::Tolerance& tol : tols) {
+      std::vector<unsigned char> a(n * width), e(n * width);
+      sb::generate(d, sb::Generator{"uniform", -4.0, 4.0}, rng(), e.data(), n);
+      a = e;
+      // Perturb some elements by amounts around the tolerance, and make some bits random.
+      for (std::size_t i = 0; i < n; i += 1 + rng() % 7) {
+        if (rng() % 3 == 0) {
+          for (std::size_t b = 0; b < width; ++b) a[i * width + b] = static_cast<unsigned char>(rng());
+        } else {
+          for (std::size_t b = 0; b < width; ++b) a[i * width + b] ^= static_cast<unsigned char>(rng() % 2 << (rng() % 8));
+        }
+      }
+      if (d != sb::DType::int32) {
+        sb::sprinkle_special_values(d, rng(), e.data(), n);
+        sb::sprinkle_special_values(d, rng(), a.data(), n);
+      }
+      const sb::Comparison host = sb::compare(d, a.data(), e.data(), n, tol);
+      leap::sandbox::detail::CompareRecord rec;
+      leap::sandbox::detail::compare_on_host(a.data(), e.data(), d, n, tol, false, rec);
+      INFO(sb::to_string(d) << " atol " << tol.atol << " rtol " << tol.rtol);
+      REQUIRE(host.mismatches > 0);
+      CHECK(rec.mismatches == host.mismatches);
+      CHECK(rec.first_index == host.first_index);
+      leap::sandbox::detail::CompareRecord exact;
+      leap::sandbox::detail::compare_on_host(e.data(), e.data(), d, n, tol, true, exact);
+      CHECK(exact.mismatches == 0);
+      CHECK(exact.first_index == leap::sandbox::detail::CompareRecord::k_no_mismatch);
+    }
+  }
+  // Every half: the device's conversion (renormalised subnormals) equals the host's.
+  for (std::uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const float host = sb::half_to_float(static_cast<std::uint16_t>(h));
+    const float dev = leap::sandbox::detail::leap_cmp_half(static_cast<std::uint16_t>(h));
+    if (std::isnan(host)) CHECK(std::isnan(dev));
+    else if (host != dev || std::signbit(host) != std::signbit(dev)) FAIL("half " << h << ": " << host << " vs " << dev);
+  }
+  // exact compares bits: -0 against +0 and one NaN payload against another differ.
+  const float pz = 0.0f, nz = -0.0f;
+  leap::sandbox::detail::CompareRecord zeros;
+  leap::sandbox::detail::compare_on_host(&nz, &pz, sb::DType::float32, 1, {}, true, zeros);
+  CHECK(zeros.mismatches == 1);
 }

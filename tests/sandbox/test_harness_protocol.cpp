@@ -4,6 +4,7 @@
 // slow) get exactly the verdict they must, an honest one the speedup its emulation implies, and the
 // log shows the order of poison, fresh inputs, launch and comparison, the module reload and the
 // scrubbed buffers. This is how reward integrity is proven on machines without a GPU.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -12,10 +13,12 @@
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/task.hpp>
 #include <leap/sandbox/timer_choice.hpp>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fake_gpu_driver.hpp"
 #include "harness_runner.hpp"
@@ -289,13 +292,11 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
   for (std::size_t i = 0; i < prev_launch; ++i) {
     if (log[i].what == "generate") seeds_seen.insert(log[i].seed);
   }
-  std::size_t last_timed = 0;
   int timed = 0;
   for (std::size_t i = prev_launch; i < log.size(); ++i) {
     if (log[i].what != "launch") continue;
     if (log[i].name == "fake:candidate:scale_add") {
       ++timed;
-      last_timed = i;
       const std::vector<std::uint64_t>& args = log[i].args;
       std::vector<std::uint64_t> seeds(2, 0);
       bool poisoned = false, flushed = false;
@@ -319,32 +320,246 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
   }
   CHECK(timed == 10);
 
-  // After the last timed run: guards and inputs checked, then the reference runs on the very inputs
-  // of the last timed run, and of one more chosen at random among the first min_reps.
-  // (The inputs are checked against a second device draw with the same seeds, so each reference
-  // launch is preceded by that draw too: its last two draws are its own inputs.)
-  std::vector<std::vector<std::uint64_t>> checked;
-  std::vector<std::uint64_t> seeds;
-  bool inputs_read_back = false;
-  for (std::size_t i = last_timed + 1; i < log.size(); ++i) {
-    if (log[i].what == "download" && log[i].ptr == log[last_timed].args[0]) inputs_read_back = true;
-    if (log[i].what == "generate") seeds.push_back(log[i].seed);
-    if (log[i].what == "launch") {
-      CHECK(log[i].name == "fake:reference:scale_add");
-      REQUIRE(seeds.size() >= 2);
-      checked.push_back({seeds[seeds.size() - 2], seeds.back()});
-      seeds.clear();
+  // Every timed run answers for itself: the reference's timed run on the very same inputs (the same
+  // seeds, drawn afresh into its own buffers after the candidate's run), then, outside both windows,
+  // every buffer of the pair compared on the device and the records read back, before the next pair.
+  std::size_t pairs = 0;
+  for (std::size_t i = stage_at("timing:candidate"); i < log.size(); ++i) {
+    if (log[i].what != "launch" || log[i].name != "fake:candidate:scale_add") continue;
+    const std::vector<std::uint64_t>& cand_args = log[i].args;
+    std::size_t ref_launch = i + 1;
+    while (ref_launch < log.size() && log[ref_launch].what != "launch") ++ref_launch;
+    REQUIRE(ref_launch < log.size());
+    CHECK(log[ref_launch].name == "fake:reference:scale_add");
+    CHECK(log[ref_launch - 1].what == "record_start");
+    const std::vector<std::uint64_t>& ref_args = log[ref_launch].args;
+    std::vector<std::uint64_t> ref_seeds(2, 0);
+    bool ref_flushed = false;
+    for (std::size_t k = i + 1; k < ref_launch; ++k) {
+      for (std::size_t a = 0; a < 2; ++a) {
+        if (log[k].what == "generate" && log[k].ptr == ref_args[a]) ref_seeds[a] = log[k].seed;
+      }
+      ref_flushed = ref_flushed || log[k].what == "flush";
     }
+    REQUIRE(pairs < timed_seeds.size());
+    CHECK(ref_seeds == timed_seeds[pairs]);
+    CHECK(ref_flushed);
+    std::set<std::uint64_t> compared;
+    bool read_back = false;
+    for (std::size_t k = ref_launch + 1; k < log.size() && log[k].what != "launch"; ++k) {
+      if (log[k].what == "compare") {
+        compared.insert(log[k].ptr);
+        for (std::size_t a = 0; a < 3; ++a) {
+          if (log[k].ptr == cand_args[a]) CHECK(log[k].seed == ref_args[a]);  // each buffer against its twin
+        }
+      }
+      read_back = read_back || (log[k].what == "download" && !compared.empty());
+    }
+    CHECK(compared == std::set<std::uint64_t>{cand_args[0], cand_args[1], cand_args[2]});
+    CHECK(read_back);
+    ++pairs;
   }
-  CHECK(inputs_read_back);
-  REQUIRE(checked.size() >= 2);
-  CHECK(checked[checked.size() - 2] == timed_seeds.back());
-  bool random_one_found = false;
-  for (std::size_t r = 0; r + 1 < timed_seeds.size(); ++r) random_one_found = random_one_found || checked.back() == timed_seeds[r];
-  CHECK(random_one_found);
-  const json& runs = o.reply.at("timing").at("checked_runs");
-  CHECK(runs.size() == 2);
-  CHECK(runs.back() == 10);
+  CHECK(pairs == 10);
+  CHECK(o.reply.at("timing").at("checked_runs") == 10);
+}
+
+// The attack every timed run being checked defeats: work on some timed runs, return at once on the
+// others. The kernel knows when timing starts (its module is reloaded, its globals are fresh) and
+// counts the warm-up, so it can aim at any timed run it likes; whichever it skips, the verdict is
+// wrong_answer "when timed", over a thousand evaluation seeds and four ways of choosing.
+TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caught, every time", "[sandbox][harness][timed_cheats]") {
+  sb::TaskSpec task = fake_task();
+  task.sizes = {{"n", 256}};
+  task.check_sizes = {{{"n", 5}}};
+  // The warm-up's length: the same for every evaluation of a kernel of this emulated speed.
+  int warmup_launches = 0;
+  {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0), task);
+    REQUIRE(verdict_of(o.result) == "correct");
+    warmup_launches = o.reply.at("timing").at("warmup").at("candidate").at("launches").get<int>();
+    REQUIRE(o.result.candidate.runs == 10);
+  }
+  const char* strategies[] = {"a random subset", "one run drawn at random", "the last of the minimum runs",
+                              "every run once %globaltimer shows a steady rhythm"};
+  int caught[4] = {0, 0, 0, 0}, evaluations[4] = {0, 0, 0, 0};
+  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
+    const int strategy = static_cast<int>(seed % 4);
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ULL;
+    auto next = [&state] {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    const int only_run = 1 + static_cast<int>(next() % 10);
+    std::vector<bool> subset(64);
+    for (std::size_t r = 0; r < subset.size(); ++r) subset[r] = next() % 2 == 0;
+    subset[next() % 10] = true;  // at least one skipped run among the first ten
+    const FakeKernel cheat = [&, strategy](FakeCall& c) {
+      // Timing starts with a reloaded module, whose first call already has the timing sizes (the
+      // trials start with the check sizes); the warm-up comes first.
+      const std::uint64_t call = ++c.globals["calls"];
+      if (call == 1) c.globals["timing_instance"] = c.i32(4) == 256 ? 1 : 0;
+      // %globaltimer between calls: a rhythm that stays the same looks like the unchecked middle of
+      // the loop, where a harness that checked some runs would not download anything.
+      const std::uint64_t gap = call > 1 ? c.now_ns - c.globals["last_ns"] : 0;
+      const std::uint64_t previous_gap = c.globals["last_gap"];
+      c.globals["last_ns"] = c.now_ns;
+      c.globals["last_gap"] = gap;
+      const bool same_rhythm = gap + gap / 100 >= previous_gap && previous_gap + previous_gap / 100 >= gap;
+      c.globals["steady"] = same_rhythm ? c.globals["steady"] + 1 : 0;
+      const int timed = static_cast<int>(call) - warmup_launches;
+      bool skip = false;
+      if (c.globals["timing_instance"] == 1 && timed >= 1) {
+        if (strategy == 0) skip = subset[static_cast<std::size_t>(timed - 1) % subset.size()];
+        if (strategy == 1) skip = timed == only_run;
+        if (strategy == 2) skip = timed == 10;
+        if (strategy == 3) skip = c.globals["steady"] >= 3;
+      }
+      c.duration_ms = 1.0;
+      if (skip) {
+        c.duration_ms = 0.01;  // "the answer is still in out", and the timer sees a 100x kernel
+        ++c.globals["skipped"];
+        return;
+      }
+      compute(c);
+    };
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, cheat, task);
+    ++evaluations[strategy];
+    INFO("seed " << seed << ", skipping " << strategies[strategy] << ": " << o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.reply.at("when_timed") == true);
+    CHECK(o.result.detail.find("different result when timed (timed run ") != std::string::npos);
+    CHECK(std::isnan(o.result.speedup));
+    ++caught[strategy];
+  }
+  for (int s = 0; s < 4; ++s) {
+    INFO(strategies[s]);
+    CHECK(evaluations[s] == 250);
+    CHECK(caught[s] == 250);
+  }
+}
+
+TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel its speedup, exactly", "[sandbox][harness][timed_cheats]") {
+  sb::TaskSpec task = fake_task();
+  task.sizes = {{"n", 256}};
+  task.check_sizes = {{{"n", 5}}};
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
+    gpu.add_module("fake:reference", {{"scale_add", reference}});
+    const Outcome o = sb::test::run_harness(gpu, task, seed, true);
+    INFO("seed " << seed << ": " << o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.speedup == 2.0);
+    CHECK(o.reply.at("timing").at("checked_runs") == o.result.candidate.runs);
+  }
+}
+
+TEST_CASE("harness (fake GPU): timed inputs differ between evaluations with the same request seed", "[sandbox][harness]") {
+  // The loop example fixes its seed; OS randomness in every timed run's seed keeps those inputs unknown.
+  auto timed_seeds = [] {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    REQUIRE(verdict_of(o.result) == "correct");
+    std::set<std::uint64_t> seeds;
+    bool timing = false;
+    for (const auto& op : gpu.log) {
+      timing = timing || (op.what == "stage" && op.name == "timing:candidate");
+      if (timing && op.what == "generate") seeds.insert(op.seed);
+    }
+    return seeds;
+  };
+  const std::set<std::uint64_t> first = timed_seeds(), second = timed_seeds();
+  REQUIRE(first.size() >= 20);
+  std::vector<std::uint64_t> common;
+  std::set_intersection(first.begin(), first.end(), second.begin(), second.end(), std::back_inserter(common));
+  CHECK(common.empty());
+}
+
+TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagged and not paid", "[sandbox][harness][floor]") {
+  // scale_add at n = 4096 reads x and y: 32 KiB. At the fake's 1 TB/s, with 1.5x headroom, no run
+  // can take less than 32768 / 1.5e12 s = 2.18e-5 ms.
+  const double floor_ms = 32768.0 / (1e12 * 1.5) * 1e3;
+  SECTION("an honest kernel: the floor is reported and far below it") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    const json& f = o.reply.at("timing").at("floor");
+    CHECK(f.at("bytes") == 32768);
+    CHECK(f.at("floor_ms").get<double>() == Approx(floor_ms));
+    CHECK_FALSE(o.reply.at("timing").contains("below_floor"));
+    CHECK(o.result.below_floor.empty());
+    CHECK(o.result.speedup == Approx(2.0));
+  }
+  SECTION("a kernel whose timed runs all claim too little time: correct, flagged, no speedup") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(floor_ms / 10));
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.below_floor.find("less than the") != std::string::npos);
+    CHECK(o.result.below_floor.find("32768 bytes") != std::string::npos);
+    CHECK(std::isnan(o.result.speedup));
+    CHECK(o.result.feedback.rfind("Correct, but the timing is not credited: ", 0) == 0);
+    const json result = json::parse(sb::to_json(o.result));
+    CHECK(result.at("below_floor").is_string());
+    CHECK(result.at("speedup").is_null());
+  }
+  SECTION("one run below the floor is enough") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [floor_ms](FakeCall& c) {
+      compute(c);
+      c.duration_ms = ++c.globals["calls"] == 66 ? floor_ms / 2 : 1.0;  // 63 warm-up launches, then the third timed run
+    });
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK_FALSE(o.result.below_floor.empty());
+    CHECK(std::isnan(o.result.speedup));
+  }
+  SECTION("a device that does not report its bandwidth: no floor rather than a made-up one") {
+    FakeGpu gpu;
+    gpu.peak_bandwidth = 0.0;
+    const Outcome o = evaluate(gpu, honest(floor_ms / 10));
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK_FALSE(o.reply.at("timing").contains("floor"));
+    CHECK(o.result.below_floor.empty());
+  }
+}
+
+TEST_CASE("harness (fake GPU): special values in the trials catch a kernel that mishandles them", "[sandbox][harness]") {
+  // Squashes NaN and infinities to 0: right on every ordinary input, wrong on the values a task may
+  // declare meaningful.
+  const FakeKernel squashing = [](FakeCall& c) {
+    const int n = c.i32(4);
+    float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
+    float* y = c.floats(c.pointer(1), static_cast<std::size_t>(n));
+    float* out = c.floats(c.pointer(2), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const float xi = std::isfinite(x[i]) ? x[i] : 0.0f, yi = std::isfinite(y[i]) ? y[i] : 0.0f;
+      out[i] = c.f32(3) * xi + yi;
+    }
+    c.duration_ms = 1.0;
+  };
+  SECTION("without special values the mishandling goes unseen") {
+    FakeGpu gpu;
+    CHECK(verdict_of(evaluate(gpu, squashing, fake_task(), reference, false).result) == "correct");
+  }
+  SECTION("with them, the first trial catches it, and an honest kernel still passes") {
+    sb::TaskSpec t = fake_task();
+    t.params[0].generator.special = true;
+    {
+      FakeGpu gpu;
+      const Outcome o = evaluate(gpu, squashing, t, reference, false);
+      INFO(o.reply.dump());
+      REQUIRE(verdict_of(o.result) == "wrong_answer");
+      CHECK(o.result.detail.find("trial 1") != std::string::npos);
+    }
+    FakeGpu gpu;
+    CHECK(verdict_of(evaluate(gpu, honest(1.0), t, reference, false).result) == "correct");
+  }
 }
 
 TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a timeout", "[sandbox][harness]") {

@@ -93,6 +93,27 @@ TEST_CASE("task specs: validation names the field and the value", "[sandbox][tas
   CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
 }
 
+TEST_CASE("task specs: inputs that would repeat on every timed run are refused; special values need a float", "[sandbox][task]") {
+  // constant and arange give every timed run the same input: a kernel could reuse its last answer.
+  for (const char* kind : {"constant", "arange"}) {
+    INFO(kind);
+    const std::string params = std::string(R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": ")J") +
+                               kind + R"J("}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+    CHECK_THAT(error_of(minimal_spec("params", params)),
+               Catch::Contains("params[0].generator.kind: \"" + std::string(kind) + "\" gives the same input on every timed run") &&
+                   Catch::Contains("uniform, normal or randint"));
+  }
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "int32", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "special": true}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+             Catch::Contains("params[0].generator.special: NaN, infinities, subnormals and -0 need a float dtype"));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": "uniform", "special": 1}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+             Catch::Contains("params[0].generator.special: must be true or false"));
+  // Declared, it survives the round trip through JSON.
+  const sb::TaskSpec t = sb::parse_task(minimal_spec("params", R"J([{"name": "x", "dtype": "float16", "role": "in", "shape": ["n"], "generator": {"kind": "normal", "special": true}}, {"name": "y", "dtype": "float16", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J"));
+  CHECK(t.params[0].generator.special);
+  CHECK(sb::parse_task(sb::task_to_json(t)).params[0].generator.special);
+  CHECK_FALSE(sb::parse_task(minimal_spec()).params[0].generator.special);
+}
+
 TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and broken variants", "[sandbox][task]") {
   const auto& tasks = sb::builtin_tasks();
   REQUIRE(tasks.size() >= 8);

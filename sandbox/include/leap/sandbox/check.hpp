@@ -24,6 +24,12 @@ double element_value(DType dtype, const void* data, std::size_t i) noexcept;
 // Fills `out` (n elements of dtype) from the generator; the same seed gives the same bytes.
 void generate(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n);
 
+// Overwrites some of n drawn elements (at positions that follow from the seed, at least one of each
+// kind where n allows) with the values a float kernel must get right and a careless one gets wrong:
+// NaN, +Inf, -Inf, -0, the smallest and the largest subnormal of `dtype`. For inputs whose generator
+// says `special`; int32 is left as it is.
+void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::size_t n);
+
 // The 32-bit word (or 16-bit half-word, for 16-bit types) outputs are filled with before a run: a
 // quiet NaN for the float types, a seed-dependent value for int32 (no int is "impossible").
 std::uint32_t poison_pattern(DType dtype, std::uint64_t seed) noexcept;

@@ -63,6 +63,9 @@ struct EvalResult {
   std::string feedback;    // short text for the policy's next turn
   std::string error;       // status error: what failed in the harness
   std::string timing_note; // why CUPTI was not used, when it was not
+  // Non-empty when the candidate's fastest timed run beat the physical floor (reading its inputs once
+  // at the device's peak bandwidth): the figures, and the speedup is left unknown (not paid).
+  std::string below_floor;
   std::string device;
   int trials = 0;          // correctness trials that ran to the end
   std::uint64_t seed = 0;  // base seed of the trials (reproduce with EvaluatorConfig::seed)
@@ -106,7 +109,8 @@ class Evaluator {
 // The result as one JSON object: verdict (null unless reached), status, speedup (null unless known),
 // timings, compile {status, log, seconds, cache_hit}, launch_plan {source, status, error, directives,
 // sizes, kernels [{kernel, grid, block, shared_bytes, args}], scratch [{name, dtype, count, bytes}]}
-// (null unless the candidate compiled), cuda_error, detail, feedback, error, seed, ...
+// (null unless the candidate compiled), cuda_error, detail, feedback, error, seed, below_floor (text
+// or null), ...
 std::string to_json(const EvalResult& result);
 
 // The first `max_lines` diagnostic lines ("error"/"warning" lines and their context) of a compile log.

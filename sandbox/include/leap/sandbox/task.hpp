@@ -26,13 +26,17 @@ std::string_view to_string(Role role) noexcept;    // "in", "out", "inout"
 std::optional<DType> dtype_from_string(std::string_view name) noexcept;
 std::size_t dtype_size(DType dtype) noexcept;
 
-// How a buffer's initial contents are drawn, fresh for every trial.
-//   uniform(low=a, high=b)   normal(mean=a, std=b)   randint(low=a, high=b, inclusive)
-//   constant(value=a)        zeros                   arange (0, 1, 2, ... cast to the dtype)
+// How a buffer's initial contents are drawn, fresh for every trial and every timed run.
+//   uniform(low=a, high=b)   normal(mean=a, std=b)   randint(low=a, high=b, inclusive)   zeros
+// constant(value=a) and arange (0, 1, 2, ...) are known kinds that validate() refuses for inputs:
+// they would give every timed run the same input.
+// special: the task declares NaN, infinities, subnormals and -0 meaningful for this input (float
+// dtypes); the correctness trials then put some of each among the drawn values.
 struct Generator {
   std::string kind = "uniform";
   double a = -1.0;
   double b = 1.0;
+  bool special = false;
 };
 
 struct Param {
