@@ -2,7 +2,8 @@
 """The batched advantages over a trainer's arrays. Every function takes numpy arrays or torch CPU
 tensors without copying them, validates everything before writing, runs the C++ core without the
 GIL, and writes into ``out`` when given (returning it) or into a new array (a tensor when the inputs
-were tensors)."""
+were tensors). An ``out`` that shares memory with any input is a ValueError naming that input, except
+``out`` as the rewards or scores array itself (computed in place, the same numbers)."""
 from . import _core
 from ._convert import as_array, as_output, dense_group_ids, result
 

@@ -17,14 +17,23 @@ OOM killer, a kill) is restarted on its device and the requests it held are sent
 request that was in flight on two dead servers fails with SandboxError instead of killing a third.
 ``close()`` (or leaving the ``with`` block) waits for every accepted request, then ends the servers:
 nothing accepted is lost.
+
+After ``os.fork`` (a DataLoader worker, a ``multiprocessing`` or ``ProcessPoolExecutor`` worker with
+the fork start method) the parent's servers stay the parent's: the child lets go of its copies of
+their pipes at once, and its first request starts servers of its own (the same command, devices and
+environment), or raises RuntimeError with ``after_fork="raise"``. Request ids carry the process id
+and a random nonce, and a reply whose id this pool did not send is dropped and counted
+(``unmatched_replies``), so no answer reaches another process's future.
 """
 import concurrent.futures
 import itertools
 import json
 import os
+import secrets
 import subprocess
 import threading
 import time
+import weakref
 
 __all__ = ["FleetClient", "SandboxError", "SandboxPool"]
 
@@ -40,6 +49,24 @@ def __getattr__(name):
 
 class SandboxError(RuntimeError):
     """A request the sandbox could not answer: it replied with an error, or two servers died holding it."""
+
+
+# Every pool of this process, so that a forked child can let go of the parent's servers at once.
+_live_pools = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    for pool in list(_live_pools):
+        pool._leave_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _request_id_prefix():
+    """Ids unique to this process and this pool: the pid, and a nonce for a pid used again."""
+    return f"{os.getpid()}-{secrets.token_hex(8)}-"
 
 
 class _Request:
@@ -72,7 +99,7 @@ class SandboxPool:
     """A pool of ``leap-sandbox serve`` processes; see the module's documentation."""
 
     def __init__(self, executable="leap-sandbox", devices=None, *, servers=None, args=(), max_in_flight=None,
-                 env=None, max_quick_deaths=3):
+                 env=None, max_quick_deaths=3, after_fork="start"):
         """executable: the leap-sandbox program, or a list (program and leading arguments).
         devices:  CUDA device ids, one server each (CUDA_VISIBLE_DEVICES=<id> for it). Default: the ids
                   in this process's CUDA_VISIBLE_DEVICES, else one server that sees every device.
@@ -80,7 +107,9 @@ class SandboxPool:
         args:     extra arguments to `serve` (e.g. ["-j", "4"]).
         max_in_flight: accepted, unanswered requests at most (default 64 per server).
         max_quick_deaths: a server that dies this many times in a row without answering anything
-                  is not restarted again (a broken installation, not a bad request)."""
+                  is not restarted again (a broken installation, not a bad request).
+        after_fork: what a forked child's first request does: "start" servers of its own, or "raise"
+                  RuntimeError (where one set of servers per machine is all the devices can hold)."""
         command = [executable] if isinstance(executable, (str, os.PathLike)) else list(executable)
         self._command = [os.fspath(part) for part in command] + ["serve"] + [str(a) for a in args]
         if devices is not None and servers is not None:
@@ -99,6 +128,12 @@ class SandboxPool:
         if self._max_in_flight < 1:
             raise ValueError(f"max_in_flight ({max_in_flight}) must be >= 1")
         self._max_quick_deaths = max_quick_deaths
+        if after_fork not in ("start", "raise"):
+            raise ValueError(f"after_fork={after_fork!r}: expected 'start' or 'raise'")
+        self._after_fork = after_fork
+        self._owner_pid = os.getpid()
+        self._forked_from = None   # the parent's pid in a forked child whose servers are not started yet
+        self._id_prefix = _request_id_prefix()
         self._ids = itertools.count(1)
         self._state = threading.Condition()  # guards everything below and each server's pending
         self._in_flight = 0
@@ -107,18 +142,21 @@ class SandboxPool:
         self._servers = [_Server(slot, None if d is None else str(d)) for slot, d in enumerate(devices)]
         self.restarts = 0  # servers started again after dying
         self.retried = 0   # requests sent again after their server died
+        self.unmatched_replies = 0  # replies dropped: an id this pool did not send, or one answered already
         try:
             for server in self._servers:
                 self._start(server)
         except BaseException:
             self._kill_all()
             raise
+        _live_pools.add(self)
 
     # ---- requests ---------------------------------------------------------------------------------
     def submit(self, op, *, timeout=None, **fields):
         """Sends {"op": op, **fields}; returns a Future of the response's result."""
         if "id" in fields or "op" in fields:
             raise ValueError("the pool sets a request's id and op itself")
+        self._own_servers()
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._state:
             while True:
@@ -132,7 +170,7 @@ class SandboxPool:
                                        f"{self._max_in_flight}); none finished within {timeout} s")
                 self._state.wait(remaining)
             self._in_flight += 1
-            request_id = next(self._ids)
+            request_id = f"{self._id_prefix}{next(self._ids)}"
         try:
             line = json.dumps({"id": request_id, "op": op, **fields}) + "\n"
         except (TypeError, ValueError):
@@ -157,23 +195,28 @@ class SandboxPool:
 
     @property
     def in_flight(self):
+        self._in_this_process()
         with self._state:
             return self._in_flight
 
     def pending_by_server(self):
         """How many requests each server holds (sent, not answered), by slot."""
+        self._in_this_process()
         with self._state:
             return [len(s.pending) for s in self._servers]
 
     def server_pids(self):
-        """The process ids of the running servers, by slot (for monitoring, and for tests)."""
+        """The process ids of the running servers, by slot (for monitoring, and for tests); None for a
+        slot with no server (in a forked child before its first request)."""
+        self._in_this_process()
         with self._state:
             return [s.process.pid if s.process is not None else None for s in self._servers]
 
     # ---- shutdown ---------------------------------------------------------------------------------
     def close(self, timeout=None):
         """Waits until every accepted request has its answer, then ends the servers (end of input; they
-        exit 0 when idle). Idempotent."""
+        exit 0 when idle). Idempotent. In a forked child it ends the child's servers only."""
+        self._in_this_process()
         with self._state:
             self._closing = True
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -207,6 +250,65 @@ class SandboxPool:
 
     def __exit__(self, *exc):
         self.close()
+
+    # ---- fork ---------------------------------------------------------------------------------------
+    def _leave_parent(self):
+        """In a forked child (called by the fork hook, or on first use where the fork ran no hooks):
+        lets go of the parent's servers without reading or writing their pipes. /dev/null takes the
+        numbers of the child's copies of the pipe ends: the parent's servers then see the end of input
+        when the parent closes, and the copied file objects, when collected, flush into nothing. The
+        locks may have been held by a parent thread at the fork, so they are new, never acquired. The
+        parent's requests stay the parent's: their copied futures here never resolve."""
+        pid = os.getpid()
+        if pid == self._owner_pid or not hasattr(self, "_servers"):
+            return
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            for server in self._servers:
+                process = server.process
+                for stream in (() if process is None else (process.stdin, process.stdout)):
+                    try:
+                        os.dup2(devnull, stream.fileno())
+                    except (AttributeError, OSError, ValueError):
+                        pass  # no such stream, or closed already
+        finally:
+            os.close(devnull)
+        self._forked_from = self._owner_pid
+        self._owner_pid = pid
+        self._id_prefix = _request_id_prefix()
+        self._ids = itertools.count(1)
+        self._state = threading.Condition()
+        self._in_flight = 0
+        self._servers = [_Server(server.slot, server.device) for server in self._servers]
+        self.restarts = self.retried = self.unmatched_replies = 0
+        _live_pools.add(self)
+
+    def _in_this_process(self):
+        if os.getpid() != self._owner_pid:
+            self._leave_parent()
+
+    def _own_servers(self):
+        """Before a request: a forked child's pool starts its own servers (or refuses, by after_fork)."""
+        self._in_this_process()
+        if self._forked_from is None:
+            return
+        with self._state:
+            if self._forked_from is None or self._closing:
+                return  # started by another thread, or closed: submit says so
+            if self._after_fork == "raise":
+                raise RuntimeError(
+                    f"this SandboxPool was created in process {self._forked_from} and this is a forked child "
+                    f"({os.getpid()}); its servers answer the parent only: create a SandboxPool in the child "
+                    f"(or pass after_fork='start' to have the pool start the child's own servers)")
+            try:
+                for server in self._servers:
+                    self._start(server)
+            except BaseException:
+                self._kill_all()
+                for server in self._servers:
+                    server.process = None
+                raise
+            self._forked_from = None
 
     # ---- internals --------------------------------------------------------------------------------
     def _start(self, server):
@@ -260,9 +362,13 @@ class SandboxPool:
                 reply = json.loads(line)
             except ValueError:
                 continue  # a torn last line of a dying server
+            reply_id = reply.get("id") if isinstance(reply, dict) else None
             with self._state:
-                request = server.pending.pop(reply.get("id"), None) if isinstance(reply, dict) else None
+                # Only an id this pool sent to this server, not answered yet: any other reply (an id
+                # of another process or pool, a second answer) is dropped, never given to a future.
+                request = server.pending.pop(reply_id, None) if isinstance(reply_id, str) else None
                 if request is None:
+                    self.unmatched_replies += 1
                     continue
                 server.answered += 1
                 server.quick_deaths = 0

@@ -26,6 +26,7 @@
 
 #include "array_views.hpp"
 #include "group_ids.hpp"
+#include "overlap.hpp"
 #include "leap/advantage_normalization.hpp"
 #include "leap/baselines.hpp"
 #include "leap/kernel_order.hpp"
@@ -45,14 +46,15 @@ inline py::array output_for(const py::object& out, std::size_t length, const py:
 inline bool is_float64(const py::array& a) { return has_dtype<double>(a); }
 inline bool is_float32(const py::array& a) { return has_dtype<float>(a); }
 
-// Values (rewards or scores) of float64 or float32, and out of the same dtype.
+// Values (rewards or scores) of float64 or float32, and out of the same dtype: the values array
+// itself (in place) or memory of its own, shared with neither the values nor the ids.
 struct RealInputs {
   py::array values;
   py::array out;
   bool single = false;  // float32
 };
 
-inline RealInputs real_inputs(const py::object& values_object, const char* name, std::size_t n_ids,
+inline RealInputs real_inputs(const py::object& values_object, const char* name, const IntegerVector& ids,
                               const py::object& out_object) {
   RealInputs inputs;
   inputs.values = require_vector(values_object, name);
@@ -61,11 +63,15 @@ inline RealInputs real_inputs(const py::object& values_object, const char* name,
                 ".astype(np.float64) or .double())");
   }
   inputs.single = is_float32(inputs.values);
-  require_length("group_ids", n_ids, name, static_cast<std::size_t>(inputs.values.shape(0)));
+  require_length("group_ids", ids.size, name, static_cast<std::size_t>(inputs.values.shape(0)));
   inputs.out = output_for(out_object, static_cast<std::size_t>(inputs.values.shape(0)), inputs.values.dtype());
   if (!inputs.out.dtype().equal(inputs.values.dtype())) {
     value_error("out has dtype ", dtype_text(inputs.out), " but ", name, " has ", dtype_text(inputs.values),
                 "; pass an out of the same dtype");
+  }
+  if (!out_object.is_none()) {
+    refuse_overlap_unless_same("out", byte_range(inputs.out), name, byte_range(inputs.values));
+    refuse_overlap("out", byte_range(inputs.out), "group_ids", byte_range(ids));
   }
   return inputs;
 }
@@ -220,6 +226,14 @@ inline py::array rank_advantages_binding(const py::object& solved_turn, const py
   if (!is_float64(result) && !is_float32(result)) {
     value_error("out has dtype ", dtype_text(result), "; expected float64 or float32");
   }
+  if (!out.is_none()) {  // the columns are read slice by slice while out is written
+    const ByteRange written = byte_range(result);
+    refuse_overlap("out", written, "solved_turn", byte_range(columns.solved_turn));
+    refuse_overlap("out", written, "group_ids", byte_range(ids));
+    refuse_overlap("out", written, "speedup", columns.speedup);
+    refuse_overlap("out", written, "tokens", columns.tokens);
+    refuse_overlap("out", written, "verdict", columns.verdict);
+  }
   order.validate();
   const bool single = is_float32(result);
   {
@@ -238,7 +252,7 @@ inline py::array rank_advantages_binding(const py::object& solved_turn, const py
 inline py::array rank_of_scores_binding(const py::object& scores, const py::object& group_ids, double tolerance,
                                         const py::object& out) {
   const IntegerVector ids = group_id_vector(group_ids);
-  RealInputs inputs = real_inputs(scores, "scores", ids.size, out);
+  RealInputs inputs = real_inputs(scores, "scores", ids, out);
   {
     py::gil_scoped_release release;
     const GroupIds dense(ids);
@@ -254,7 +268,7 @@ inline py::array rank_of_scores_binding(const py::object& scores, const py::obje
 inline py::array grpo_binding(const py::object& rewards, const py::object& group_ids, double epsilon, bool scale_by_std,
                               const py::object& out) {
   const IntegerVector ids = group_id_vector(group_ids);
-  RealInputs inputs = real_inputs(rewards, "rewards", ids.size, out);
+  RealInputs inputs = real_inputs(rewards, "rewards", ids, out);
   const GrpoOptions options{epsilon, scale_by_std};
   {
     py::gil_scoped_release release;
@@ -274,7 +288,7 @@ inline py::array grpo_binding(const py::object& rewards, const py::object& group
 
 inline py::array rloo_binding(const py::object& rewards, const py::object& group_ids, const py::object& out) {
   const IntegerVector ids = group_id_vector(group_ids);
-  RealInputs inputs = real_inputs(rewards, "rewards", ids.size, out);
+  RealInputs inputs = real_inputs(rewards, "rewards", ids, out);
   {
     py::gil_scoped_release release;
     const GroupIds dense(ids);
@@ -304,6 +318,7 @@ inline py::object normalize_binding(const py::object& advantages_object, const p
   } else if (normalization == AdvantageNormalization::group_std) {
     value_error("normalization group_std needs group_ids");
   }
+  refuse_overlap("advantages", byte_range(advantages), "group_ids", ids);  // ids read while advantages are rescaled
   const bool single = is_float32(advantages);  // asked before the GIL is let go
   {
     py::gil_scoped_release release;
@@ -325,7 +340,7 @@ inline double native_seconds(const std::string& kind, int repeats, const py::obj
                              const py::object& group_ids, const py::object& out) {
   if (repeats < 1) value_error("repeats (", repeats, ") must be >= 1");
   const IntegerVector ids = group_id_vector(group_ids);
-  RealInputs inputs = real_inputs(values, "values", ids.size, out);
+  RealInputs inputs = real_inputs(values, "values", ids, out);
   if (inputs.single) value_error("_native_seconds times float64 arrays");
   if (ids.is_signed || ids.itemsize != 4) value_error("_native_seconds takes uint32 group ids");
   const auto v = const_view<double>(inputs.values);
