@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "input_generator.hpp"
+#include "l2_flush.hpp"
 #include "leap/sandbox/timer_choice.hpp"
 
 namespace leap::sandbox::detail {
@@ -67,6 +69,9 @@ struct RawKernel {
 };
 std::mutex g_activity_mutex;
 std::vector<RawKernel> g_kernels;
+// The external correlation record that precedes a launch's driver API record carries that API
+// record's correlation id, which is also the kernel record's: the map ties kernel records to the ids
+// pushed around their launches. Without driver API records CUPTI writes none of these.
 std::map<std::uint32_t, std::uint64_t> g_external;  // CUPTI correlation id -> our external id
 std::size_t g_dropped = 0;
 constexpr std::size_t k_cupti_buffer = 4u << 20;
@@ -88,6 +93,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) g_external[e->correlationId] = e->externalId;
     }
+    // CUPTI_ACTIVITY_KIND_DRIVER records are enabled only so that CUPTI writes the external
+    // correlation records in front of them; their correlation id is already in the map above.
   }
   std::size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) g_dropped += dropped;
@@ -115,10 +122,15 @@ class CudaDriver final : public GpuDriver {
       activity_note_ = "CUPTI unavailable (cuptiActivityEnable(CONCURRENT_KERNEL): " + cupti_error(r2) + "); CUDA events only";
     } else {
       activity_ = true;  // enabled before the context exists, so every kernel of it is recorded
-      if (CUptiResult r3 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r3 == CUPTI_SUCCESS) {
-        external_ids_ = true;
+      static_assert(k_enabled_activity_kinds.ids_attach(), "the fake's default kinds must be the ones enabled here");
+      // External ids need both kinds: the correlation records come only in front of API records.
+      if (CUptiResult r3 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER); r3 != CUPTI_SUCCESS) {
+        activity_note_ = "CUPTI driver API records unavailable (" + cupti_error(r3) + "); kernels matched by time window";
+      } else if (CUptiResult r4 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r4 != CUPTI_SUCCESS) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);  // of no use without the correlation records
+        activity_note_ = "CUPTI external correlation unavailable (" + cupti_error(r4) + "); kernels matched by time window";
       } else {
-        activity_note_ = "CUPTI external correlation unavailable (" + cupti_error(r3) + "); kernels matched by time window";
+        external_ids_ = true;
       }
     }
 #define LEAP_OPEN(call) \
@@ -130,9 +142,11 @@ class CudaDriver final : public GpuDriver {
     name_ = name;
     LEAP_OPEN(cu_.cuDevicePrimaryCtxRetain(&ctx_, dev_));
     LEAP_OPEN(cu_.cuCtxSetCurrent(ctx_));
-    int pageable = 0, l2 = 0, major = 0, minor = 0;
+    int pageable = 0, l2 = 0, major = 0, minor = 0, sms = 0;
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev_));
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev_));
+    LEAP_OPEN(cu_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_));
+    sm_count_ = static_cast<unsigned>(std::max(sms, 1));
     int shared_optin = 0;
     LEAP_OPEN(cu_.cuDeviceGetAttribute(&shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_));
     shared_optin_ = static_cast<unsigned>(std::max(shared_optin, 48 * 1024));
@@ -155,7 +169,9 @@ class CudaDriver final : public GpuDriver {
     LEAP_OPEN(cu_.cuEventCreate(&ev0_, CU_EVENT_DEFAULT));
     LEAP_OPEN(cu_.cuEventCreate(&ev1_, CU_EVENT_DEFAULT));
 #undef LEAP_OPEN
-    return load_generator(major, minor);
+    if (std::string e = load_generator(major, minor); !e.empty()) return e;
+    flush_ = l2_flush_choice();
+    return flush_ == L2Flush::clean ? load_l2_reader(major, minor) : std::string();
   }
 
   std::string error_name(DeviceStatus status) const override {
@@ -189,6 +205,13 @@ class CudaDriver final : public GpuDriver {
   DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) override {
     return cu_.cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   static_cast<int>(bytes));
+  }
+
+  DeviceStatus local_bytes_per_thread(FunctionHandle function, std::size_t& bytes) override {
+    int v = 0;
+    const CUresult rc = cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, static_cast<CUfunction>(function));
+    bytes = static_cast<std::size_t>(std::max(v, 0));
+    return rc;
   }
 
   DeviceStatus static_shared_bytes(FunctionHandle function, unsigned& bytes) override {
@@ -235,6 +258,16 @@ class CudaDriver final : public GpuDriver {
 
   DeviceStatus flush_caches() override {
     if (CUresult rc = cu_.cuMemsetD32(scratch_, ++flushes_, scratch_bytes_ / 4); rc != CUDA_SUCCESS) return rc;
+    if (flush_ == L2Flush::clean) {  // a read of all of it: the dirty lines go now, clean ones stay
+      CUdeviceptr buf = scratch_;
+      unsigned long long words = scratch_bytes_ / 16;
+      unsigned never = 0xFFFFFFFFu;  // the memset's value is a small count, never this
+      CUdeviceptr sink = scratch_;
+      void* args[] = {&buf, &words, &never, &sink};
+      if (CUresult rc = cu_.cuLaunchKernel(l2_reader_, 4 * sm_count_, 1, 1, 512, 1, 1, 0, nullptr, args, nullptr); rc != CUDA_SUCCESS) {
+        return rc;
+      }
+    }
     if (cu_.cuCtxResetPersistingL2Cache == nullptr) return CUDA_SUCCESS;
     const CUresult rc = cu_.cuCtxResetPersistingL2Cache();
     return rc == CUDA_ERROR_NOT_SUPPORTED || rc == CUDA_ERROR_UNSUPPORTED_LIMIT ? CUDA_SUCCESS : rc;
@@ -339,6 +372,40 @@ class CudaDriver final : public GpuDriver {
     return {};
   }
 
+  // The clean flush's read kernel (l2_flush.hpp), compiled for this device like the generator.
+  std::string load_l2_reader(int major, int minor) {
+    const std::string cc = std::to_string(major) + std::to_string(minor);
+    std::string image;
+    for (const std::string& arch : {"sm_" + cc, "compute_" + cc}) {  // PTX where NVRTC predates the device
+      nvrtcProgram prog = nullptr;
+      if (nvrtcCreateProgram(&prog, k_l2_reader_code, "leap_l2_reader.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) break;
+      struct Guard {
+        nvrtcProgram* p;
+        ~Guard() { nvrtcDestroyProgram(p); }
+      } guard{&prog};
+      const std::string flag = "--gpu-architecture=" + arch;
+      const char* opts[] = {flag.c_str()};
+      const bool cubin = arch[0] == 's';
+      std::size_t n = 0;
+      if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) continue;
+      if ((cubin ? nvrtcGetCUBINSize(prog, &n) : nvrtcGetPTXSize(prog, &n)) != NVRTC_SUCCESS || n == 0) continue;
+      image.assign(n, '\0');
+      if ((cubin ? nvrtcGetCUBIN(prog, image.data()) : nvrtcGetPTX(prog, image.data())) == NVRTC_SUCCESS) break;
+      image.clear();
+    }
+    if (image.empty()) {
+      return "NVRTC could not compile the L2 flush's read kernel for sm_" + cc + " (LEAP_SANDBOX_L2_FLUSH=dirty does without it)";
+    }
+    CUmodule m = nullptr;
+    if (CUresult rc = cu_.cuModuleLoadData(&m, image.data()); rc != CUDA_SUCCESS) {
+      return "loading the L2 flush's read kernel failed: " + error_name(rc);
+    }
+    if (CUresult rc = cu_.cuModuleGetFunction(&l2_reader_, m, "leap_read_for_l2"); rc != CUDA_SUCCESS) {
+      return "the L2 flush's module lacks its kernel: " + error_name(rc);
+    }
+    return {};
+  }
+
   Symbols cu_;
   CUdevice dev_ = 0;
   CUcontext ctx_ = nullptr;
@@ -348,6 +415,9 @@ class CudaDriver final : public GpuDriver {
   CUdeviceptr scratch_ = 0;
   std::size_t scratch_bytes_ = 0;
   unsigned flushes_ = 0;
+  unsigned sm_count_ = 1;
+  L2Flush flush_ = L2Flush::clean;
+  CUfunction l2_reader_ = nullptr;
   CUevent ev0_ = nullptr, ev1_ = nullptr;
   CUfunction generator_ = nullptr, compare_ = nullptr;
   double peak_bandwidth_ = 0.0;

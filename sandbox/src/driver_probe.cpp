@@ -33,6 +33,7 @@ constexpr int k_stub_library = 34;      // CUDA_ERROR_STUB_LIBRARY
 constexpr int k_no_device = 100;        // CUDA_ERROR_NO_DEVICE
 constexpr int k_attr_cc_major = 75;     // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int k_attr_cc_minor = 76;
+constexpr int k_attr_pageable = 88;     // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
 
 template <class F>
 F symbol(void* lib, const char* name) {
@@ -85,7 +86,7 @@ std::string probe_driver_here(const std::string& library) {
   }
   out << "state available\n";
   for (int i = 0; i < count; ++i) {
-    int dev = 0, major = 0, minor = 0;
+    int dev = 0, major = 0, minor = 0, pageable = 0;
     std::size_t bytes = 0;
     char name[256] = {};
     if (get != nullptr && get(&dev, i) == 0) {
@@ -93,10 +94,12 @@ std::string probe_driver_here(const std::string& library) {
       if (attr != nullptr) {
         attr(&major, k_attr_cc_major, dev);
         attr(&minor, k_attr_cc_minor, dev);
+        attr(&pageable, k_attr_pageable, dev);
       }
       if (mem != nullptr) mem(&bytes, dev);
     }
     out << "device " << i << " " << major << " " << minor << " " << bytes << " " << name << "\n";
+    out << "pageable " << i << " " << (pageable != 0 ? 1 : 0) << "\n";
   }
   return out.str();
 }
@@ -129,6 +132,12 @@ GpuStatus parse_driver_probe(const std::string& text) {
       ls >> d.ordinal >> d.cc_major >> d.cc_minor >> d.total_memory;
       std::getline(ls >> std::ws, d.name);
       s.devices.push_back(std::move(d));
+    } else if (key == "pageable") {
+      int ordinal = -1, on = 0;
+      ls >> ordinal >> on;
+      for (DeviceInfo& d : s.devices) {
+        if (d.ordinal == ordinal) d.pageable_memory_access = on != 0;
+      }
     }
   }
   return s;

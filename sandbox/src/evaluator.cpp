@@ -73,7 +73,10 @@ struct Evaluator::Impl {
   WorkerProcess worker;
   std::mutex worker_mutex;
   std::mutex ref_mutex;
-  std::map<std::string, CompileResult> references;  // by task name + source hash (the compile cache keys it fully)
+  // By task name and source. Only results the source decided (nvrtc_verdict: compiled, or a genuine
+  // compile error) are kept: a limit, a killed or dead compile child says nothing about the reference,
+  // and kept it would fail every later evaluation of the task in this process.
+  std::map<std::string, CompileResult> references;
 
   explicit Impl(EvaluatorConfig c) : config(std::move(c)), worker(config.worker) {
     gpu = config.gpu ? *config.gpu : probe_gpu();
@@ -185,9 +188,12 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   {
     std::lock_guard lock(m.ref_mutex);
     const std::string key = task.name + "\n" + task.reference_source;
-    auto it = m.references.find(key);
-    if (it == m.references.end()) it = m.references.emplace(key, m.compiler->compile(m.job(task.reference_source))).first;
-    ref = it->second;
+    if (const auto it = m.references.find(key); it != m.references.end()) {
+      ref = it->second;
+    } else {
+      ref = m.compiler->compile(m.job(task.reference_source));
+      if (ref.nvrtc_verdict) m.references.emplace(key, ref);
+    }
   }
   if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty()) {
     r.status = EvalStatus::error;

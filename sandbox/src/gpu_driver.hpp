@@ -35,6 +35,20 @@ struct KernelActivity {
   std::uint64_t external_id = 0;
 };
 
+// The CUPTI activity kinds the real driver enables (cuda_driver.cpp), and the rule that ties them:
+// CUPTI writes an external correlation record only in front of a driver or runtime API record
+// (cupti_activity.h, cuptiActivityPushExternalCorrelationId), with that API record's correlation id,
+// which the kernel record of a launch carries too. Without API records no kernel record can be tied
+// to the id pushed around its launch, and runs are matched by time window. The CPU fake starts from
+// the same set, so its tests follow what the device does.
+struct ActivityKinds {
+  bool kernel = true;                // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+  bool external_correlation = true;  // CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION
+  bool driver_api = true;            // CUPTI_ACTIVITY_KIND_DRIVER: the launch's API record
+  constexpr bool ids_attach() const { return kernel && external_correlation && driver_api; }
+};
+inline constexpr ActivityKinds k_enabled_activity_kinds{};
+
 struct ActivityHarvest {
   std::vector<KernelActivity> kernels;
   std::size_t dropped = 0;   // records the activity API reports it lost
@@ -48,8 +62,9 @@ class GpuDriver {
   virtual std::string error_name(DeviceStatus status) const = 0;  // "CUDA_ERROR_ILLEGAL_ADDRESS"
   virtual std::string error_text(DeviceStatus status) const = 0;  // the driver's sentence, may be empty
   virtual std::string device_name() const = 0;
-  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read the worker's ordinary host
-  // memory. The harness keeps no answer there before the candidate's run (see gpu_harness.cpp).
+  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read and write the worker's ordinary
+  // host memory (its stack, the host copies of inputs and outputs). The worker refuses to evaluate
+  // there unless the operator allowed it (WorkerConfig::allow_pageable_host_access).
   virtual bool reads_pageable_host_memory() const = 0;
   // The device memory's peak bandwidth in bytes per second (memory clock x bus width x 2, from
   // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE and _GLOBAL_MEMORY_BUS_WIDTH); 0 when the device does not
@@ -64,6 +79,9 @@ class GpuDriver {
   virtual DeviceStatus get_function(ModuleHandle module, const std::string& name, FunctionHandle& function) = 0;
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: lets `function` launch with more than 48 KiB.
   virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
+  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: the kernel's local memory per thread (its stack frame and
+  // spills). The driver grows the context's local-memory reservation to fit and never shrinks it.
+  virtual DeviceStatus local_bytes_per_thread(FunctionHandle function, std::size_t& bytes) = 0;
   // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: the kernel's static shared memory; with the dynamic it must
   // fit max_shared_bytes_optin(), and above 48 KiB together the kernel must be opted in.
   virtual DeviceStatus static_shared_bytes(FunctionHandle function, unsigned& bytes) = 0;

@@ -21,6 +21,7 @@
 #include "leap/sandbox/check.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
+#include "worker_rules.hpp"
 
 namespace leap::sandbox::detail {
 namespace {
@@ -118,6 +119,10 @@ class Evaluation {
     return clean_ok_;
   }
 
+  // The most local memory per thread of any candidate kernel loaded so far (the worker's rules decide
+  // whether the reservation it grew is worth a fresh worker).
+  std::size_t local_bytes_per_thread() const { return local_bytes_; }
+
   json run() {
     d_.activity_reset();  // records from earlier evaluations are no business of this one
     // The candidate's plan, checked again here with the device's limits, before anything is loaded.
@@ -188,6 +193,8 @@ class Evaluation {
       if (DeviceStatus rc = d_.get_function(cand_mod_, k.kernel, f); rc != k_device_ok) {
         candidate_failed(rc, "looking up kernel '" + k.kernel + "' (declare it extern \"C\" __global__)");
       }
+      std::size_t local = 0;
+      if (d_.local_bytes_per_thread(f, local) == k_device_ok) local_bytes_ = std::max(local_bytes_, local);
       cand_fns_.push_back(f);
     }
   }
@@ -759,7 +766,7 @@ class Evaluation {
     auto add_note = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
     std::vector<double> cupti_ms[2];
     bool cupti = d_.activity_enabled();
-    std::size_t dropped = 0;
+    std::size_t dropped = 0, by_id_runs = 0, by_window_runs = 0;  // runs whose records were found each way
     if (cupti) {
       const ActivityHarvest h = d_.harvest_activity((cand_args_->kernels.size() + ref_args_->kernels.size()) * static_cast<std::size_t>(reps));
       dropped = h.dropped;
@@ -770,6 +777,7 @@ class Evaluation {
       // A run is timed by CUPTI only with a record of every kernel of its plan: from the others
       // alone, a plan would be paid for the kernels whose records went missing.
       const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
+      if (!by_id && !h.kernels.empty()) add_note("no CUPTI kernel record carried an external id; runs matched by time window");
       const std::size_t kernels_per_run[2] = {cand_args_->kernels.size(), ref_args_->kernels.size()};
       for (int which = 0; which < 2 && cupti; ++which) {
         for (const Window& w : series[which].windows) {
@@ -790,10 +798,13 @@ class Evaluation {
             break;
           }
           cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
+          ++(by_id ? by_id_runs : by_window_runs);
         }
       }
     }
-    json timing = {{"method", cupti ? "cupti" : "events"}, {"dropped_records", dropped}, {"reps", reps}};
+    if (!cupti) by_id_runs = by_window_runs = 0;  // events timed every run: CUPTI matched none that counts
+    json timing = {{"method", cupti ? "cupti" : "events"}, {"dropped_records", dropped}, {"reps", reps},
+                   {"matched_by_id", by_id_runs}, {"matched_by_window", by_window_runs}};
     if (!note.empty()) timing["note"] = note;
     const char* names[2] = {"candidate", "reference"};
     for (int which = 0; which < 2; ++which) {
@@ -829,6 +840,7 @@ class Evaluation {
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;
   bool cleaned_ = false, clean_ok_ = true;
+  std::size_t local_bytes_ = 0;
 };
 
 }  // namespace
@@ -841,6 +853,7 @@ json run_evaluation(const json& request, GpuDriver& driver, const StageFn& stage
   } catch (Finish& f) {
     reply = std::move(f.reply);
   }
+  reply["local_bytes_per_thread"] = e.local_bytes_per_thread();
   if (!e.clean_up()) reply["restart"] = true;  // the next evaluation gets a fresh worker and context
   return reply;
 }
@@ -862,7 +875,7 @@ json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& st
     if (driver != nullptr) stage("ready");
   }
   if (driver == nullptr) return harness_error("GPU initialisation failed: " + open_error);
-  return run_evaluation(request, *driver, stage);
+  return evaluate_under_worker_rules(request, *driver, config, stage);
 }
 
 }  // namespace leap::sandbox::detail

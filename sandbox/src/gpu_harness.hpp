@@ -39,8 +39,10 @@ constexpr double k_time_limit_share = 0.8;
 //           "runtime_error" | "compile_error" (the plan broke a rule, checked again here with the
 //           device's limits, before any launch), "plan_error": text, "cuda_error": name, "detail":
 //           text, "when_timed": bool (a timed run was wrong), "timed_run": n (which), "restart": bool,
-//           "timing": {..., "checked_runs": n, "floor": {...}, "below_floor": text (not paid)},
-//           "device": name, "trials": n}
+//           "restart_reason": text, "device": name, "trials": n, "local_bytes_per_thread": the most
+//           local memory of a candidate kernel, "timing": {..., "checked_runs": n, "floor": {...},
+//           "below_floor": text (not paid), "matched_by_id" and "matched_by_window": the timed runs
+//           (candidate's and reference's) whose CUPTI records were found by external id or by time window}}
 nlohmann::json run_evaluation(const nlohmann::json& request, GpuDriver& driver, const StageFn& stage);
 
 // The worker's entry: the real driver, opened once per worker process.

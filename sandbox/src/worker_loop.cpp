@@ -11,8 +11,37 @@
 #include "frames.hpp"
 #include "gpu_harness.hpp"
 #include "leap/sandbox/worker.hpp"
+#include "worker_rules.hpp"
 
 namespace leap::sandbox {
+
+namespace detail {
+
+nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDriver& driver, const WorkerConfig& config,
+                                           const StageFn& stage) {
+  // Such a device's kernels can read and write this process's own memory: its stack, the host copies
+  // of inputs and outputs. Nothing the harness checks would see it.
+  if (driver.reads_pageable_host_memory() && !config.allow_pageable_host_access) {
+    return {{"ok", false},
+            {"restart", false},
+            {"error", "refused: device code on " + driver.device_name() +
+                          " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
+                          "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
+                          "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)"}};
+  }
+  nlohmann::json reply = run_evaluation(request, driver, stage);
+  // The driver grows the context's local memory to fit the largest kernel and keeps it: past the
+  // threshold, the next evaluation gets a fresh worker rather than a device with that much less memory.
+  const std::size_t local = reply.value("local_bytes_per_thread", std::size_t{0});
+  if (local > config.local_memory_restart_bytes) {
+    reply["restart"] = true;
+    reply["restart_reason"] = "a kernel used " + std::to_string(local) + " bytes of local memory per thread (over " +
+                              std::to_string(config.local_memory_restart_bytes) + "), which the driver keeps reserved";
+  }
+  return reply;
+}
+
+}  // namespace detail
 
 int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
   using nlohmann::json;
@@ -36,7 +65,9 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       const json req = detail::decode_bounded_cbor(payload, detail::k_frame_limits);
       const std::string op = req.value("op", "");
       if (op == "ping") {
-        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()}};
+        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()},
+                 {"allow_pageable_host_access", config.allow_pageable_host_access},
+                 {"local_memory_restart_bytes", config.local_memory_restart_bytes}};
       } else if (op == "probe") {  // the GPU as probe_gpu reports it; loads the driver in this worker
         reply = {{"ok", true}, {"report", config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
                                                      : detail::probe_driver_here(config.driver_library)},

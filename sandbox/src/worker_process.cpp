@@ -149,9 +149,13 @@ bool WorkerProcess::start(std::string& error) {
                                    "--device", std::to_string(config_.device)};
   if (config_.fake) args.push_back("--fake");
   if (!config_.confine) args.push_back("--unconfined");
+  if (config_.allow_pageable_host_access) args.push_back("--allow-pageable-host-access");
+  args.insert(args.end(), {"--local-memory-restart-bytes", std::to_string(config_.local_memory_restart_bytes)});
   // A short environment: what the driver and the loader need, nothing of the harness's secrets.
   std::vector<std::string> env = {"CUDA_CACHE_DISABLE=1"};
-  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING"}) {
+  // The sandbox's own switches are read in the worker (the timer, the L2 flush), so they pass too.
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LEAP_SANDBOX_TIMER",
+                           "LEAP_SANDBOX_L2_FLUSH"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
   std::vector<char*> argv, envp;

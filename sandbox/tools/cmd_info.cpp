@@ -62,7 +62,9 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     devices.push_back({{"ordinal", d.ordinal},
                        {"name", d.name},
                        {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                       {"total_memory", d.total_memory}});
+                       {"total_memory", d.total_memory},
+                       {"pageable_memory_access", d.pageable_memory_access},
+                       {"evaluations", d.pageable_memory_access ? "refused unless the worker allows pageable host access" : "allowed"}});
   }
   const json j = {{"leap_version", leap::version_string},
                   {"nvrtc_version", std::to_string(v.major) + "." + std::to_string(v.minor)},
@@ -103,6 +105,10 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   for (const sb::DeviceInfo& d : gpu.devices) {
     std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << ", "
               << d.total_memory / (1024 * 1024) << " MiB\n";
+    if (d.pageable_memory_access) {
+      std::cout << "    device code can read and write pageable host memory: evaluations are refused unless the operator "
+                   "allows it (WorkerConfig::allow_pageable_host_access)\n";
+    }
   }
   const sb::ConfinementSupport& s = sb::confinement_support();
   std::cout << "confinement of compile children: "

@@ -22,6 +22,7 @@ int usage(const char* problem) {
   std::fprintf(stderr,
                "leap-sandbox-worker: %s\n"
                "usage: leap-sandbox-worker --parent PID [--driver LIB] [--device N] [--fake] [--unconfined]\n"
+               "       [--allow-pageable-host-access] [--local-memory-restart-bytes N]\n"
                "(started by leap-sandbox and the leap::sandbox library, with its pipes on descriptors 3 and 4)\n",
                problem);
   return 2;
@@ -52,6 +53,14 @@ int main(int argc, char** argv) {
       config.fake = true;
     } else if (a == "--unconfined") {
       config.confine = false;
+    } else if (a == "--allow-pageable-host-access") {
+      config.allow_pageable_host_access = true;
+    } else if (a == "--local-memory-restart-bytes") {
+      const char* v = value();
+      char* end = nullptr;
+      const unsigned long long n = v != nullptr ? std::strtoull(v, &end, 10) : 0;
+      if (v == nullptr || *v < '0' || *v > '9' || *end != '\0') return usage("--local-memory-restart-bytes needs a byte count");
+      config.local_memory_restart_bytes = static_cast<std::size_t>(n);
     } else {
       return usage(("unknown argument '" + std::string(a) + "'").c_str());
     }

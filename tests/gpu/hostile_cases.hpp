@@ -86,6 +86,16 @@ inline std::vector<Case> cases() {
                             k_compute + "  }\n",
                         "__device__ unsigned long long leap_first[1024];\n"),
        "wrong_answer", true},
+      // Skipping work on only some timed runs: a harness that checked a sample of the timed runs
+      // paid these whenever the sample missed the skipped ones. Every timed run is checked now.
+      {"skips work on one call in seven after the checked ones",
+       scale_add_kernel("  const unsigned int call = leap_calls;\n"
+                        "  if (call < " + calls + "u || call % 7u != 3u) {\n" + k_compute + "  }\n" + count_at_end, counter),
+       "wrong_answer", true},
+      {"skips work after the checked ones whenever %globaltimer's bit 16 is set",
+       scale_add_kernel("  unsigned long long now;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(now));\n"
+                        "  if (leap_calls < " + calls + "u || ((now >> 16) & 1ull) == 0) {\n" + k_compute + "  }\n" + count_at_end, counter),
+       "wrong_answer", true},
       {"writes past its buffer only after the checked calls",
        scale_add_kernel(k_compute + "  if (base == 0 && leap_calls >= " + calls + "u) out[n + 5] = 1.0f;\n" + count_at_end, counter),
        "wrong_answer", true},

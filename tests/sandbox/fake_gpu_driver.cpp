@@ -91,6 +91,12 @@ DeviceStatus FakeGpu::static_shared_bytes(detail::FunctionHandle function, unsig
   return 0;
 }
 
+DeviceStatus FakeGpu::local_bytes_per_thread(detail::FunctionHandle function, std::size_t& bytes) {
+  const auto it = local_bytes.find(static_cast<Function*>(function)->name);
+  bytes = it != local_bytes.end() ? it->second : 0;
+  return 0;
+}
+
 DeviceStatus FakeGpu::allocate(std::size_t bytes, DevicePtr& ptr) {
   const std::size_t need = (bytes + 255) / 256 * 256;
   DevicePtr at = base_;
@@ -200,7 +206,9 @@ void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered
     ++dropped_;
     return;
   }
-  records_.push_back({start, now_ns_, external_ids ? external_id : 0});
+  // CUPTI writes the external correlation record only in front of the launch's driver API record.
+  const bool ids_attach = external_ids && driver_api_records;
+  records_.push_back({start, now_ns_, ids_attach ? external_id : 0});
 }
 
 DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args, std::size_t arg_count) {

@@ -76,7 +76,11 @@ class FakeGpu final : public detail::GpuDriver {
   std::vector<FakeOp> log;
   // Knobs.
   bool activity_on = true;           // false: as if CUPTI were off
-  bool external_ids = true;          // false: records carry no external id (matched by time window)
+  // The CUPTI kinds enabled, as the real driver enables them (detail::k_enabled_activity_kinds). As
+  // with CUPTI, a kernel record carries the id pushed around its launch only when both the external
+  // correlation kind and the driver API kind are on; otherwise runs are matched by time window.
+  bool external_ids = detail::k_enabled_activity_kinds.external_correlation;
+  bool driver_api_records = detail::k_enabled_activity_kinds.driver_api;
   std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
   std::string undelivered;           // a kernel whose records never arrive, uncounted (an incomplete record)
   double generator_ms = 0.001;       // the input generator's own emulated time
@@ -84,6 +88,8 @@ class FakeGpu final : public detail::GpuDriver {
   double peak_bandwidth = 1e12;      // bytes per second the device reports (0: it does not say)
   double compare_ms = 0.001;         // the comparison kernel's own emulated time
   std::map<std::string, unsigned> static_shared;  // kernel name -> its static shared memory (default 0)
+  std::map<std::string, std::size_t> local_bytes;  // kernel name -> its local memory per thread (default 0)
+  bool pageable_host_access = false;  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
 
   // Facts for assertions.
   int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
@@ -96,7 +102,7 @@ class FakeGpu final : public detail::GpuDriver {
   std::string error_name(DeviceStatus status) const override;
   std::string error_text(DeviceStatus status) const override;
   std::string device_name() const override { return "fake GPU"; }
-  bool reads_pageable_host_memory() const override { return false; }
+  bool reads_pageable_host_memory() const override { return pageable_host_access; }
   unsigned max_shared_bytes_optin() const override { return shared_optin; }
   double peak_memory_bandwidth() const override { return peak_bandwidth; }
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
@@ -107,6 +113,7 @@ class FakeGpu final : public detail::GpuDriver {
   // default) fails.
   DeviceStatus allow_dynamic_shared(detail::FunctionHandle function, unsigned bytes) override;
   DeviceStatus static_shared_bytes(detail::FunctionHandle function, unsigned& bytes) override;
+  DeviceStatus local_bytes_per_thread(detail::FunctionHandle function, std::size_t& bytes) override;
   DeviceStatus allocate(std::size_t bytes, DevicePtr& ptr) override;
   DeviceStatus release(DevicePtr ptr) override;
   DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override;

@@ -3,6 +3,7 @@
 #include <leap/sandbox/driver_probe.hpp>
 #include <string>
 
+#include "detail.hpp"
 #include "test_support.hpp"
 
 using namespace leap::sandbox;
@@ -42,4 +43,18 @@ TEST_CASE("probe: a library without cuInit is an error status", "[sandbox][probe
   const GpuStatus s = probe_gpu(leap_test::probe_library("libm.so.6"));
   CHECK(s.state == GpuState::error);
   CHECK(s.reason.find("cuInit") != std::string::npos);
+}
+
+TEST_CASE("probe: whether device code reaches pageable host memory is read per device", "[sandbox][probe]") {
+  // The report of a machine with two devices, one of them (say, a Grace Hopper) with pageable access.
+  const GpuStatus s = detail::parse_driver_probe(
+      "driver 13000\nstate available\ndevice 0 9 0 1000 GH200\npageable 0 1\ndevice 1 8 0 1000 A100\npageable 1 0\n"
+      "pageable 7 1\n");
+  REQUIRE(s.devices.size() == 2);
+  CHECK(s.devices[0].pageable_memory_access);
+  CHECK_FALSE(s.devices[1].pageable_memory_access);  // a line for an ordinal that was not listed changes nothing
+  // A report without the line (an older worker program): not pageable, as before.
+  const GpuStatus old = detail::parse_driver_probe("state available\ndevice 0 9 0 1000 H100\n");
+  REQUIRE(old.devices.size() == 1);
+  CHECK_FALSE(old.devices[0].pageable_memory_access);
 }

@@ -85,6 +85,40 @@ TEST_CASE("evaluator: a task whose reference does not compile is the harness's e
   CHECK_THAT(r.error, Catch::Contains("reference"));
 }
 
+TEST_CASE("evaluator: a reference compile ended by a limit is not kept; the next evaluation compiles it again",
+          "[sandbox][evaluator]") {
+  // One compile cache for two evaluators: `roomy` with the usual limit, `tight` with a limit no real
+  // compile fits in. The candidate comes from the cache, so only tight's reference compile hits the
+  // limit. Once the reference can be compiled (the cache holds it), tight must compile it again and
+  // not answer from the failure it had before.
+  auto cache = std::make_shared<sb::CompileCache>(leap_test::cache_options(std::size_t{64} << 20));
+  sb::EvaluatorConfig roomy_config = no_gpu_config();
+  roomy_config.compiler.cache = cache;
+  sb::EvaluatorConfig tight_config = roomy_config;
+  tight_config.compile_timeout = std::chrono::milliseconds(1);
+  sb::Evaluator roomy(roomy_config), tight(tight_config);
+  const sb::BuiltinTask& t = task("scale_add");
+  const std::string candidate = t.variant("fast")->source;
+  REQUIRE(roomy.compile(candidate).ok());
+
+  const sb::EvalResult first = tight.evaluate(t.spec, candidate);
+  INFO(first.error);
+  REQUIRE(first.compile.cache_hit);
+  REQUIRE(first.status == sb::EvalStatus::error);
+  CHECK_THAT(first.error, Catch::Contains("reference"));
+
+  REQUIRE(roomy.evaluate(t.spec, candidate).status == sb::EvalStatus::no_gpu);  // leaves the reference in the cache
+  const sb::EvalResult second = tight.evaluate(t.spec, candidate);
+  INFO(second.error);
+  CHECK(second.status == sb::EvalStatus::no_gpu);
+  CHECK(second.error.empty());
+  // A reference that really does not compile stays an error, every time.
+  sb::TaskSpec broken = t.spec;
+  broken.reference_source = "this is not CUDA";
+  REQUIRE(roomy.evaluate(broken, candidate).status == sb::EvalStatus::error);
+  CHECK(roomy.evaluate(broken, candidate).status == sb::EvalStatus::error);
+}
+
 TEST_CASE("evaluator: first_errors keeps the diagnostics and their carets", "[sandbox][evaluator]") {
   const std::string log = "k.cu(3): error: identifier \"x\" is undefined\n  y = x;\n      ^\n\nk.cu(9): warning: unused\n1 error detected\n";
   const std::string e = sb::first_errors(log);

@@ -18,11 +18,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fake_gpu_driver.hpp"
 #include "harness_runner.hpp"
 #include "input_generator.hpp"
+#include "worker_reply.hpp"
+#include "worker_rules.hpp"
 
 namespace sb = leap::sandbox;
 using leap::Verdict;
@@ -363,6 +366,9 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
   CHECK(o.reply.at("timing").at("checked_runs") == 10);
 }
 
+// A thousand evaluations: a 1 MiB device each (the default 32 MiB would be filled a thousand times).
+constexpr std::size_t k_small_arena = std::size_t{1} << 20;
+
 // The attack every timed run being checked defeats: work on some timed runs, return at once on the
 // others. The kernel knows when timing starts (its module is reloaded, its globals are fresh) and
 // counts the warm-up, so it can aim at any timed run it likes; whichever it skips, the verdict is
@@ -374,7 +380,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
   // The warm-up's length: the same for every evaluation of a kernel of this emulated speed.
   int warmup_launches = 0;
   {
-    FakeGpu gpu;
+    FakeGpu gpu(k_small_arena);
     const Outcome o = evaluate(gpu, honest(1.0), task);
     REQUIRE(verdict_of(o.result) == "correct");
     warmup_launches = o.reply.at("timing").at("warmup").at("candidate").at("launches").get<int>();
@@ -425,7 +431,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
       }
       compute(c);
     };
-    FakeGpu gpu;
+    FakeGpu gpu(k_small_arena);
     const Outcome o = evaluate(gpu, cheat, task);
     ++evaluations[strategy];
     INFO("seed " << seed << ", skipping " << strategies[strategy] << ": " << o.reply.dump());
@@ -447,7 +453,7 @@ TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel i
   task.sizes = {{"n", 256}};
   task.check_sizes = {{{"n", 5}}};
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    FakeGpu gpu;
+    FakeGpu gpu(k_small_arena);
     gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     const Outcome o = sb::test::run_harness(gpu, task, seed, true);
@@ -646,6 +652,140 @@ TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, los
     REQUIRE(verdict_of(o.result) == "correct");
     CHECK(o.result.candidate.method == "events");
     CHECK(o.result.timing_note == "activity off in the fake");
+  }
+}
+
+TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API records, and says how runs were matched",
+          "[sandbox][harness]") {
+  // As on a device: the external correlation record comes only in front of a launch's driver API
+  // record. Each evaluation reports how many timed runs (candidate's and reference's) were matched
+  // each way, so a machine where ids never arrive is seen, not silently timed by window.
+  const auto counts = [](const Outcome& o) {
+    const json& t = o.reply.at("timing");
+    return std::pair{t.at("matched_by_id").get<int>(), t.at("matched_by_window").get<int>()};
+  };
+  SECTION("the kinds the real driver enables: every run matched by its id") {
+    FakeGpu gpu;
+    REQUIRE(gpu.driver_api_records);
+    const Outcome o = evaluate(gpu, honest(1.0));
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.candidate.method == "cupti");
+    const int runs = 2 * o.reply.at("timing").at("reps").get<int>();
+    CHECK(counts(o) == std::pair{runs, 0});
+    CHECK(o.result.timing_note.find("time window") == std::string::npos);
+  }
+  for (const bool api_records : {false, true}) {
+    DYNAMIC_SECTION("driver API records " << (api_records ? "on" : "off") << ", external correlation off") {
+      FakeGpu gpu;
+      gpu.driver_api_records = api_records;
+      gpu.external_ids = false;
+      const Outcome o = evaluate(gpu, honest(1.0));
+      INFO(o.reply.dump());
+      REQUIRE(verdict_of(o.result) == "correct");
+      const int runs = 2 * o.reply.at("timing").at("reps").get<int>();
+      CHECK(counts(o) == std::pair{0, runs});
+      CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+    }
+  }
+  SECTION("driver API records off: no id arrives, every run is matched by window, and the note says so") {
+    FakeGpu gpu;
+    gpu.driver_api_records = false;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.candidate.method == "cupti");
+    const int runs = 2 * o.reply.at("timing").at("reps").get<int>();
+    CHECK(runs >= 20);
+    CHECK(counts(o) == std::pair{0, runs});
+    CHECK_THAT(o.result.timing_note, Catch::Contains("runs matched by time window"));
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+  }
+  SECTION("runs CUPTI could not time count neither way") {
+    FakeGpu gpu;
+    gpu.drop_every = 7;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    INFO(o.reply.dump());
+    REQUIRE(o.result.candidate.method == "events");
+    CHECK(counts(o) == std::pair{0, 0});
+  }
+}
+
+TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host memory is refused unless allowed",
+          "[sandbox][harness]") {
+  const auto request = [] {
+    const auto image = [](std::string_view name) { return json::binary(std::vector<std::uint8_t>(name.begin(), name.end())); };
+    return json{{"op", "eval"}, {"task", sb::task_to_json(fake_task())}, {"candidate", image("fake:candidate")},
+                {"reference", image("fake:reference")}, {"seed", 42}, {"time", false}};
+  };
+  FakeGpu gpu;
+  gpu.pageable_host_access = true;
+  gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
+  gpu.add_module("fake:reference", {{"scale_add", reference}});
+  sb::WorkerConfig config;
+  SECTION("refused by default, before anything is loaded, with the option named") {
+    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    INFO(reply.dump());
+    CHECK(reply.at("ok") == false);
+    CHECK_THAT(reply.at("error").get<std::string>(),
+               Catch::Contains("pageable host memory") && Catch::Contains("--allow-pageable-host-access"));
+    CHECK_FALSE(reply.contains("verdict"));
+    CHECK(gpu.log.empty());  // no module loaded, no buffer allocated, nothing launched
+    sb::EvalResult r;
+    sb::detail::read_worker_reply(reply, r);
+    CHECK(r.status == sb::EvalStatus::error);
+  }
+  SECTION("an operator who opted in gets the evaluation") {
+    config.allow_pageable_host_access = true;
+    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    INFO(reply.dump());
+    CHECK(reply.at("verdict") == "correct");
+  }
+  SECTION("a device without pageable access is evaluated as before") {
+    gpu.pageable_host_access = false;
+    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    CHECK(reply.at("verdict") == "correct");
+  }
+}
+
+TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the worker replaced after it",
+          "[sandbox][harness]") {
+  const auto run = [](std::size_t local_bytes, std::size_t threshold, const FakeKernel& kernel) {
+    FakeGpu gpu;
+    gpu.local_bytes["scale_add"] = local_bytes;
+    gpu.add_module("fake:candidate", {{"scale_add", kernel}});
+    gpu.add_module("fake:reference", {{"scale_add", reference}});
+    const auto image = [](std::string_view name) { return json::binary(std::vector<std::uint8_t>(name.begin(), name.end())); };
+    const json request = {{"op", "eval"}, {"task", sb::task_to_json(fake_task())}, {"candidate", image("fake:candidate")},
+                          {"reference", image("fake:reference")}, {"seed", 42}, {"time", false}};
+    sb::WorkerConfig config;
+    config.local_memory_restart_bytes = threshold;
+    return sb::detail::evaluate_under_worker_rules(request, gpu, config, [](std::string_view) {});
+  };
+  const std::size_t default_threshold = sb::WorkerConfig{}.local_memory_restart_bytes;
+  CHECK(default_threshold == 64 * 1024);
+  SECTION("over the threshold: restart, and why") {
+    const json reply = run(default_threshold + 1, default_threshold, honest(1.0));
+    INFO(reply.dump());
+    CHECK(reply.at("verdict") == "correct");
+    CHECK(reply.at("local_bytes_per_thread") == default_threshold + 1);
+    CHECK(reply.at("restart") == true);
+    CHECK_THAT(reply.at("restart_reason").get<std::string>(), Catch::Contains("local memory"));
+  }
+  SECTION("a wrong answer with a big stack restarts too: the reservation grew either way") {
+    const json reply = run(1 << 20, default_threshold, [](FakeCall& c) { c.duration_ms = 1.0; });
+    CHECK(reply.at("verdict") == "wrong_answer");
+    CHECK(reply.at("restart") == true);
+  }
+  SECTION("at or under the threshold: the worker is kept") {
+    for (const std::size_t bytes : {std::size_t{0}, std::size_t{4096}, default_threshold}) {
+      const json reply = run(bytes, default_threshold, honest(1.0));
+      CHECK(reply.at("verdict") == "correct");
+      CHECK(reply.value("restart", false) == false);
+    }
+  }
+  SECTION("the threshold is the operator's") {
+    CHECK(run(4096, 1024, honest(1.0)).at("restart") == true);
   }
 }
 

@@ -93,7 +93,7 @@ TEST_CASE("task specs: validation names the field and the value", "[sandbox][tas
   CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
 }
 
-TEST_CASE("task specs: inputs that would repeat on every timed run are refused; special values need a float", "[sandbox][task]") {
+TEST_CASE("task specs: inputs that would repeat on every timed run are refused, and special values need a float", "[sandbox][task]") {
   // constant and arange give every timed run the same input: a kernel could reuse its last answer.
   for (const char* kind : {"constant", "arange"}) {
     INFO(kind);

@@ -112,3 +112,20 @@ TEST_CASE("worker: a real worker on the stub driver fails to initialise without 
   CHECK_THAT(j.at("error").get<std::string>(), Catch::Contains("GPU initialisation failed") && Catch::Contains("cuInit"));
   CHECK(j.at("restart") == true);
 }
+
+TEST_CASE("worker: the worker program gets the operator's pageable-memory and local-memory settings", "[sandbox][worker]") {
+  // Both rules are applied in the worker (worker_rules.hpp); a setting lost on the way to it would
+  // leave the refusal or the restart to the default silently.
+  sb::WorkerConfig c;
+  c.fake = true;
+  const json defaults = reply_of(sb::WorkerProcess(c).call(cbor({{"op", "ping"}}), 5000ms));
+  CHECK(defaults.at("allow_pageable_host_access") == false);
+  CHECK(defaults.at("local_memory_restart_bytes") == sb::WorkerConfig{}.local_memory_restart_bytes);
+  c.allow_pageable_host_access = true;
+  c.local_memory_restart_bytes = 12345;
+  sb::WorkerProcess w(c);
+  const sb::CallResult r = w.call(cbor({{"op", "ping"}}), 5000ms);
+  REQUIRE(r.status == sb::CallStatus::ok);
+  CHECK(reply_of(r).at("allow_pageable_host_access") == true);
+  CHECK(reply_of(r).at("local_memory_restart_bytes") == 12345);
+}

@@ -25,6 +25,10 @@ struct DeviceInfo {
   int cc_major = 0;  // compute capability, e.g. 9.0 -> sm_90
   int cc_minor = 0;
   unsigned long long total_memory = 0;  // bytes
+  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read and write the host's pageable
+  // memory, the evaluation worker's included. Workers refuse to evaluate on such a device unless
+  // WorkerConfig::allow_pageable_host_access is set.
+  bool pageable_memory_access = false;
 };
 
 struct GpuStatus {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,14 @@ struct WorkerConfig {
   // Landlock and seccomp once the driver is initialised (or at start, for a fake worker). Off only for
   // diagnosing a driver that needs more than the ruleset allows.
   bool confine = true;
+  // Where the device reports CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, kernels can read and write
+  // the worker's ordinary host memory (its stack, the host copies of inputs and outputs): the worker
+  // refuses to evaluate there unless this is set by an operator who accepts that.
+  bool allow_pageable_host_access = false;
+  // The driver grows a context's local memory to fit the largest kernel run so far and never
+  // shrinks it: after a candidate kernel with more local memory per thread than this, the worker is
+  // replaced before the next evaluation.
+  std::size_t local_memory_restart_bytes = std::size_t{64} << 10;
 };
 
 // Where leap-sandbox-worker is: $LEAP_SANDBOX_WORKER, else beside the running program, else the
