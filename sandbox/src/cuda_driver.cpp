@@ -31,7 +31,7 @@ namespace {
   X(cuFuncGetAttribute)                                                                                                 \
   X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD16)             \
   X(cuMemsetD32) X(cuEventCreate) X(cuEventRecord) X(cuEventDestroy) X(cuGetErrorName)
-#define LEAP_CU_OPTIONAL(X) X(cuCtxResetPersistingL2Cache) X(cuGetErrorString)
+#define LEAP_CU_OPTIONAL(X) X(cuCtxResetPersistingL2Cache) X(cuGetErrorString) X(cuFuncGetParamInfo)
 
 struct Symbols {
 #define LEAP_DECLARE(F) decltype(&::F) F = nullptr;
@@ -201,6 +201,10 @@ class CudaDriver final : public GpuDriver {
     const CUresult rc = cu_.cuModuleGetFunction(&f, static_cast<CUmodule>(module), name.c_str());
     function = f;
     return rc;
+  }
+  DeviceStatus param_info(FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) override {
+    if (cu_.cuFuncGetParamInfo == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // a driver before 12.4
+    return cu_.cuFuncGetParamInfo(static_cast<CUfunction>(function), index, &offset, &size);
   }
   DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) override {
     return cu_.cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

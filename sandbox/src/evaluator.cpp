@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "bounded_json.hpp"
+#include "elf_kernels.hpp"
 #include "frames.hpp"
 #include "leap/sandbox/kernel_diagnostics.hpp"
 
@@ -146,8 +147,11 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     return done();
   }
   // The launch plan: the candidate's, parsed and checked (kernels against the module's symbol
-  // table, every limit at every size set) before anything runs; else the task's own.
+  // table, arguments against the kernels' parameters in the CUBIN, every limit at every size set)
+  // before anything runs; else the task's own, whose arguments are checked the same way.
   const PlanParse parsed = parse_launch_plan(candidate_source);
+  const std::optional<KernelParams> cand_params = detail::cubin_kernel_params(r.compile.cubin);
+  const PlanContext cand_context{r.compile.kernels ? &*r.compile.kernels : nullptr, 0, cand_params ? &*cand_params : nullptr};
   LaunchPlanReport& plan = r.launch_plan.emplace();
   plan.sizes = task.sizes;
   if (!parsed.ok() || !parsed.plan.empty()) {
@@ -161,7 +165,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
       check.status = PlanStatus::invalid;
       check.error = "the compiled module has no readable symbol table";
     } else {
-      check = check_candidate_plan(parsed.plan, task, {r.compile.kernels ? &*r.compile.kernels : nullptr, 0});
+      check = check_candidate_plan(parsed.plan, task, cand_context);
     }
     plan.status = check.status;
     plan.error = check.error;
@@ -180,7 +184,16 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
       r.feedback = "Compile error: " + r.detail;
       return done();
     }
-    plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds);
+    try {
+      plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds, cand_context);
+    } catch (const LaunchPlanError& e) {
+      plan.status = PlanStatus::invalid;
+      plan.error = e.what();
+      verdict(Verdict::compile_error);
+      r.detail = "launch plan: " + plan.error;
+      r.feedback = "Launch plan error: " + plan.error;
+      return done();
+    }
   }
 
   // 2. The reference (cached per task); a reference that does not build is the task's fault.
@@ -198,6 +211,17 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty()) {
     r.status = EvalStatus::error;
     r.error = "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
+    return done();
+  }
+  // The reference's parameters must be the task's signature, or every launch of it would read
+  // arguments that are not there.
+  try {
+    const std::optional<KernelParams> ref_params = detail::cubin_kernel_params(ref.cubin);
+    const KernelParams none;
+    resolve_launch_plan(task_launch_plan(task), task, task.sizes, k_task_launch_bounds, {nullptr, 0, ref_params ? &*ref_params : &none});
+  } catch (const LaunchPlanError& e) {
+    r.status = EvalStatus::error;
+    r.error = std::string("the task's reference kernel does not take the task's parameters: ") + e.what();
     return done();
   }
 

@@ -18,6 +18,8 @@ namespace leap::sandbox::detail {
 // CUresult values (0 = success), so a fake can report exactly what the driver would.
 using DeviceStatus = int;
 constexpr DeviceStatus k_device_ok = 0;
+constexpr DeviceStatus k_device_invalid_value = 1;    // CUDA_ERROR_INVALID_VALUE
+constexpr DeviceStatus k_device_not_supported = 801;  // CUDA_ERROR_NOT_SUPPORTED
 using DevicePtr = std::uint64_t;
 using ModuleHandle = void*;
 using FunctionHandle = void*;
@@ -77,6 +79,10 @@ class GpuDriver {
   virtual DeviceStatus load_module(std::string_view image, ModuleHandle& module) = 0;
   virtual DeviceStatus unload_module(ModuleHandle module) = 0;
   virtual DeviceStatus get_function(ModuleHandle module, const std::string& name, FunctionHandle& function) = 0;
+  // cuFuncGetParamInfo (CUDA 12.4+): parameter `index` of `function`, its offset in the parameter
+  // block and its bytes; k_device_invalid_value past the last parameter, k_device_not_supported
+  // where the driver lacks the call.
+  virtual DeviceStatus param_info(FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) = 0;
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: lets `function` launch with more than 48 KiB.
   virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
   // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: the kernel's local memory per thread (its stack frame and

@@ -16,6 +16,7 @@
 #include "confinement.hpp"
 #include "cuda_driver.hpp"
 #include "device_compare.hpp"
+#include "elf_kernels.hpp"
 #include "input_generator.hpp"
 #include "timing_floor.hpp"
 #include "leap/sandbox/check.hpp"
@@ -32,10 +33,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t k_guard = 4096;
 constexpr unsigned char k_canary = 0xA5;
 constexpr int k_max_warmup_launches = 1 << 14;  // per plan; a tiny kernel reaches 50 ms long before
-// Argument pointers past a kernel's declared arguments point at zeros: a kernel declared with more
-// parameters than its plan passes reads zeros (its mistake), never past the end of the array.
-constexpr std::size_t k_arg_padding = 64;
-alignas(16) const unsigned char k_zero_param[32768] = {};
+// A kernel's parameter block is at most 32764 bytes, so it has at most that many parameters.
+constexpr std::size_t k_max_kernel_params = 32764;
 
 // A reply that ends the evaluation early, carried out of the nested steps.
 struct Finish {
@@ -183,6 +182,7 @@ class Evaluation {
       ref_fns_.push_back(f);
     }
     load_candidate();
+    check_parameters();
   }
 
   void load_candidate() {
@@ -197,6 +197,43 @@ class Evaluation {
       if (d_.local_bytes_per_thread(f, local) == k_device_ok) local_bytes_ = std::max(local_bytes_, local);
       cand_fns_.push_back(f);
     }
+  }
+
+  // Every launch's arguments against its kernel's parameters, count and bytes, before anything
+  // runs (the parent checked them against the CUBIN too): the driver's account where it has one,
+  // else the module's CUBIN. Past this, a launch passes exactly the pointers its kernel reads.
+  void check_parameters() {
+    const std::optional<KernelParams> ref = kernel_params(ref_plan_, ref_fns_, ref_image_);
+    if (!ref) throw Finish{harness_error("the reference module's kernel parameters could not be read (not from the driver, not from its CUBIN)")};
+    try {
+      resolve_launch_plan(ref_plan_, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
+    } catch (const LaunchPlanError& e) {
+      throw Finish{harness_error(std::string("the task's launch of the reference: ") + e.what())};
+    }
+    const std::optional<KernelParams> cand = kernel_params(cand_plan_, cand_fns_, cand_image_);
+    if (!cand) throw Finish{plan_refusal("the candidate module's kernel parameters could not be read, so no arguments can be matched to them")};
+    resolve(cand_plan_, cand_policy_, task_.sizes, true, &*cand);
+  }
+
+  std::optional<KernelParams> kernel_params(const LaunchPlan& plan, const std::vector<FunctionHandle>& fns, std::string_view image) {
+    KernelParams out;
+    for (std::size_t k = 0; k < fns.size(); ++k) {
+      std::vector<KernelParam> params;
+      DeviceStatus rc = k_device_ok;
+      for (std::size_t i = 0; i <= k_max_kernel_params; ++i) {
+        std::size_t offset = 0, size = 0;
+        if (rc = d_.param_info(fns[k], i, offset, size); rc != k_device_ok) break;
+        if (i == k_max_kernel_params || offset > k_max_kernel_params || size > k_max_kernel_params) {
+          throw Finish{harness_error("the driver describes kernel '" + plan.kernels[k].kernel + "' with a parameter block over " +
+                                     std::to_string(k_max_kernel_params) + " bytes")};
+        }
+        params.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
+      }
+      if (rc == k_device_not_supported) return cubin_kernel_params(image);  // a driver before 12.4
+      if (rc != k_device_invalid_value) harness(rc, "reading the parameters of kernel '" + plan.kernels[k].kernel + "'");
+      out[plan.kernels[k].kernel] = std::move(params);
+    }
+    return out;
   }
 
   // ---- buffers ------------------------------------------------------------------------------------
@@ -245,9 +282,10 @@ class Evaluation {
     return b;
   }
 
-  ResolvedPlan resolve(const LaunchPlan& plan, const LaunchPolicy& policy, const Sizes& sizes, bool candidate) {
+  ResolvedPlan resolve(const LaunchPlan& plan, const LaunchPolicy& policy, const Sizes& sizes, bool candidate,
+                       const KernelParams* params = nullptr) {
     try {
-      return resolve_launch_plan(plan, task_, sizes, policy, {nullptr, d_.max_shared_bytes_optin()});
+      return resolve_launch_plan(plan, task_, sizes, policy, {nullptr, d_.max_shared_bytes_optin(), params});
     } catch (const LaunchPlanError& e) {
       if (candidate) throw Finish{plan_refusal(e.what())};
       throw Finish{harness_error(std::string("the task's launch: ") + e.what())};
@@ -272,7 +310,9 @@ class Evaluation {
       run.arg_count = rk.args.size();
       run.slots.assign(rk.args.size(), 0);
       for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], set, sizes);
-      run.ptrs.assign(rk.args.size() + k_arg_padding, const_cast<unsigned char*>(k_zero_param));
+      // One pointer per parameter, no more: check_parameters matched the arguments to the kernel's
+      // parameters in count, and in bytes (4 or 8, within a slot).
+      run.ptrs.assign(rk.args.size(), nullptr);
       for (std::size_t i = 0; i < rk.args.size(); ++i) run.ptrs[i] = &run.slots[i];
       allow_shared(run.function, run.shape, candidate);
     }

@@ -330,6 +330,75 @@ std::string_view directive_of(std::string_view problem) {
   return problem.starts_with("line ") && end != std::string_view::npos ? problem.substr(0, end) : problem;
 }
 
+// What an argument is, as a parameter sees it: its bytes, and the declaration that takes it.
+struct ArgumentShape {
+  std::size_t bytes = 0;
+  std::string text;         // "'n' (an int32 scalar, 4 bytes)"
+  std::string declaration;  // "int", "const float*"
+};
+
+ArgumentShape argument_shape(const ResolvedArg& arg, const LaunchPlan& plan, const TaskSpec& task) {
+  auto c_type = [](DType d) -> std::string {
+    switch (d) {
+      case DType::float32: return "float";
+      case DType::float16: return "__half";
+      case DType::bfloat16: return "__nv_bfloat16";
+      case DType::int32: return "int";
+    }
+    return "float";
+  };
+  const std::string name = "'" + arg.name + "'";
+  const std::string pointer = std::to_string(k_pointer_bytes) + "-byte pointer";
+  if (arg.scratch) {
+    const DType d = plan.scratch.at(arg.index).dtype;
+    return {k_pointer_bytes, name + " (" + std::string(to_string(d)) + " scratch, passed as an " + pointer + ")", c_type(d) + "*"};
+  }
+  const Param& p = task.params.at(arg.index);
+  if (p.kind == ParamKind::buffer) {
+    return {k_pointer_bytes, name + " (a " + std::string(to_string(p.dtype)) + " buffer, passed as an " + pointer + ")",
+            (p.role == Role::in ? "const " : "") + c_type(p.dtype) + "*"};
+  }
+  const std::size_t bytes = dtype_size(p.dtype);
+  return {bytes, name + " (a" + (p.dtype == DType::int32 ? "n " : " ") + std::string(to_string(p.dtype)) + " scalar, " + std::to_string(bytes) + " bytes)",
+          c_type(p.dtype)};
+}
+
+// The arguments of one launch against its kernel's parameters; throws LaunchPlanError naming the
+// kernel, the parameter and what was passed. `where` names the directive.
+void check_arguments(const std::string& where, const KernelLaunchDecl& decl, const std::vector<ResolvedArg>& args, const LaunchPlan& plan,
+                     const TaskSpec& task, const KernelParams& kernel_params) {
+  const auto it = kernel_params.find(decl.kernel);
+  if (it == kernel_params.end()) {
+    throw LaunchPlanError(where + "the compiled module does not say which parameters the kernel takes, so no arguments can be "
+                                  "matched to them; declare it extern \"C\" __global__ in the source itself");
+  }
+  const std::vector<KernelParam>& params = it->second;
+  const std::string who = decl.line > 0 ? "the plan" : "the task";
+  std::string passed;
+  for (const ResolvedArg& a : args) passed += (passed.empty() ? "" : ", ") + a.name;
+  if (params.size() != args.size()) {
+    auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " parameter" : " parameters"); };
+    std::string fix;
+    if (decl.line == 0) {
+      std::string signature;
+      for (const ResolvedArg& a : args) signature += (signature.empty() ? "" : ", ") + argument_shape(a, plan, task).declaration + " " + a.name;
+      fix = "declare the kernel with the task's signature: (" + signature + ")";
+    } else {
+      fix = params.size() > args.size() ? "add the missing argument to args= or remove the parameter"
+                                        : "remove the extra argument from args= or add the parameter";
+    }
+    throw LaunchPlanError(where + "the kernel declares " + count(params.size()) + "; " + who + " passes " + std::to_string(args.size()) +
+                          " (" + (passed.empty() ? "none" : passed) + "): " + fix);
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ArgumentShape a = argument_shape(args[i], plan, task);
+    if (params[i].size == a.bytes) continue;
+    throw LaunchPlanError(where + "parameter " + std::to_string(i + 1) + " of " + std::to_string(params.size()) + " is " +
+                          std::to_string(params[i].size) + (params[i].size == 1 ? " byte" : " bytes") + "; " + who + " passes " + a.text +
+                          ": declare it `" + a.declaration + "`" + (decl.line > 0 ? " or pass an argument of its size" : ""));
+  }
+}
+
 }  // namespace
 
 LaunchPlanError::LaunchPlanError(std::vector<std::string> problems)
@@ -434,6 +503,7 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
         else out.args.push_back({a, true, static_cast<std::size_t>(scratch - plan.scratch.begin())});
       }
     }
+    if (context.kernel_params != nullptr) check_arguments(where, k, out.args, plan, task, *context.kernel_params);
     r.kernels.push_back(std::move(out));
   } catch (const LaunchPlanError& e) {
     problems.push_back(e.what());

@@ -14,6 +14,7 @@ constexpr DeviceStatus k_invalid_value = 1;        // CUDA_ERROR_INVALID_VALUE
 constexpr DeviceStatus k_out_of_memory = 2;        // CUDA_ERROR_OUT_OF_MEMORY
 constexpr DeviceStatus k_invalid_image = 200;      // CUDA_ERROR_INVALID_IMAGE
 constexpr DeviceStatus k_not_found = 500;          // CUDA_ERROR_NOT_FOUND
+constexpr DeviceStatus k_not_supported = 801;      // CUDA_ERROR_NOT_SUPPORTED
 }  // namespace
 
 float* FakeCall::floats(DevicePtr p, std::size_t count) {
@@ -24,7 +25,31 @@ float* FakeCall::floats(DevicePtr p, std::size_t count) {
 
 FakeGpu::FakeGpu(std::size_t arena_bytes) : arena_(arena_bytes, 0xEE) {}
 
-void FakeGpu::add_module(const std::string& image, std::map<std::string, FakeKernel> kernels) { registry_[image] = std::move(kernels); }
+void FakeGpu::add_module(const std::string& image, std::map<std::string, FakeKernel> kernels, KernelParams params) {
+  registry_[image] = std::move(kernels);
+  params_[image] = std::move(params);
+}
+
+void FakeGpu::set_params(const std::string& image, const std::string& kernel, std::vector<KernelParam> params) {
+  params_[image][kernel] = std::move(params);
+}
+
+bool FakeGpu::has_params(const std::string& image, const std::string& kernel) const {
+  const auto it = params_.find(image);
+  return it != params_.end() && it->second.count(kernel) != 0;
+}
+
+std::vector<KernelParam> FakeGpu::signature_params(const TaskSpec& task) {
+  std::vector<KernelParam> out;
+  std::uint32_t end = 0;
+  for (const Param& p : task.params) {
+    const std::uint32_t size = p.kind == ParamKind::buffer ? 8 : static_cast<std::uint32_t>(dtype_size(p.dtype));
+    const std::uint32_t offset = (end + size - 1) / size * size;
+    out.push_back({offset, size});
+    end = offset + size;
+  }
+  return out;
+}
 
 unsigned char* FakeGpu::memory(DevicePtr p, std::size_t bytes) {
   if (p < base_ || p - base_ > arena_.size() || bytes > arena_.size() - (p - base_)) return nullptr;
@@ -38,6 +63,7 @@ std::string FakeGpu::error_name(DeviceStatus status) const {
     case k_out_of_memory: return "CUDA_ERROR_OUT_OF_MEMORY";
     case k_invalid_image: return "CUDA_ERROR_INVALID_IMAGE";
     case k_not_found: return "CUDA_ERROR_NOT_FOUND";
+    case k_not_supported: return "CUDA_ERROR_NOT_SUPPORTED";
     case k_illegal_address: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     case k_launch_failed: return "CUDA_ERROR_LAUNCH_FAILED";
   }
@@ -73,8 +99,20 @@ DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::strin
   const auto it = kernels.find(name);
   if (it == kernels.end()) return k_not_found;
   const unsigned static_bytes = static_shared.count(name) != 0 ? static_shared.at(name) : 0;
-  functions_.push_back(std::make_unique<Function>(Function{m, name, it->second, static_bytes, 48 * 1024 - std::min(static_bytes, 48u * 1024)}));
+  std::optional<std::vector<KernelParam>> params;
+  if (has_params(m->image, name)) params = params_.at(m->image).at(name);
+  functions_.push_back(std::make_unique<Function>(
+      Function{m, name, it->second, std::move(params), static_bytes, 48 * 1024 - std::min(static_bytes, 48u * 1024)}));
   function = functions_.back().get();
+  return 0;
+}
+
+DeviceStatus FakeGpu::param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) {
+  const auto* f = static_cast<Function*>(function);
+  if (!f->params) return k_not_supported;
+  if (index >= f->params->size()) return k_invalid_value;
+  offset = (*f->params)[index].offset;
+  size = (*f->params)[index].size;
   return 0;
 }
 
@@ -219,11 +257,25 @@ DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::Laun
   if (shape.shared_bytes > f->shared_allowed) return k_invalid_value;
   FakeOp op{"launch", f->module->image + ":" + f->name};
   std::vector<std::uint64_t> slots;
-  // The fake's kernels read 8-byte slots; the harness's argument slots are exactly that wide.
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, args[i], sizeof v);
-    slots.push_back(v);
+  if (f->params) {
+    // As the driver: one pointer per declared parameter, each read for the parameter's bytes,
+    // whatever count the caller thinks it passed. The harness's slots are 8 bytes wide.
+    bool overread = false;
+    for (std::size_t i = 0; i < f->params->size(); ++i) {
+      const std::size_t bytes = (*f->params)[i].size;
+      std::uint64_t v = 0;
+      if (i < arg_count && bytes <= sizeof v) std::memcpy(&v, args[i], bytes);
+      else overread = true;
+      slots.push_back(v);
+    }
+    argument_overreads += overread ? 1 : 0;
+  } else {
+    // The fake's kernels read 8-byte slots; the harness's argument slots are exactly that wide.
+    for (std::size_t i = 0; i < arg_count; ++i) {
+      std::uint64_t v = 0;
+      std::memcpy(&v, args[i], sizeof v);
+      slots.push_back(v);
+    }
   }
   op.args = slots;
   log.push_back(op);

@@ -12,11 +12,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpu_driver.hpp"
+#include "leap/sandbox/launch_plan.hpp"
 
 namespace leap::sandbox::test {
 
@@ -70,8 +72,15 @@ class FakeGpu final : public detail::GpuDriver {
  public:
   explicit FakeGpu(std::size_t arena_bytes = std::size_t{32} << 20);
 
-  // Registers a module image ("fake:honest") with its kernels by name.
-  void add_module(const std::string& image, std::map<std::string, FakeKernel> kernels);
+  // Registers a module image ("fake:honest") with its kernels by name, and the parameters of those
+  // kernels that have them registered (what cuFuncGetParamInfo reports; a kernel without any acts
+  // as on a driver before CUDA 12.4, which cannot tell).
+  void add_module(const std::string& image, std::map<std::string, FakeKernel> kernels, KernelParams params = {});
+  void set_params(const std::string& image, const std::string& kernel, std::vector<KernelParam> params);
+  bool has_params(const std::string& image, const std::string& kernel) const;
+  // The parameters of a kernel declared with the task's signature: a pointer per buffer, 4 bytes
+  // per scalar, each at its natural alignment.
+  static std::vector<KernelParam> signature_params(const TaskSpec& task);
 
   std::vector<FakeOp> log;
   // Knobs.
@@ -92,6 +101,10 @@ class FakeGpu final : public detail::GpuDriver {
   bool pageable_host_access = false;  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
 
   // Facts for assertions.
+  // Launches of a kernel with registered parameters that passed fewer argument pointers than it
+  // declares, or a parameter wider than the harness's 8-byte slots: the driver would have read
+  // past what the harness passed (the fake reads zeros instead).
+  int argument_overreads = 0;
   int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
   std::size_t live_allocations() const { return allocations_.size(); }
   const std::map<DevicePtr, std::size_t>& allocations() const { return allocations_; }  // start -> bytes
@@ -108,6 +121,9 @@ class FakeGpu final : public detail::GpuDriver {
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
   DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
+  // As cuFuncGetParamInfo: CUDA_ERROR_INVALID_VALUE past the last parameter; CUDA_ERROR_NOT_SUPPORTED
+  // for a kernel registered without parameters (an older driver).
+  DeviceStatus param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) override;
   // As the driver: static and dynamic together above the device's opt-in limit are an invalid
   // value; a launch with more dynamic shared memory than allowed (48 KiB less the static by
   // default) fails.
@@ -147,6 +163,7 @@ class FakeGpu final : public detail::GpuDriver {
     Module* module;
     std::string name;
     FakeKernel kernel;
+    std::optional<std::vector<KernelParam>> params;
     unsigned static_shared = 0;
     unsigned shared_allowed = 48 * 1024;
   };
@@ -156,6 +173,7 @@ class FakeGpu final : public detail::GpuDriver {
   DevicePtr base_ = 0x10000000;
   std::map<DevicePtr, std::size_t> allocations_;  // start -> bytes
   std::map<std::string, std::map<std::string, FakeKernel>> registry_;
+  std::map<std::string, KernelParams> params_;  // by image
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<std::unique_ptr<Function>> functions_;
   std::uint64_t now_ns_ = 1'000'000'000;

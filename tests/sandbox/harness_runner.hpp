@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs the evaluation protocol against the CPU fake of the driver, as a worker would: the request,
 // the harness's reply, and the EvalResult the evaluator reads from it. The caller adds the modules
-// "fake:candidate" and "fake:reference" to the fake first.
+// "fake:candidate" and "fake:reference" to the fake first; a module's kernel named as the task's
+// entry, registered without parameters, is taken to have the task's signature.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,9 @@ inline HarnessOutcome run_harness(FakeGpu& gpu, const TaskSpec& task, std::uint6
                             {"candidate", image("fake:candidate")}, {"reference", image("fake:reference")},
                             {"seed", seed},           {"time", time}};
   if (!plan.empty()) request["plan"] = plan;
+  for (const char* module : {"fake:candidate", "fake:reference"}) {
+    if (!gpu.has_params(module, task.entry)) gpu.set_params(module, task.entry, FakeGpu::signature_params(task));
+  }
   HarnessOutcome o;
   o.reply = detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
   detail::read_worker_reply(o.reply, o.result);

@@ -2,9 +2,12 @@
 // Launch plans through eval without a GPU: a real two-kernel module compiled by NVRTC has its plan
 // checked against the module's symbol table and the task's policy and reported before the no_gpu
 // status; an invalid or refused plan is a compile_error with its own plan status; serve's eval
-// reports the same and takes headers; the built-in tasks say whether and how a plan may be declared.
+// reports the same and takes headers; the built-in tasks say whether and how a plan may be declared;
+// arguments that differ from the kernels' parameters in the CUBIN, in count or in size, are an
+// invalid plan, for a declared plan and for the task's own launch alike.
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/launch_plan.hpp>
 #include <leap/sandbox/request_handler.hpp>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "elf_kernels.hpp"
 #include "sum_task.hpp"
 #include "test_support.hpp"
 
@@ -181,4 +185,132 @@ TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like c
   const json bad = json::parse(handler.handle(request.dump()));
   CHECK(bad.at("ok") == false);
   CHECK(bad.at("error") == "eval: \"headers\" must be an object {\"name.cuh\": \"header text\"}");
+}
+
+TEST_CASE("launch plans: arguments that do not match the kernel's parameters in the CUBIN are an invalid plan before anything runs",
+          "[sandbox][plan][evaluator]") {
+  sb::Evaluator ev(no_gpu_config());
+  const sb::TaskSpec task = sum_task();
+  auto evaluate = [&](const std::string& from, const std::string& to) {
+    std::string source = k_two_pass_source;
+    REQUIRE(source.find(from) != std::string::npos);
+    source.replace(source.find(from), from.size(), to);
+    return ev.evaluate(task, source);
+  };
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* error;
+  };
+  const Case cases[] = {
+      // final_sum loses a parameter the plan passes.
+      {"final_sum(const float* partials, float* out, int n) {", "final_sum(const float* partials, float* out) { const int n = 4096;",
+       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument"},
+      // final_sum gains one the plan does not pass (the plan would leave it to whatever lies past the array).
+      {"final_sum(const float* partials, float* out, int n)", "final_sum(const float* partials, float* out, int n, const float* more)",
+       "line 4, kernel 'final_sum': the kernel declares 4 parameters; the plan passes 3 (partials, out, n): add the missing argument"},
+      // The plan passes 2 arguments to a kernel of 3.
+      {"args=(partials, out, n)", "args=(partials, out)",
+       "line 4, kernel 'final_sum': the kernel declares 3 parameters; the plan passes 2 (partials, out)"},
+      // A double where the plan passes an int32.
+      {"final_sum(const float* partials, float* out, int n)", "final_sum(const float* partials, float* out, double n)",
+       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int`"},
+      // A double where the plan passes a pointer: same size, and a double is not a pointer, but the
+      // CUBIN knows only bytes; an int where it passes a pointer is caught.
+      {"partial_sums(const float* x, float* partials, int n) {",
+       "partial_sums(const float* x, int partials_at, int n) { float* partials = static_cast<float*>(nullptr) + partials_at;",
+       "line 3, kernel 'partial_sums': parameter 2 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, passed as an 8-byte "
+       "pointer): declare it `float*`"},
+      // A struct of 24 bytes where the plan passes an int32.
+      {"extern \"C\" __global__ void final_sum(const float* partials, float* out, int n) {",
+       "struct Wide { long a, b, c; };\nextern \"C\" __global__ void final_sum(const float* partials, float* out, Wide w) { int n = (int)w.a;",
+       "line 4, kernel 'final_sum': parameter 3 of 3 is 24 bytes; the plan passes 'n' (an int32 scalar, 4 bytes)"},
+      // All three in one struct: one parameter where the plan passes three.
+      {"extern \"C\" __global__ void final_sum(const float* partials, float* out, int n) {",
+       "struct Three { const float* a; float* b; long c; };\nextern \"C\" __global__ void final_sum(Three t) { const float* partials = t.a; "
+       "float* out = t.b; int n = (int)t.c;",
+       "line 4, kernel 'final_sum': the kernel declares 1 parameter; the plan passes 3"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.to);
+    sb::EvalResult r = evaluate(c.from, c.to);
+    INFO(sb::to_json(r));
+    REQUIRE(r.verdict);
+    CHECK(*r.verdict == leap::Verdict::compile_error);
+    REQUIRE(r.launch_plan);
+    CHECK(r.launch_plan->status == sb::PlanStatus::invalid);
+    CHECK_THAT(r.launch_plan->error, Catch::StartsWith(c.error));
+    CHECK_THAT(r.feedback, Catch::StartsWith("Launch plan error: "));
+  }
+}
+
+TEST_CASE("launch plans: the task's own launch is held to the kernel's parameters too", "[sandbox][plan][evaluator]") {
+  sb::Evaluator ev(no_gpu_config());
+  const sb::TaskSpec task = sum_task();
+  const sb::EvalResult ok = ev.evaluate(task, task.reference_source);
+  REQUIRE(ok.status == sb::EvalStatus::no_gpu);
+
+  const sb::EvalResult missing = ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out) { out[0] = x[0]; }");
+  INFO(sb::to_json(missing));
+  REQUIRE(missing.verdict);
+  CHECK(*missing.verdict == leap::Verdict::compile_error);
+  CHECK(missing.launch_plan->source == "task");
+  CHECK(missing.launch_plan->status == sb::PlanStatus::invalid);
+  CHECK(missing.launch_plan->error ==
+        "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the "
+        "task's signature: (const float* x, float* out, int n)");
+
+  const sb::EvalResult wide = ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out, long n) { out[0] = x[n]; }");
+  REQUIRE(wide.verdict);
+  CHECK(*wide.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(wide.detail, Catch::Contains("parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, 4 bytes): declare it `int`"));
+
+  // A reference that does not take the task's parameters: the task's error, not the candidate's.
+  sb::TaskSpec bad_ref = task;
+  bad_ref.name = "sum_bad_reference";
+  bad_ref.reference_source = "extern \"C\" __global__ void sum(const float* x, float* out, double n) {}";
+  const sb::EvalResult r = ev.evaluate(bad_ref, task.reference_source);
+  CHECK(r.status == sb::EvalStatus::error);
+  CHECK_FALSE(r.verdict.has_value());
+  CHECK_THAT(r.error, Catch::Contains("the task's reference kernel does not take the task's parameters") &&
+                          Catch::Contains("parameter 3 of 3 is 8 bytes"));
+}
+
+TEST_CASE("launch plans: every built-in task's kernels take exactly the arguments their launches pass", "[sandbox][plan][task]") {
+  std::vector<sb::CompileJob> jobs;
+  std::vector<const sb::BuiltinTask*> tasks;
+  std::vector<const sb::TaskVariant*> variants;
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+    for (const sb::TaskVariant& v : t.variants) {
+      if (v.expect == "compile_error") continue;
+      sb::CompileJob j;
+      j.source = v.source;
+      j.options.arch = "sm_90";
+      j.options.want_cubin = true;
+      jobs.push_back(std::move(j));
+      tasks.push_back(&t);
+      variants.push_back(&v);
+    }
+  }
+  sb::Compiler compiler(leap_test::config(sb::Isolation::trusted_in_process, 2));
+  const std::vector<sb::CompileResult> results = compiler.compile_batch(jobs);
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const sb::TaskSpec& spec = tasks[i]->spec;
+    INFO(spec.name << "/" << variants[i]->name << "\n" << results[i].log);
+    REQUIRE(results[i].ok());
+    const std::optional<sb::KernelParams> params = sb::detail::cubin_kernel_params(results[i].cubin);
+    REQUIRE(params.has_value());
+    const sb::PlanParse parsed = sb::parse_launch_plan(variants[i]->source);
+    REQUIRE(parsed.ok());
+    const sb::PlanContext context{&*results[i].kernels, 0, &*params};
+    if (parsed.plan.empty()) {
+      CHECK_NOTHROW(sb::resolve_launch_plan(sb::task_launch_plan(spec), spec, spec.sizes, sb::k_task_launch_bounds, context));
+    } else {
+      const sb::PlanCheck c = sb::check_candidate_plan(parsed.plan, spec, context);
+      CHECK(c.error == "");
+    }
+    ++checked;
+  }
+  CHECK(checked >= 8 * 3);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Launch plans in the evaluation protocol, against the CPU fake of the driver: a two-kernel
 // reduction with scratch is run, checked and timed as one sequence; a plan that is missing a kernel,
-// breaks a limit or is declared for a task that fixes its launch never reaches a launch; scratch is
-// poisoned before every run, so no run finds what an earlier one left there.
+// breaks a limit, passes arguments its kernels do not take or is declared for a task that fixes its
+// launch never reaches a launch; scratch is poisoned before every run, so no run finds what an
+// earlier one left there.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -114,9 +115,13 @@ void final_sum(FakeCall& c) {
 using Outcome = sb::test::HarnessOutcome;
 using sb::test::verdict_of;
 
+// What partial_sums and final_sum declare: (const float*, float*, int).
+const std::vector<sb::KernelParam> k_pointer_pointer_int{{0, 8}, {8, 8}, {16, 4}};
+sb::KernelParams two_kernel_params() { return {{"partial_sums", k_pointer_pointer_int}, {"final_sum", k_pointer_pointer_int}}; }
+
 Outcome evaluate(FakeGpu& gpu, std::map<std::string, FakeKernel> candidate, const std::string& plan, sb::TaskSpec task = sum_task(),
-                 bool time = true) {
-  gpu.add_module("fake:candidate", std::move(candidate));
+                 bool time = true, sb::KernelParams params = two_kernel_params()) {
+  gpu.add_module("fake:candidate", std::move(candidate), std::move(params));
   gpu.add_module("fake:reference", {{"sum", reference}});
   return sb::test::run_harness(gpu, task, 7, time, plan);
 }
@@ -407,4 +412,131 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     CHECK_THAT(o.result.detail, Catch::Contains("(at the launch of kernel 2 of 2, 'final_sum', or in a kernel before it)"));
     CHECK(count_ops(gpu, "launch", "fake:candidate:final_sum") == 0);  // the fault stopped the sequence
   }
+}
+
+TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's parameters never reach a launch", "[sandbox][harness][plan]") {
+  // The driver's account of each kernel (cuFuncGetParamInfo) decides; the plan is k_two_pass,
+  // (x, partials, n) and (partials, out, n).
+  struct Case {
+    const char* name;
+    std::vector<sb::KernelParam> final_sum;
+    const char* expected;
+  };
+  const std::vector<sb::KernelParam> many = [] {
+    std::vector<sb::KernelParam> p;
+    for (std::uint32_t i = 0; i < 102; ++i) p.push_back({8 * i, 8});
+    return p;
+  }();
+  const Case cases[] = {
+      {"a kernel declaring 102 parameters, passed 3", many,
+       "line 4, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the missing argument"},
+      {"one parameter fewer than the plan passes", {{0, 8}, {8, 8}},
+       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument"},
+      {"a double where the plan passes a pointer", {{0, 8}, {8, 8}, {16, 8}},
+       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int`"},
+      {"an int where the plan passes a pointer", {{0, 4}, {8, 8}, {16, 4}},
+       "line 4, kernel 'final_sum': parameter 1 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, passed as an 8-byte "
+       "pointer): declare it `float*`"},
+      {"a 24-byte struct", {{0, 8}, {8, 8}, {16, 24}}, "parameter 3 of 3 is 24 bytes"},
+      {"no parameters at all", {}, "the kernel declares 0 parameters; the plan passes 3"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      FakeGpu gpu;
+      sb::KernelParams params = two_kernel_params();
+      params["final_sum"] = c.final_sum;
+      const Outcome o = evaluate(gpu, two_kernels(), k_two_pass, sum_task(), true, params);
+      INFO(o.reply.dump());
+      REQUIRE(verdict_of(o.result) == "compile_error");
+      CHECK_THAT(o.reply.at("plan_error").get<std::string>(), Catch::StartsWith(c.expected) || Catch::Contains(c.expected));
+      CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: "));
+      CHECK(count_ops(gpu, "launch") == 0);
+      CHECK(count_ops(gpu, "alloc") == 0);  // refused before a single buffer
+      CHECK(gpu.argument_overreads == 0);
+      CHECK(gpu.live_allocations() == 0);
+    }
+  }
+}
+
+TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same way, the candidate's and the reference's", "[sandbox][harness][plan]") {
+  SECTION("a candidate kernel that takes a double for the task's int32 'n'") {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}, {16, 8}}}});
+    gpu.add_module("fake:reference", {{"sum", reference}});
+    const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.reply.at("plan_error").get<std::string>(),
+               Catch::StartsWith("the task's launch, kernel 'sum': parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, "
+                                 "4 bytes): declare it `int`"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("a candidate kernel that leaves out 'n'") {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}}}});
+    gpu.add_module("fake:reference", {{"sum", reference}});
+    const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.reply.at("plan_error").get<std::string>(),
+               Catch::Contains("the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the task's "
+                               "signature: (const float* x, float* out, int n)"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("a reference that does not take the task's parameters is the task's fault, not the candidate's") {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", {{"sum", reference}});
+    gpu.add_module("fake:reference", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}}}});
+    const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
+    CHECK_FALSE(o.result.verdict.has_value());
+    CHECK(o.result.status == sb::EvalStatus::error);
+    CHECK_THAT(o.result.error, Catch::Contains("the task's launch of the reference") && Catch::Contains("declares 2 parameters"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+  SECTION("a driver that cannot tell (before CUDA 12.4) and a module that is no CUBIN: refused, not guessed") {
+    FakeGpu gpu;
+    gpu.add_module("fake:candidate", two_kernels(), {});  // no parameters registered: CUDA_ERROR_NOT_SUPPORTED
+    gpu.add_module("fake:reference", {{"sum", reference}});
+    const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true, k_two_pass);
+    INFO(o.reply.dump());
+    REQUIRE(verdict_of(o.result) == "compile_error");
+    CHECK_THAT(o.reply.at("plan_error").get<std::string>(), Catch::Contains("kernel parameters could not be read"));
+    CHECK(count_ops(gpu, "launch") == 0);
+  }
+}
+
+TEST_CASE("launch plans (fake GPU): every launch passes exactly one pointer per declared parameter", "[sandbox][harness][plan]") {
+  FakeGpu gpu;
+  const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
+  REQUIRE(verdict_of(o.result) == "correct");
+  std::size_t launches = 0;
+  for (const auto& op : gpu.log) {
+    if (op.what != "launch") continue;
+    ++launches;
+    CHECK(op.args.size() == 3);
+  }
+  CHECK(launches > 20);
+  CHECK(gpu.argument_overreads == 0);  // the driver never read past what the harness passed
+}
+
+TEST_CASE("fake GPU: cuFuncGetParamInfo's rules, as the driver has them", "[sandbox][harness][plan]") {
+  FakeGpu gpu;
+  gpu.add_module("m", two_kernels(), {{"partial_sums", k_pointer_pointer_int}});
+  leap::sandbox::detail::ModuleHandle m = nullptr;
+  REQUIRE(gpu.load_module("m", m) == 0);
+  leap::sandbox::detail::FunctionHandle f = nullptr, g = nullptr;
+  REQUIRE(gpu.get_function(m, "partial_sums", f) == 0);
+  REQUIRE(gpu.get_function(m, "final_sum", g) == 0);
+  std::size_t offset = 99, size = 99;
+  CHECK(gpu.param_info(f, 2, offset, size) == 0);
+  CHECK(offset == 16);
+  CHECK(size == 4);
+  CHECK(gpu.param_info(f, 3, offset, size) == 1);  // CUDA_ERROR_INVALID_VALUE past the last parameter
+  CHECK(gpu.error_name(gpu.param_info(g, 0, offset, size)) == "CUDA_ERROR_NOT_SUPPORTED");  // registered without any
+  // A launch with fewer pointers than the kernel declares reads past them on a GPU; the fake counts it.
+  leap::sandbox::detail::DevicePtr x = 0;
+  REQUIRE(gpu.allocate(1024, x) == 0);
+  void* two[] = {&x, &x};
+  leap::sandbox::detail::LaunchShape one;
+  REQUIRE(gpu.launch(f, one, two, 2) == 0);
+  CHECK(gpu.argument_overreads == 1);
 }

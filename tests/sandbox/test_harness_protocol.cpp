@@ -722,6 +722,7 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
   gpu.pageable_host_access = true;
   gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
   gpu.add_module("fake:reference", {{"scale_add", reference}});
+  for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
   sb::WorkerConfig config;
   SECTION("refused by default, before anything is loaded, with the option named") {
     const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
@@ -755,6 +756,7 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
     gpu.local_bytes["scale_add"] = local_bytes;
     gpu.add_module("fake:candidate", {{"scale_add", kernel}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
+    for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
     const auto image = [](std::string_view name) { return json::binary(std::vector<std::uint8_t>(name.begin(), name.end())); };
     const json request = {{"op", "eval"}, {"task", sb::task_to_json(fake_task())}, {"candidate", image("fake:candidate")},
                           {"reference", image("fake:reference")}, {"seed", 42}, {"time", false}};

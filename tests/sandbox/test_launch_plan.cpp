@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Launch plans declared in a candidate's source: the directive syntax and its errors, the limits
-// against hostile sources, every rule checked at every size set of the task, and the task's policy
-// (fixed or bounded) in its spec.
+// against hostile sources, every rule checked at every size set of the task, the task's policy
+// (fixed or bounded) in its spec, and arguments matched to the kernels' parameters as NVRTC's CUBIN
+// declares them.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <leap/sandbox/compiler.hpp>
 #include <leap/sandbox/launch_plan.hpp>
 #include <leap/sandbox/task.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "elf_kernels.hpp"
 #include "sum_task.hpp"
+#include "test_support.hpp"
 
 namespace sb = leap::sandbox;
 
@@ -258,3 +264,198 @@ TEST_CASE("launch plans: a task's policy in its spec, checked and round-tripped"
         "task 'sum': candidate_launch.max_scratch_bytes: expected an integer in [0, 4294967296], got -1");
 }
 
+
+TEST_CASE("launch plans: arguments match the kernel's parameters in count and in bytes, one by one", "[sandbox][plan]") {
+  // partial_sums(const float*, float*, int) and final_sum(const float*, float*, int), as the module says.
+  const std::vector<sb::KernelParam> ppi{{0, 8}, {8, 8}, {16, 4}};
+  sb::KernelParams params{{"partial_sums", ppi}, {"final_sum", ppi}};
+  const sb::PlanContext context{nullptr, 0, &params};
+  CHECK(check_error(k_plan, sum_task(), context) == "");
+
+  params["final_sum"] = {{0, 8}, {8, 8}};
+  CHECK(check_error(k_plan, sum_task(), context) ==
+        "line 6, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument from "
+        "args= or add the parameter");
+  params["final_sum"] = std::vector<sb::KernelParam>(102, {0, 8});
+  CHECK(check_error(k_plan, sum_task(), context) ==
+        "line 6, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the missing argument to "
+        "args= or remove the parameter");
+  params["final_sum"] = {{0, 8}, {8, 8}, {16, 8}};
+  CHECK(check_error(k_plan, sum_task(), context) ==
+        "line 6, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int` or "
+        "pass an argument of its size");
+  params["final_sum"] = {{0, 8}, {8, 4}, {16, 4}};
+  CHECK(check_error(k_plan, sum_task(), context) ==
+        "line 6, kernel 'final_sum': parameter 2 of 3 is 4 bytes; the plan passes 'out' (a float32 buffer, passed as an 8-byte pointer): "
+        "declare it `float*` or pass an argument of its size");
+  params["final_sum"] = {{0, 1}, {8, 8}, {16, 4}};
+  CHECK_THAT(check_error(k_plan, sum_task(), context),
+             Catch::StartsWith("line 6, kernel 'final_sum': parameter 1 of 3 is 1 byte; the plan passes 'partials' (float32 scratch"));
+  // Both kernels wrong: both told, each once (the check runs at every size set).
+  params["partial_sums"] = {};
+  const std::string both = check_error(k_plan, sum_task(), context);
+  CHECK_THAT(both, Catch::StartsWith("line 5, kernel 'partial_sums': the kernel declares 0 parameters; the plan passes 3 (x, partials, n)"));
+  CHECK(std::count(both.begin(), both.end(), '\n') == 1);
+  // A kernel the module has no parameter account of: refused, not guessed.
+  params.erase("final_sum");
+  params["partial_sums"] = ppi;
+  CHECK_THAT(check_error(k_plan, sum_task(), context),
+             Catch::StartsWith("line 6, kernel 'final_sum': the compiled module does not say which parameters the kernel takes"));
+
+  // The task's own launch: the signature is what to write.
+  const sb::TaskSpec task = sum_task();
+  sb::KernelParams one{{"sum", {{0, 8}, {8, 8}}}};
+  try {
+    sb::resolve_launch_plan(sb::task_launch_plan(task), task, task.sizes, sb::k_task_launch_bounds, {nullptr, 0, &one});
+    FAIL("a launch of 3 arguments to a kernel of 2 parameters was accepted");
+  } catch (const sb::LaunchPlanError& e) {
+    CHECK(std::string(e.what()) ==
+          "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the "
+          "task's signature: (const float* x, float* out, int n)");
+  }
+  one["sum"] = {{0, 8}, {8, 8}, {16, 4}};
+  CHECK_NOTHROW(sb::resolve_launch_plan(sb::task_launch_plan(task), task, task.sizes, sb::k_task_launch_bounds, {nullptr, 0, &one}));
+}
+
+namespace {
+
+sb::CompileResult compile_cubin(const std::string& source) {
+  sb::Compiler c(leap_test::config(sb::Isolation::trusted_in_process, 1));
+  sb::CompileJob j;
+  j.source = source;
+  j.options.arch = "sm_90";
+  j.options.want_cubin = true;
+  return c.compile(j);
+}
+
+// Kernels of every parameter kind a candidate may declare, compiled by NVRTC.
+constexpr const char* k_param_kernels = R"(
+struct S24 { double a, b, c; };
+struct __align__(16) S20 { int a[5]; };
+struct Big { int a[5000]; };
+extern "C" __global__ void mix(char c, short s, int i, float f, double d, float* p, S24 st, int last) {
+  if (i < 0) p[0] = c + s + f + d + st.a + last;
+}
+extern "C" __global__ void none() {}
+extern "C" __global__ void unused(float* a, int b, double c) {}
+extern "C" __global__ void aligned(char a, S20 s, char b) {}
+extern "C" __global__ void big(Big b, int n) {}
+template <int N> __global__ void tk(float* p) { p[0] = N; }
+template __global__ void tk<3>(float*);
+__device__ __noinline__ int helper(int x) { return x * 3; }
+extern "C" __global__ void calls(int* p, int n) { p[0] = helper(n); }
+)";
+
+}  // namespace
+
+TEST_CASE("launch plans: each kernel's parameters are read from the CUBIN NVRTC makes", "[sandbox][plan][kernels]") {
+  const sb::CompileResult r = compile_cubin(k_param_kernels);
+  INFO(r.log);
+  REQUIRE(r.ok());
+  const std::optional<sb::KernelParams> params = sb::detail::cubin_kernel_params(r.cubin);
+  REQUIRE(params.has_value());
+  using P = std::vector<sb::KernelParam>;
+  // Every kernel, and only kernels (the device function has no parameter block of its own).
+  CHECK(params->size() == 7);
+  CHECK(params->count("helper") == 0);
+  // char 1, short 2, int 4, float 4, double 8, pointer 8, a 24-byte struct, int: each at its alignment.
+  CHECK(params->at("mix") == P{{0, 1}, {2, 2}, {4, 4}, {8, 4}, {16, 8}, {24, 8}, {32, 24}, {56, 4}});
+  CHECK(params->at("none").empty());
+  CHECK(params->at("unused") == P{{0, 8}, {8, 4}, {16, 8}});  // unused parameters are still parameters
+  CHECK(params->at("aligned") == P{{0, 1}, {16, 32}, {48, 1}});
+  CHECK(params->at("big") == P{{0, 20000}, {20000, 4}});  // large blocks use the second record format
+  CHECK(params->at("_Z2tkILi3EEvPf") == P{{0, 8}});
+  CHECK(params->at("calls") == P{{0, 8}, {8, 4}});
+
+  // A kernel of 102 pointers: all 102.
+  std::string many = "extern \"C\" __global__ void many(";
+  for (int i = 0; i < 102; ++i) many += (i > 0 ? ", float* p" : "float* p") + std::to_string(i);
+  many += ") { p0[0] = 1; }";
+  const sb::CompileResult m = compile_cubin(many);
+  REQUIRE(m.ok());
+  const std::optional<sb::KernelParams> mp = sb::detail::cubin_kernel_params(m.cubin);
+  REQUIRE(mp.has_value());
+  REQUIRE(mp->at("many").size() == 102);
+  CHECK(mp->at("many").back() == sb::KernelParam{808, 8});
+
+  CHECK_FALSE(sb::detail::cubin_kernel_params("").has_value());
+  CHECK_FALSE(sb::detail::cubin_kernel_params("not an elf file at all, but long enough to hold a header ...........").has_value());
+}
+
+TEST_CASE("launch plans: the CUBIN parameter reader survives every truncation and corruption",
+          "[sandbox][plan][kernels]") {
+  const sb::CompileResult r = compile_cubin(k_param_kernels);
+  REQUIRE(r.ok());
+  const std::string cubin = r.cubin;
+  const sb::KernelParams good = *sb::detail::cubin_kernel_params(cubin);
+  for (std::size_t n = 0; n < cubin.size(); n += 5) (void)sb::detail::cubin_kernel_params(std::string_view(cubin).substr(0, n));
+
+  // Every byte of every .nv.info.<kernel> section flipped in turn: the kernel is left out, or its
+  // parameters come back as many as they are and consistent (each non-empty, after the one before,
+  // the last ending the block). A flip in a field the reader does not use (a record's index, flag
+  // bits, another attribute) changes nothing; one in an ordinal, a record's framing or a total
+  // breaks the layout's consistency. (A size or offset moved within the padding between two
+  // parameters stays consistent: the bytes come from NVRTC, not from the candidate, so the reader
+  // checks consistency and bounds, not intent.)
+  auto consistent = [](const std::vector<sb::KernelParam>& params) {
+    std::uint64_t end = 0;
+    for (const sb::KernelParam& p : params) {
+      if (p.size == 0 || p.offset < end) return false;
+      end = std::uint64_t{p.offset} + p.size;
+    }
+    return true;
+  };
+  std::size_t changed = 0;
+  std::size_t sections = 0, left_out = 0;
+  for (const auto& [kernel, layout] : good) {
+    const std::string name = ".nv.info." + kernel + std::string(1, '\0');
+    // The section's bytes: find its header through its name in the section-name table.
+    const std::size_t name_at = cubin.find(name);
+    REQUIRE(name_at != std::string::npos);
+    std::uint64_t shoff = 0;
+    std::uint16_t shnum = 0, shstrndx = 0;
+    std::memcpy(&shoff, cubin.data() + 0x28, 8);
+    std::memcpy(&shnum, cubin.data() + 0x3C, 2);
+    std::memcpy(&shstrndx, cubin.data() + 0x3E, 2);
+    std::uint64_t names_offset = 0;
+    std::memcpy(&names_offset, cubin.data() + shoff + 64 * shstrndx + 24, 8);
+    std::uint64_t offset = 0, size = 0;
+    for (std::uint16_t i = 0; i < shnum; ++i) {
+      std::uint32_t sh_name = 0;
+      std::memcpy(&sh_name, cubin.data() + shoff + 64 * i, 4);
+      if (names_offset + sh_name != name_at) continue;
+      std::memcpy(&offset, cubin.data() + shoff + 64 * i + 24, 8);
+      std::memcpy(&size, cubin.data() + shoff + 64 * i + 32, 8);
+    }
+    REQUIRE(size > 0);
+    ++sections;
+    for (std::uint64_t b = 0; b < size; ++b) {
+      for (const unsigned char flip : {0x01, 0x10, 0x80, 0xff}) {
+        std::string bad = cubin;
+        bad[offset + b] = static_cast<char>(static_cast<unsigned char>(bad[offset + b]) ^ flip);
+        const std::optional<sb::KernelParams> p = sb::detail::cubin_kernel_params(bad);
+        REQUIRE(p.has_value());
+        const auto it = p->find(kernel);
+        if (it == p->end()) {
+          ++left_out;
+          continue;
+        }
+        INFO(kernel << " byte " << b << " ^ " << int(flip));
+        CHECK(it->second.size() == layout.size());
+        CHECK(consistent(it->second));
+        changed += it->second == layout ? 0 : 1;
+      }
+    }
+  }
+  CHECK(sections == good.size());
+  INFO("left out " << left_out << ", changed " << changed);
+  CHECK(left_out > 10 * changed);  // nearly every flip that matters is caught
+
+  // Random corruption anywhere: a result or nullopt, never a crash (the fuzz harness goes further).
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bad = cubin;
+    for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
+    (void)sb::detail::cubin_kernel_params(bad);
+  }
+}

@@ -27,6 +27,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -117,17 +119,35 @@ class LaunchPlanError : public std::invalid_argument {
   std::vector<std::string> problems_;
 };
 
+// One parameter of a compiled kernel: where it sits in the kernel's parameter block and its bytes.
+struct KernelParam {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+  bool operator==(const KernelParam&) const = default;
+};
+// Each kernel's parameters in declaration order, by kernel name.
+using KernelParams = std::map<std::string, std::vector<KernelParam>, std::less<>>;
+
+// The bytes an argument takes in a kernel's parameter block: a buffer or scratch is passed as an
+// 8-byte device pointer, a scalar as its dtype (float32 and int32: 4 bytes).
+constexpr std::size_t k_pointer_bytes = 8;
+
 // What a plan is checked against besides the task and its policy.
 struct PlanContext {
   const std::vector<std::string>* module_kernels = nullptr;  // the module's kernels (ELF); null: not checked
   std::uint64_t device_max_shared_bytes = 0;                 // the device's opt-in limit; 0: unknown
+  // The module's kernels' parameters (the CUBIN's, or the driver's); null: not checked. Every
+  // launch's arguments must match its kernel's parameters in count and in bytes, one by one; a
+  // kernel missing here has parameters nobody could read, and is refused.
+  const KernelParams* kernel_params = nullptr;
 };
 
 // The bounds a task's own launch is checked with: only the hardware's.
 constexpr LaunchPolicy k_task_launch_bounds{true, 1, k_max_threads_per_block, k_max_plan_shared_bytes, 0};
 
 // Every rule at one size set: kernels within the policy's count, names known (kernels in the module,
-// args among the task's parameters and the plan's scratch), block dimensions within 1024/1024/64 and
+// args among the task's parameters and the plan's scratch), args matching the kernel's parameters
+// (count and bytes, when the context has them), block dimensions within 1024/1024/64 and
 // their product within the policy's threads per block, grid within 2^31-1/65535/65535, dynamic
 // shared memory within the policy and the device, scratch within the policy, no overflow anywhere.
 // `policy` bounds the plan (a task's own launch is checked with the widest policy). Throws
