@@ -73,7 +73,8 @@ int run_worker(const Arguments& args) {
     if (!key_file.empty()) options.key = sb::FleetKey::from_file(key_file);
     options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox worker");
   } catch (const sb::FleetKeyError& e) {
-    std::cerr << "leap-sandbox worker: " << e.what() << "\n";
+    const std::string_view message = e.what();
+    std::cerr << (message.starts_with("leap-sandbox worker") ? "" : "leap-sandbox worker: ") << message << "\n";
     return 2;
   }
 

@@ -398,6 +398,24 @@ TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach"
   REQUIRE(lonely.wait_for(10s) == std::future_status::ready);
   CHECK_THROWS_AS(lonely.get(), sb::FleetTimeout);
   CHECK(client.stats().timeouts == 1);
+  // A worker whose key file others may read, or given a key on its command line, does not start.
+  const auto shared_key = tmp.path() / "shared.key";
+  std::ofstream(shared_key) << "0123456789abcdef0123\n";
+  std::filesystem::permissions(shared_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                               std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  Child refused({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url()}, tmp.path() / "refused.log",
+                {{std::string(sb::fleet_key_file_env), shared_key.string()}});
+  const std::optional<int> refused_status = refused.wait(30s);
+  REQUIRE(refused_status);
+  CHECK(WIFEXITED(*refused_status));
+  CHECK(WEXITSTATUS(*refused_status) == 2);
+  CHECK(read_file(tmp.path() / "refused.log").find("chmod 600") != std::string::npos);
+  Child on_command_line({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--key", "0123456789abcdef0123"},
+                        tmp.path() / "on_command_line.log");
+  const std::optional<int> usage_status = on_command_line.wait(30s);
+  REQUIRE(usage_status);
+  CHECK(WEXITSTATUS(*usage_status) != 0);
+  CHECK(read_file(tmp.path() / "on_command_line.log").find("--key-file") != std::string::npos);
   // Nothing listens on a fresh port: construction fails and names the address.
   const int closed = free_loopback_port();
   CHECK_THROWS_WITH(sb::FleetClient({.redis = {"127.0.0.1", closed, 0}}),
@@ -636,7 +654,8 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   auto worker = start_worker(redis, tmp, "f0", WorkerSettings{});
-  sb::FleetClient parent({.redis = redis.address(), .timeout = 120s});
+  auto owned = std::make_unique<sb::FleetClient>(sb::FleetClientOptions{.redis = redis.address(), .timeout = 120s});
+  sb::FleetClient& parent = *owned;
   REQUIRE(parent.compile(kernel(500)).get().ok);
 
   // Requests in flight at the fork: their answers belong to the parent alone.
@@ -664,7 +683,10 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
         code = 12;
       }
     }
-    ::_exit(code);  // no destructors, no Catch: the parent's objects are not the child's to end
+    // Destroying the child's copy must neither hang (the reader thread is not in the child) nor touch
+    // the parent's reply stream.
+    owned.reset();
+    ::_exit(code);  // no other destructors, no Catch
   }
   for (int k = 509; k < 517; ++k) in_flight.push_back(parent.compile(kernel(k)));
   int status = 0;
