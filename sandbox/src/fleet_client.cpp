@@ -48,6 +48,14 @@ void FleetClientOptions::validate() const {
   if (block.count() < 1) fail("block must be at least 1 ms");
 }
 
+// What one read of the reply stream may hold: 512 answers of at most 32 MiB, 64 MiB in all.
+constexpr std::size_t k_read_count = 512;
+constexpr fleet::BoundedLimits k_read_limits{.max_value_bytes = std::size_t{32} << 20,
+                                             .oversized_prefix_bytes = 256,
+                                             .max_kept_bytes = std::size_t{64} << 20,
+                                             .max_elements = k_read_count * 16 + 8,
+                                             .max_line_bytes = 1 << 16};
+
 struct FleetClient::Impl {
   struct Waiting {
     std::promise<FleetReply> promise;
@@ -170,16 +178,32 @@ struct FleetClient::Impl {
     const std::string block = std::to_string(options.block.count());
     while (!closing.load()) {
       try {
-        const fleet::Reply read = redis.command(
-            {"XREAD", "COUNT", "512", "BLOCK", block, "STREAMS", reply_stream, last_seen}, options.block);
+        // Read with bounded memory: anyone who can write to the reply stream can put a huge entry there.
+        fleet::BoundedReply read = redis.bounded_command(
+            {"XREAD", "COUNT", std::to_string(k_read_count), "BLOCK", block, "STREAMS", reply_stream, last_seen},
+            k_read_limits, options.block);
         if (attempt > 0) {
           ++reconnects;
           attempt = 0;
         }
-        const auto entries = fleet::parse_entries(fleet::at(fleet::at(read.get(), 0), 1));
+        const auto entries = read.elements.empty() || read.elements.front().elements.size() < 2
+                                 ? std::vector<fleet::StreamEntry>{}
+                                 : fleet::parse_entries(std::move(read.elements.front().elements[1]));
         std::vector<std::string> done = {"XDEL", reply_stream};
-        for (const fleet::StreamEntry& entry : entries) {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+          const fleet::StreamEntry& entry = entries[i];
+          // Cut short by the reply's budget (not by its own size): read it again on the next turn. An
+          // entry that is first and still cut exceeds the budget alone, which no answer does.
+          const std::size_t r = entry.index("response");
+          const bool oversized = r < entry.fields.size() && entry.lengths[r] > k_read_limits.max_value_bytes;
+          if (i > 0 && (!entry.complete || (r < entry.fields.size() && !oversized && !entry.whole("response")))) break;
           last_seen = entry.id;
+          if (!entry.complete || oversized || (r < entry.fields.size() && !entry.whole("response"))) {
+            done.push_back(entry.id);
+            report_forged(entry.id, "too large to be an answer (" +
+                                        std::to_string(r < entry.fields.size() ? entry.lengths[r] : 0) + " bytes)");
+            continue;
+          }
           // Another client of the same name (a fork that reused it) shares this stream: its answers are
           // left for it.
           if (const std::string* s = entry.field("session"); s != nullptr && *s != session) {

@@ -650,6 +650,35 @@ TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed o
   CHECK(log.find("1 dropped unsigned or forged, 1 too large") != std::string::npos);
 }
 
+TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory bounded", "[oversized]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path(), "off");
+  fr::RedisConnection inspect(redis.address(), {}, 60s);
+  sb::FleetClient client({.redis = redis.address(), .stream = "idle:requests", .name = "flooded", .timeout = 120s,
+                          .log = [](const std::string&) {}});
+  // The peak from here on: "5" resets this process's VmHWM (proc(5), clear_refs).
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const std::size_t before = peak_rss_bytes(::getpid());
+  REQUIRE(before > 0);
+  // Written inside Redis, so that only the client's reading counts here.
+  inspect.command({"EVAL", "return redis.call('XADD', KEYS[1], '*', 'response', string.rep('x', 314572800), "
+                   "'worker', 'flood')", "1", client.reply_stream()});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 1; }, 120s));
+  const std::size_t after = peak_rss_bytes(::getpid());
+  INFO("this process's peak RSS " << (before >> 20) << " MiB before the entry, " << (after >> 20) << " MiB after");
+  CHECK(after < before + (std::size_t{80} << 20));  // the reader keeps at most 64 MiB of one read
+  CHECK(fr::integer(inspect.command({"XLEN", client.reply_stream()}).get()) == 0);  // dropped from the stream too
+  // The client goes on: a real answer still settles its future.
+  auto answer = client.info();
+  WorkerSettings serving;
+  serving.stream = "idle:requests";
+  auto worker = start_worker(redis, tmp, "i0", serving);
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  CHECK(answer.get().ok);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
 TEST_CASE("a client used in a forked child says to make a new one; no answer crosses the fork", "[fork]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());

@@ -18,7 +18,9 @@
 // its line, its id, this client's reply stream and session: anything else on the reply stream
 // (unsigned, forged, or a real answer copied from another client) is dropped, counted
 // (FleetClientStats::forged_dropped) and reported to FleetClientOptions::log, and the real answer,
-// arriving later, still settles the future.
+// arriving later, still settles the future. The reply stream is read with bounded memory (at most
+// 64 MiB per read; an entry over 32 MiB is streamed past and dropped), so a huge entry written there
+// costs the trainer no memory.
 // Fork: a client belongs to the process that made it. Used in a forked child (its reader thread does
 // not exist there, its connections are the parent's), it throws std::logic_error saying to create a
 // new client in the child; answers are matched by (session, id) and the session is random per client
