@@ -192,16 +192,24 @@ struct FleetClient::Impl {
         std::vector<std::string> done = {"XDEL", reply_stream};
         for (std::size_t i = 0; i < entries.size(); ++i) {
           const fleet::StreamEntry& entry = entries[i];
-          // Cut short by the reply's budget (not by its own size): read it again on the next turn. An
-          // entry that is first and still cut exceeds the budget alone, which no answer does.
-          const std::size_t r = entry.index("response");
-          const bool oversized = r < entry.fields.size() && entry.lengths[r] > k_read_limits.max_value_bytes;
-          if (i > 0 && (!entry.complete || (r < entry.fields.size() && !oversized && !entry.whole("response")))) break;
+          // A value over the size limit makes the entry no answer. A value or field cut short by the
+          // read's budget (not by its own size) is read again on the next turn; an entry that is first
+          // and still cut exceeds the budget alone, which no answer does.
+          bool cut = !entry.complete, oversized = false;
+          std::size_t bytes = 0;
+          for (std::size_t k = 0; k < entry.fields.size(); ++k) {
+            bytes += entry.lengths[k];
+            if (entry.lengths[k] > k_read_limits.max_value_bytes) {
+              oversized = true;
+            } else if (entry.fields[k].second.size() != entry.lengths[k]) {
+              cut = true;
+            }
+          }
+          if (cut && i > 0) break;
           last_seen = entry.id;
-          if (!entry.complete || oversized || (r < entry.fields.size() && !entry.whole("response"))) {
+          if (cut || oversized) {
             done.push_back(entry.id);
-            report_forged(entry.id, "too large to be an answer (" +
-                                        std::to_string(r < entry.fields.size() ? entry.lengths[r] : 0) + " bytes)");
+            report_forged(entry.id, "too large to be an answer (" + std::to_string(bytes) + " bytes)");
             continue;
           }
           // Another client of the same name (a fork that reused it) shares this stream: its answers are

@@ -223,6 +223,16 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
     }
     replies.emplace_back(static_cast<redisReply*>(raw));
   }
+  // A Redis still loading its data after a restart answers every command LOADING: a disconnect to wait
+  // out, as command() treats it, not an error reply that would make a caller give up on an answer.
+  for (const Reply& reply : replies) {
+    const std::string_view message = is_error(reply.get()) ? text(reply.get()) : std::string_view();
+    if (message.starts_with("LOADING") || message.starts_with("MASTERDOWN")) {
+      const std::string what(message);
+      close();
+      throw RedisDisconnected("Redis at " + to_string(address_) + " is not ready: " + what);
+    }
+  }
   return replies;
 }
 

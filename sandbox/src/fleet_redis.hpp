@@ -95,8 +95,9 @@ class RedisConnection {
   Reply command(const std::vector<std::string>& argv,
                 std::chrono::milliseconds block = std::chrono::milliseconds(0));
 
-  // Sends all commands in one write and reads their replies: one round trip. An I/O failure closes
-  // the connection and throws RedisDisconnected; error replies are returned (see is_error), not thrown.
+  // Sends all commands in one write and reads their replies: one round trip. An I/O failure or a Redis
+  // still loading (LOADING) closes the connection and throws RedisDisconnected; other error replies
+  // are returned (see is_error), not thrown.
   std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands);
 
   // Runs one command and reads its reply with bounded memory (see fleet_bounded_reply.hpp): for
