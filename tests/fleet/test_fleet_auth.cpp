@@ -92,7 +92,7 @@ TEST_CASE("a fleet key is long enough and private, or refused saying why", "[aut
   CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path), Catch::Contains("not a regular file"));
 }
 
-TEST_CASE("the key comes from the options, then the key file's variable, then the key's; never silently none", "[auth]") {
+TEST_CASE("the key comes from the options, then the key file's variable, then the key's, and never silently none", "[auth]") {
   ScratchDir dir;
   const auto file = dir.write("fleet.key", "key-from-the-file-0123", 0600);
   {
