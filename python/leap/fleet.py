@@ -13,6 +13,18 @@ return ``concurrent.futures.Future`` objects whose result is the response's ``re
 machines. A request is one entry of the request stream (``request`` = the JSON line, ``reply`` = this
 client's reply stream ``<stream>:reply:<name>``); a worker answers on the reply stream.
 
+Authentication: requests and answers are signed under the fleet's shared key (HMAC-SHA256, the same
+tags as the C++ client and the workers), read from ``key``/``key_file``, else the file named by
+$LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; at least 16 bytes, and a key file only its owner may read.
+Without a key the client refuses to start unless ``insecure_no_key=True``. An answer without a valid
+tag for this client's reply stream, session and request id is dropped
+(``stats()["forged_dropped"]``) and logged (logger ``leap.fleet``); the real answer still settles the
+future.
+
+Fork: a client belongs to the process that made it. Used in a forked child it raises RuntimeError
+saying to create a new client there; answers are matched by (session, id), the session random per
+client and process, so an answer never reaches another client's future.
+
 Delivery is at least once: a request whose worker died is taken over by another, so an answer may
 come twice; the second answer for an id is dropped (``stats()["duplicates_dropped"]``) and each
 future is settled exactly once. A request unanswered at its deadline (``timeout`` seconds after
@@ -21,11 +33,15 @@ submit) fails with ``TimeoutError``. After a Redis restart the reader reconnects
 its deadline. Thread-safe.
 """
 import concurrent.futures
+import hashlib
+import hmac
 import itertools
 import json
+import logging
 import os
-import random
+import secrets
 import socket
+import stat
 import threading
 import time
 
@@ -33,11 +49,77 @@ import redis
 
 from .sandbox import SandboxError
 
-__all__ = ["FleetClient", "parse_redis_url", "PASSWORD_ENV", "USER_ENV"]
+__all__ = ["FleetClient", "FleetKeyError", "parse_redis_url", "read_fleet_key", "PASSWORD_ENV", "USER_ENV",
+           "KEY_ENV", "KEY_FILE_ENV"]
 
 PASSWORD_ENV = "LEAP_SANDBOX_REDIS_PASSWORD"
 USER_ENV = "LEAP_SANDBOX_REDIS_USER"
+KEY_FILE_ENV = "LEAP_FLEET_KEY_FILE"
+KEY_ENV = "LEAP_FLEET_KEY"
+KEY_MIN_BYTES = 16
 _CONNECTION_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+_TAG_VERSION = b"leap-fleet-v1"
+_log = logging.getLogger("leap.fleet")
+_MAKE_KEY = "umask 077; head -c 32 /dev/urandom | base64 > fleet.key"
+
+
+class FleetKeyError(RuntimeError):
+    """No usable fleet key: too short, a file others may read, none where one is required."""
+
+
+def _checked_key(data, where):
+    data = data.rstrip(b"\r\n")
+    if len(data) < KEY_MIN_BYTES:
+        raise FleetKeyError(f"the fleet key {where} is {len(data)} bytes; it must be at least {KEY_MIN_BYTES} "
+                            f"(make one with: {_MAKE_KEY})")
+    return data
+
+
+def _key_from_file(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        raise FleetKeyError(f"cannot read the fleet key file {path}: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FleetKeyError(f"the fleet key file {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise FleetKeyError(f"the fleet key file {path} may be read by group or others (mode "
+                                f"{stat.S_IMODE(st.st_mode):04o}); make it private with: chmod 600 {path}")
+        data = f.read(4097)
+    if len(data) > 4096:
+        raise FleetKeyError(f"the fleet key file {path} holds more than one key (over 4096 bytes)")
+    return _checked_key(data, f"in {path}")
+
+
+def read_fleet_key(key=None, key_file=None):
+    """The fleet key as bytes: `key`, else `key_file`'s, else the file named by $LEAP_FLEET_KEY_FILE,
+    else $LEAP_FLEET_KEY; None when none is given. A key or file that is given but unusable raises
+    FleetKeyError (a typo must not turn authentication off)."""
+    if key is not None:
+        return _checked_key(key.encode() if isinstance(key, str) else bytes(key), "given")
+    if key_file is not None:
+        return _key_from_file(key_file)
+    if KEY_FILE_ENV in os.environ:
+        if not os.environ[KEY_FILE_ENV]:
+            raise FleetKeyError(f"${KEY_FILE_ENV} is set but empty; name the key file or unset it")
+        return _key_from_file(os.environ[KEY_FILE_ENV])
+    if KEY_ENV in os.environ:
+        return _checked_key(os.environ[KEY_ENV].encode(), f"in ${KEY_ENV}")
+    return None
+
+
+def _signed_message(kind, stream, reply_stream, session, request_id, line):
+    """The bytes a tag covers, as the C++ side builds them (sandbox/src/fleet_auth.hpp): netstrings of
+    the version, the kind, the stream, the reply stream, the session, the id and the line's SHA-256."""
+    parts = [_TAG_VERSION, kind, stream, reply_stream, session, request_id, hashlib.sha256(line).hexdigest().encode()]
+    return b"".join(b"%d:%s," % (len(p), p) for p in parts)
+
+
+def _tag(key, kind, stream, reply_stream, session, request_id, line):
+    return hmac.new(key, _signed_message(kind, stream, reply_stream, session, request_id, line),
+                    hashlib.sha256).hexdigest()
 
 
 def parse_redis_url(url):
@@ -75,18 +157,31 @@ class FleetClient:
     """Submits requests to a fleet's request stream and collects answers; see the module's documentation."""
 
     def __init__(self, url="redis://127.0.0.1:6379", *, stream="leap:requests", name=None, timeout=600.0,
-                 request_maxlen=1_000_000, block_ms=200):
+                 request_maxlen=1_000_000, block_ms=200, key=None, key_file=None, insecure_no_key=False):
         """url: redis://HOST:PORT[/DB]; the password comes from $LEAP_SANDBOX_REDIS_PASSWORD.
         stream: the fleet's request stream (the workers' --stream).
         name: names this client's reply stream; unique per client (default <hostname>-<pid>-<random>).
         timeout: seconds from submit to answer, unless a submit says otherwise.
         request_maxlen: MAXLEN ~ cap of the request stream (the most requests waiting).
-        block_ms: how long the reader blocks for answers; also how often deadlines are checked."""
+        block_ms: how long the reader blocks for answers; also how often deadlines are checked.
+        key, key_file: the fleet key (bytes or str) or a file holding it; default: $LEAP_FLEET_KEY_FILE,
+        else $LEAP_FLEET_KEY. insecure_no_key: with no key anywhere, run unauthenticated (anyone who can
+        write to Redis can then forge verdicts) instead of raising FleetKeyError."""
         host, port, db = parse_redis_url(url)
+        self._key = read_fleet_key(key, key_file)
+        if self._key is None and not insecure_no_key:
+            raise FleetKeyError(
+                "leap.fleet.FleetClient: no fleet key. Requests and answers are signed with a key shared by the "
+                f"fleet's clients and workers; put at least {KEY_MIN_BYTES} random bytes in a file only you can read "
+                f"({_MAKE_KEY}) and name it in ${KEY_FILE_ENV} (or key_file=), or put the key in ${KEY_ENV}. To run "
+                "without authentication (anyone who can write to the fleet's Redis can then submit work and forge "
+                "verdicts), pass insecure_no_key=True")
+        self._pid = os.getpid()
+        self._session = f"{self._pid}-{secrets.token_hex(16)}"
         if timeout <= 0 or block_ms <= 0 or request_maxlen < 1:
             raise ValueError("timeout, block_ms and request_maxlen must be positive")
         self.stream = stream
-        self.name = name or f"{socket.gethostname()}-{os.getpid()}-{random.randrange(1 << 30)}"
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(6)}"
         self.reply_stream = f"{stream}:reply:{self.name}"
         self._timeout = float(timeout)
         self._maxlen = int(request_maxlen)
@@ -94,25 +189,41 @@ class FleetClient:
         credentials = dict(password=os.environ.get(PASSWORD_ENV) or None, username=os.environ.get(USER_ENV) or None)
         self._submitter = redis.Redis(host=host, port=port, db=db, decode_responses=True, socket_timeout=5,
                                       socket_connect_timeout=5, **credentials)
-        self._reader_redis = redis.Redis(host=host, port=port, db=db, decode_responses=True,
+        # Answers are read as bytes: a tag is over the bytes, and a forged entry need not be UTF-8.
+        self._reader_redis = redis.Redis(host=host, port=port, db=db, decode_responses=False,
                                          socket_timeout=5 + block_ms / 1000, socket_connect_timeout=5, **credentials)
         try:
             last = self._submitter.xrevrange(self.reply_stream, "+", "-", count=1)
         except _CONNECTION_ERRORS as e:
             raise ConnectionError(f"cannot reach Redis at {url}: {e} (is it running, and reachable from here?)") from e
-        self._last_seen = last[0][0] if last else "0-0"
+        self._last_seen = last[0][0].encode() if last else b"0-0"
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._submit_lock = threading.Lock()
         self._waiting = {}  # id -> (future, deadline)
-        self._stats = dict(submitted=0, answered=0, duplicates_dropped=0, timeouts=0, reconnects=0)
+        self._stats = dict(submitted=0, answered=0, duplicates_dropped=0, timeouts=0, reconnects=0, forged_dropped=0)
         self._closing = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="leap-fleet-reader", daemon=True)
         self._reader.start()
 
+    @property
+    def authenticated(self):
+        """False only under insecure_no_key without a key."""
+        return self._key is not None
+
+    def _check_process(self):
+        # A forked child has a copy of this object but not its reader thread; its sockets and locks are
+        # the parent's (a lock held at the fork stays held). Nothing in it may be used there.
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                f"this FleetClient (reply stream {self.reply_stream}) was created in process {self._pid} and is used "
+                f"in process {os.getpid()}, a fork of it; a client cannot cross a fork (its reader and connections "
+                "stay with the parent). Create a new FleetClient in the child, after the fork")
+
     # -- requests ---------------------------------------------------------------------------------
     def submit(self, op, *, timeout=None, **fields):
         """Any request: submit("compile", source=...); the client sets "id". Returns a Future."""
+        self._check_process()
         if "id" in fields:
             raise ValueError('leave "id" out: the client numbers its requests to match answers')
         if self._closing.is_set():
@@ -123,12 +234,15 @@ class FleetClient:
             request_id = next(self._ids)
             self._waiting[request_id] = (future, deadline)
         line = json.dumps({"id": request_id, "op": op, **fields})
+        entry = {"request": line, "reply": self.reply_stream, "session": self._session, "id": str(request_id)}
+        if self._key is not None:
+            entry["tag"] = _tag(self._key, b"request", self.stream.encode(), self.reply_stream.encode(),
+                                self._session.encode(), str(request_id).encode(), line.encode())
         with self._submit_lock:
             attempt = 0
             while True:
                 try:
-                    self._submitter.xadd(self.stream, {"request": line, "reply": self.reply_stream},
-                                         maxlen=self._maxlen, approximate=True)
+                    self._submitter.xadd(self.stream, entry, maxlen=self._maxlen, approximate=True)
                     break
                 except _CONNECTION_ERRORS:
                     if time.monotonic() + _delay(attempt) >= deadline:
@@ -156,16 +270,43 @@ class FleetClient:
         return self.submit("info", timeout=timeout)
 
     def stats(self):
+        self._check_process()
         with self._lock:
             return dict(self._stats, pending=len(self._waiting))
 
     # -- answers ----------------------------------------------------------------------------------
-    def _settle(self, line, worker):
+    def _forged(self, fields):
+        """Why an answer entry is not signed for this client, or None when it is."""
+        if self._key is None:
+            return None
+        tag, request_id, line = fields.get(b"tag"), fields.get(b"id"), fields.get(b"response")
+        if tag is None:
+            return "unsigned (no tag field)"
+        if request_id is None or line is None:
+            return "no 'id' or 'response' field"
+        expected = _tag(self._key, b"reply", self.stream.encode(), self.reply_stream.encode(), self._session.encode(),
+                        request_id, line)
+        if not hmac.compare_digest(expected.encode(), tag):
+            return "the tag does not match (forged, or copied from another request)"
+        return None
+
+    def _drop_forged(self, entry_id, why):
+        with self._lock:
+            self._stats["forged_dropped"] += 1
+            n = self._stats["forged_dropped"]
+        if n & (n - 1) == 0:  # the 1st, 2nd, 4th, ...: a flood cannot flood the log
+            _log.warning("leap.fleet.FleetClient: dropped answer %s on %s: %s (%d dropped so far; something without "
+                         "the fleet key writes to this stream)", entry_id.decode(errors="replace"), self.reply_stream,
+                         why, n)
+
+    def _settle(self, line, worker, signed_id):
         try:
             response = json.loads(line)
             request_id = response["id"]
         except (ValueError, KeyError, TypeError):
             response, request_id = None, None
+        if self._key is not None and signed_id != str(request_id).encode():
+            return "the response's id differs from the signed id"
         with self._lock:
             entry = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
             if entry is None:
@@ -173,10 +314,13 @@ class FleetClient:
                 return
             self._stats["answered"] += 1
         future = entry[0]
+        if future.done():  # cancelled by the caller
+            return None
         if response.get("ok"):
             future.set_result(response.get("result"))
         else:
             future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, worker {worker})"))
+        return None
 
     def _expire(self, now):
         with self._lock:
@@ -203,9 +347,27 @@ class FleetClient:
                 for _, entries in batches or []:
                     for entry_id, fields in entries:
                         self._last_seen = entry_id
+                        session = fields.get(b"session")
+                        if session is not None and session != self._session.encode():
+                            # Another client of the same name shares the stream: its answers are its own.
+                            with self._lock:
+                                self._stats["duplicates_dropped"] += 1
+                            continue
                         done.append(entry_id)
-                        if "response" in fields:
-                            self._settle(fields["response"], fields.get("worker", ""))
+                        why = self._forged(fields)
+                        if why is None and b"response" not in fields:
+                            why = "no 'response' field"
+                        if why is None:
+                            try:
+                                line = fields[b"response"].decode()
+                            except UnicodeDecodeError:
+                                line = None
+                                why = "the response is not UTF-8"
+                        if why is None:
+                            why = self._settle(line, fields.get(b"worker", b"").decode(errors="replace"),
+                                               fields.get(b"id"))
+                        if why is not None:
+                            self._drop_forged(entry_id, why)
                 if done:
                     self._reader_redis.xdel(self.reply_stream, *done)
             except _CONNECTION_ERRORS:
@@ -218,8 +380,9 @@ class FleetClient:
 
     # -- lifetime ---------------------------------------------------------------------------------
     def close(self):
-        """Stops the reader, fails the futures still waiting and deletes the reply stream."""
-        if self._closing.is_set():
+        """Stops the reader, fails the futures still waiting and deletes the reply stream. In a forked
+        child, does nothing: the reader, the connections and the reply stream are the parent's."""
+        if os.getpid() != self._pid or self._closing.is_set():
             return
         self._closing.set()
         self._reader.join()

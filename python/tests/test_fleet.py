@@ -1,18 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-"""leap.fleet.FleetClient against a real Redis on a loopback port and a real leap-sandbox worker."""
+"""leap.fleet.FleetClient against a real Redis on a loopback port and a real leap-sandbox worker: answers,
+deadlines, the fleet key, forged answers, and a client used across a fork."""
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import time
+import types
 
 import pytest
 
 redis = pytest.importorskip("redis", reason="python3-redis is not installed")
 
-from leap.fleet import FleetClient, parse_redis_url  # noqa: E402
+from leap.fleet import FleetClient, FleetKeyError, parse_redis_url, read_fleet_key  # noqa: E402
+from leap import fleet as fleet_module  # noqa: E402
 from leap.sandbox import SandboxError  # noqa: E402
 
 KERNEL = 'extern "C" __global__ void scale_{k}(float* x, int n) {{ int i = threadIdx.x; if (i < n) x[i] *= {k}.5f; }}\n'
@@ -24,9 +30,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 @pytest.fixture
 def fleet(tmp_path):
-    """redis-server on a free loopback port in tmp_path and one worker; yields the URL."""
+    """redis-server on a free loopback port in tmp_path and one worker on leap:requests, under a fresh fleet
+    key; yields url, key and start_worker(stream, name) for more workers."""
     server = shutil.which("redis-server")
     sandbox = os.environ.get("LEAP_SANDBOX")
     if not server:
@@ -45,21 +61,30 @@ def fleet(tmp_path):
             break
         except redis.exceptions.ConnectionError:
             time.sleep(0.02)
-    env = dict(os.environ, LEAP_SANDBOX_CACHE_DIR=str(tmp_path / "cache"))
-    with open(tmp_path / "worker.log", "w") as log:
-        worker = subprocess.Popen([sandbox, "worker", "--redis", url, "--name", "py0", "-j", "2"], env=env,
-                                  stdout=log, stderr=log)
+    key = secrets.token_hex(16)
+    env = dict(os.environ, LEAP_SANDBOX_CACHE_DIR=str(tmp_path / "cache"), LEAP_FLEET_KEY=key)
+    env.pop("LEAP_FLEET_KEY_FILE", None)
+    workers = []
+
+    def start_worker(stream="leap:requests", name="py0"):
+        with open(tmp_path / f"{name}.log", "w") as log:
+            workers.append(subprocess.Popen([sandbox, "worker", "--redis", url, "--name", name, "-j", "2",
+                                             "--stream", stream], env=env, stdout=log, stderr=log))
+
+    start_worker()
     try:
-        yield url
+        yield types.SimpleNamespace(url=url, key=key, start_worker=start_worker, log_dir=tmp_path)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=30) == 0
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            assert worker.wait(timeout=30) == 0
         redis_process.terminate()
         redis_process.wait(timeout=30)
 
 
 def test_compiles_and_errors_come_back_once_each(fleet):
-    with FleetClient(fleet, name="py-trainer", timeout=120) as client:
+    with FleetClient(fleet.url, name="py-trainer", timeout=120, key=fleet.key) as client:
         futures = [client.compile(KERNEL.format(k=k % 5)) for k in range(20)]
         results = [f.result(timeout=120) for f in futures]
         assert all(r["status"] == "ok" for r in results)
@@ -71,18 +96,20 @@ def test_compiles_and_errors_come_back_once_each(fleet):
         stats = client.stats()
         assert stats["submitted"] == 22 and stats["answered"] == 22 and stats["pending"] == 0
 
-        # A second answer for an id (a reclaimed request answered twice) is dropped, not delivered.
-        r = redis.Redis.from_url(fleet)
-        r.xadd(client.reply_stream, {"response": json.dumps({"id": 1, "ok": True, "result": {}}), "worker": "ghost"})
-        deadline = time.monotonic() + 10
-        while client.stats()["duplicates_dropped"] < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert client.stats()["duplicates_dropped"] == 1
+        # A second signed answer for an id (a reclaimed request answered twice) is dropped, not delivered.
+        r = redis.Redis.from_url(fleet.url)
+        line = json.dumps({"id": 1, "ok": True, "result": {}})
+        tag = fleet_module._tag(fleet.key.encode(), b"reply", b"leap:requests", client.reply_stream.encode(),
+                                client._session.encode(), b"1", line.encode())
+        r.xadd(client.reply_stream, {"response": line, "worker": "py0", "session": client._session, "id": "1",
+                                     "tag": tag})
+        assert wait_for(lambda: client.stats()["duplicates_dropped"] == 1, 10)
         assert client.stats()["answered"] == 22
+        assert client.stats()["forged_dropped"] == 0
 
 
 def test_deadline_without_workers(fleet):
-    with FleetClient(fleet, stream="nobody:listens", timeout=0.3) as client:
+    with FleetClient(fleet.url, stream="nobody:listens", timeout=0.3, key=fleet.key) as client:
         with pytest.raises(TimeoutError, match="no answer before its deadline"):
             client.info().result(timeout=30)
         assert client.stats()["timeouts"] == 1
@@ -96,7 +123,7 @@ def test_misuse_is_refused():
     assert parse_redis_url("redis://10.0.0.5:6380/2") == ("10.0.0.5", 6380, 2)
     assert parse_redis_url("redis://[::1]") == ("::1", 6379, 0)
     with pytest.raises(ConnectionError, match="cannot reach Redis"):
-        FleetClient(f"redis://127.0.0.1:{free_port()}")
+        FleetClient(f"redis://127.0.0.1:{free_port()}", key="k" * 16)
 
 
 def test_the_fleet_client_is_also_leap_sandbox_fleetclient():
@@ -105,3 +132,103 @@ def test_the_fleet_client_is_also_leap_sandbox_fleetclient():
     assert "FleetClient" in leap.sandbox.__all__
     with pytest.raises(AttributeError, match="no attribute 'NoSuchClient'"):
         leap.sandbox.NoSuchClient  # noqa: B018
+
+
+def test_tags_match_the_workers():
+    """The same vector as tests/fleet/test_fleet_auth.cpp: Python and C++ sign the same bytes."""
+    key = b"0123456789abcdef-test-key"
+    assert fleet_module._signed_message(b"reply", b"s", b"s:reply:c", b"1-2", b"3", b"{}") == (
+        b"13:leap-fleet-v1,5:reply,1:s,9:s:reply:c,3:1-2,1:3,64:" + hashlib.sha256(b"{}").hexdigest().encode() + b",")
+    assert fleet_module._tag(key, b"reply", b"s", b"s:reply:c", b"1-2", b"3", b"{}") == \
+        "51c49111afbf332d1c71cc08ce591865ae1f2b9f8375b01f950c6627a6e9478c"
+
+
+def test_the_key_is_long_enough_private_and_never_silently_absent(tmp_path, monkeypatch):
+    monkeypatch.delenv("LEAP_FLEET_KEY", raising=False)
+    monkeypatch.delenv("LEAP_FLEET_KEY_FILE", raising=False)
+    assert read_fleet_key() is None
+    with pytest.raises(FleetKeyError, match="no fleet key.*insecure_no_key"):
+        FleetClient(f"redis://127.0.0.1:{free_port()}")
+    with pytest.raises(FleetKeyError, match="at least 16"):
+        read_fleet_key("short")
+    shared = tmp_path / "shared.key"
+    shared.write_text("0123456789abcdef0123\n")
+    shared.chmod(0o644)
+    with pytest.raises(FleetKeyError, match="mode 0644.*chmod 600"):
+        read_fleet_key(key_file=str(shared))
+    private = tmp_path / "private.key"
+    private.write_text("0123456789abcdef0123\n")
+    private.chmod(0o600)
+    assert read_fleet_key(key_file=str(private)) == b"0123456789abcdef0123"
+    monkeypatch.setenv("LEAP_FLEET_KEY", "key-in-the-variable-0")
+    assert read_fleet_key() == b"key-in-the-variable-0"
+    monkeypatch.setenv("LEAP_FLEET_KEY_FILE", str(private))  # the file's variable comes first
+    assert read_fleet_key() == b"0123456789abcdef0123"
+    monkeypatch.setenv("LEAP_FLEET_KEY_FILE", str(tmp_path / "typo.key"))  # set but unusable: an error
+    with pytest.raises(FleetKeyError, match="cannot read"):
+        read_fleet_key()
+
+
+def test_forged_answers_are_dropped_and_the_real_one_wins(fleet, caplog):
+    r = redis.Redis.from_url(fleet.url)
+    with FleetClient(fleet.url, stream="victim:requests", name="victim", timeout=120, key=fleet.key) as client:
+        assert client.authenticated
+        future = client.compile(KERNEL.format(k=3))
+        # What a co-tenant reads off the request stream: the reply stream, the session and the id.
+        (_, request), = r.xrange("victim:requests")
+        assert request[b"reply"] == client.reply_stream.encode() and request[b"id"] == b"1"
+        verdict = json.dumps({"id": 1, "ok": True, "result": {"status": "ok", "verdict": "correct", "speedup": 99}})
+        r.xadd(client.reply_stream, {"response": verdict, "worker": "forger"})
+        r.xadd(client.reply_stream, {"response": verdict, "worker": "forger", "session": request[b"session"],
+                                     "id": "1", "tag": "a" * 64})
+        # Signed under another key, and a request's tag posing as a reply's.
+        other = fleet_module._tag(b"not-the-fleet-key-0123", b"reply", b"victim:requests", client.reply_stream.encode(),
+                                  request[b"session"], b"1", verdict.encode())
+        as_request = fleet_module._tag(fleet.key.encode(), b"request", b"victim:requests", client.reply_stream.encode(),
+                                       request[b"session"], b"1", verdict.encode())
+        for tag in (other, as_request):
+            r.xadd(client.reply_stream, {"response": verdict, "worker": "forger", "session": request[b"session"],
+                                         "id": "1", "tag": tag})
+        r.xadd(client.reply_stream, {"response": b"\xff\xfe", "worker": "forger", "session": request[b"session"]})
+        assert wait_for(lambda: client.stats()["forged_dropped"] == 5, 20)
+        assert not future.done()
+        fleet.start_worker(stream="victim:requests", name="victim0")  # now the real answer comes
+        result = future.result(timeout=60)
+        assert result["status"] == "ok" and "verdict" not in result
+        assert any("scale_3" in k for k in result["kernels"])
+        stats = client.stats()
+        assert stats["answered"] == 1 and stats["forged_dropped"] == 5 and stats["duplicates_dropped"] == 0
+    logged = [rec.getMessage() for rec in caplog.records if rec.name == "leap.fleet"]
+    assert len(logged) == 3 and "unsigned (no tag field)" in logged[0]  # the 1st, 2nd and 4th
+
+
+def test_a_client_used_in_a_forked_child_says_to_make_a_new_one(fleet):
+    with FleetClient(fleet.url, timeout=120, key=fleet.key) as parent:
+        assert parent.compile(KERNEL.format(k=500)).result(timeout=120)["status"] == "ok"
+        in_flight = [(k, parent.compile(KERNEL.format(k=k))) for k in range(501, 509)]
+        child = os.fork()
+        if child == 0:
+            # 10: the parent's client was usable; 11: the error did not say what to do; 12: the child's own
+            # client failed; 13: the child got an answer that is not its own.
+            code = 10
+            try:
+                parent.info()
+            except RuntimeError as e:
+                code = 0 if "Create a new FleetClient in the child" in str(e) else 11
+            if code == 0:
+                try:
+                    with FleetClient(fleet.url, timeout=60, key=fleet.key) as own:
+                        for k in range(900, 904):
+                            if not any(f"scale_{k}" in n for n in own.compile(KERNEL.format(k=k)).result()["kernels"]):
+                                code = 13
+                except Exception:  # noqa: BLE001 - any failure is the child's answer
+                    code = 12
+            parent.close()  # a no-op in the child: it must not delete the parent's reply stream
+            os._exit(code)
+        in_flight += [(k, parent.compile(KERNEL.format(k=k))) for k in range(509, 517)]
+        _, status = os.waitpid(child, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        for k, future in in_flight:
+            assert any(f"scale_{k}" in n for n in future.result(timeout=60)["kernels"])  # its own kernel's answer
+        stats = parent.stats()
+        assert stats["answered"] == 17 and stats["duplicates_dropped"] == 0 and stats["forged_dropped"] == 0

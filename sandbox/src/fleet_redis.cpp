@@ -2,8 +2,10 @@
 #include "fleet_redis.hpp"
 
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,10 +45,20 @@ long long integer(const redisReply* r) noexcept {
 }
 
 const std::string* StreamEntry::field(std::string_view name) const noexcept {
-  for (const auto& [key, value] : fields) {
-    if (key == name) return &value;
+  const std::size_t i = index(name);
+  return i < fields.size() ? &fields[i].second : nullptr;
+}
+
+std::size_t StreamEntry::index(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].first == name) return i;
   }
-  return nullptr;
+  return fields.size();
+}
+
+bool StreamEntry::whole(std::string_view name) const noexcept {
+  const std::size_t i = index(name);
+  return i < fields.size() && i < lengths.size() && fields[i].second.size() == lengths[i];
 }
 
 std::vector<StreamEntry> parse_entries(const redisReply* entries) {
@@ -58,7 +70,38 @@ std::vector<StreamEntry> parse_entries(const redisReply* entries) {
     e.id = std::string(text(at(entry, 0)));
     const redisReply* body = at(entry, 1);
     for (std::size_t k = 0; k + 1 < size(body); k += 2) {
-      e.fields.emplace_back(std::string(text(at(body, k))), std::string(text(at(body, k + 1))));
+      const std::string_view value = text(at(body, k + 1));
+      e.fields.emplace_back(std::string(text(at(body, k))), std::string(value));
+      e.lengths.push_back(value.size());
+      e.digests.push_back(sha256(value));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<StreamEntry> parse_entries(BoundedReply&& entries) {
+  std::vector<StreamEntry> out;
+  if (entries.type != BoundedReply::Type::array) return out;
+  for (BoundedReply& entry : entries.elements) {
+    if (entry.type != BoundedReply::Type::array || entry.elements.empty()) continue;  // deleted meanwhile
+    StreamEntry e;
+    e.id = entry.elements[0].text;
+    e.complete = entry.whole() && entry.elements[0].whole();
+    if (entry.elements.size() > 1) {
+      BoundedReply& body = entry.elements[1];
+      e.complete = e.complete && body.whole() && body.length % 2 == 0;
+      for (std::size_t k = 0; k + 1 < body.elements.size(); k += 2) {
+        BoundedReply& key = body.elements[k];
+        BoundedReply& value = body.elements[k + 1];
+        if (!key.whole()) {  // a field name cut short names nothing: the entry is not complete
+          e.complete = false;
+          continue;
+        }
+        e.fields.emplace_back(std::move(key.text), std::move(value.text));
+        e.lengths.push_back(value.length);
+        e.digests.push_back(value.digest);
+      }
     }
     out.push_back(std::move(e));
   }
@@ -109,13 +152,17 @@ void RedisConnection::connect() {
   }
 }
 
-Reply RedisConnection::command(const std::vector<std::string>& argv, std::chrono::milliseconds block) {
-  connect();
+void RedisConnection::use_timeout(std::chrono::milliseconds block) {
   const std::chrono::milliseconds wanted = block.count() > 0 ? io_timeout_ + block : io_timeout_;
   if (wanted != current_timeout_) {
     redisSetTimeout(context_, to_timeval(wanted));
     current_timeout_ = wanted;
   }
+}
+
+Reply RedisConnection::command(const std::vector<std::string>& argv, std::chrono::milliseconds block) {
+  connect();
+  use_timeout(block);
   std::vector<const char*> args;
   std::vector<std::size_t> lengths;
   args.reserve(argv.size());
@@ -176,7 +223,72 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
     }
     replies.emplace_back(static_cast<redisReply*>(raw));
   }
+  // A Redis still loading its data after a restart answers every command LOADING: a disconnect to wait
+  // out, as command() treats it, not an error reply that would make a caller give up on an answer.
+  for (const Reply& reply : replies) {
+    const std::string_view message = is_error(reply.get()) ? text(reply.get()) : std::string_view();
+    if (message.starts_with("LOADING") || message.starts_with("MASTERDOWN")) {
+      const std::string what(message);
+      close();
+      throw RedisDisconnected("Redis at " + to_string(address_) + " is not ready: " + what);
+    }
+  }
   return replies;
+}
+
+BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
+                                              std::chrono::milliseconds block) {
+  connect();
+  use_timeout(block);
+  auto lost = [&](const std::string& why) {
+    close();
+    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" + argv.front() + "): " + why);
+  };
+  // hiredis reads replies into its own buffer; this command's reply must be all on the socket.
+  if (context_->reader != nullptr && context_->reader->pos != context_->reader->len) {
+    throw lost("unread reply bytes before a bounded read");
+  }
+  std::vector<const char*> args;
+  std::vector<std::size_t> lengths;
+  for (const std::string& a : argv) {
+    args.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  if (redisAppendCommandArgv(context_, static_cast<int>(args.size()), args.data(), lengths.data()) != REDIS_OK) {
+    throw lost(context_->errstr);
+  }
+  for (int done = 0; done == 0;) {
+    if (redisBufferWrite(context_, &done) != REDIS_OK) throw lost(context_->errstr);
+  }
+  const int fd = context_->fd;
+  BoundedReader reader(
+      [fd](char* buffer, std::size_t size) -> std::size_t {
+        for (;;) {
+          const ssize_t n = ::recv(fd, buffer, size, 0);
+          if (n > 0) return static_cast<std::size_t>(n);
+          if (n == 0) throw RedisDisconnected("the server closed the connection");
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN || errno == EWOULDBLOCK) throw RedisDisconnected("timed out waiting for the reply");
+          throw RedisDisconnected(std::strerror(errno));
+        }
+      },
+      limits);
+  BoundedReply reply;
+  try {
+    reply = reader.read();
+  } catch (const RedisDisconnected& e) {
+    throw lost(e.what());
+  } catch (const ProtocolError& e) {  // the connection's state is unknown: start afresh
+    throw lost(e.what());
+  }
+  if (reply.type == BoundedReply::Type::error) {
+    if (reply.text.starts_with("LOADING") || reply.text.starts_with("MASTERDOWN")) {
+      close();
+      throw RedisDisconnected("Redis at " + to_string(address_) + " is not ready: " + reply.text);
+    }
+    throw RedisCommandError(argv.front() + ": " + reply.text);
+  }
+  return reply;
 }
 
 std::chrono::milliseconds reconnect_delay(int attempt) noexcept {

@@ -13,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "fleet_bounded_reply.hpp"
 #include "leap/sandbox/fleet_address.hpp"
+#include "leap/sandbox/sha256.hpp"
 
 struct redisContext;
 struct redisReply;
@@ -46,15 +48,25 @@ const redisReply* at(const redisReply* r, std::size_t i) noexcept;  // element i
 std::string_view text(const redisReply* r) noexcept;                // string/status/error; "" otherwise
 long long integer(const redisReply* r) noexcept;                    // integer reply (or a numeric string)
 
-// One stream entry: its id and its field/value pairs.
+// One stream entry: its id and its field/value pairs. Read with bounded memory (RedisConnection::
+// bounded_command), a value may hold only its start: `lengths` has each value's full length and
+// `digests` its SHA-256, and `complete` is false when fields were dropped altogether.
 struct StreamEntry {
   std::string id;
   std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::size_t> lengths;  // parallel to fields
+  std::vector<Digest> digests;       // parallel to fields
+  bool complete = true;
   const std::string* field(std::string_view name) const noexcept;
+  // The index of a field, or fields.size() when it is absent.
+  std::size_t index(std::string_view name) const noexcept;
+  // The field is there and its value was kept whole.
+  bool whole(std::string_view name) const noexcept;
 };
 // Entries of an XRANGE / XCLAIM reply, or of one stream in an XREAD(GROUP) reply. Entries already
 // deleted from the stream (nil bodies) come back with no fields.
 std::vector<StreamEntry> parse_entries(const redisReply* entries);
+std::vector<StreamEntry> parse_entries(BoundedReply&& entries);  // moves the values out
 
 // The password (and ACL user) from the environment, never from a command line.
 struct RedisCredentials {
@@ -83,13 +95,22 @@ class RedisConnection {
   Reply command(const std::vector<std::string>& argv,
                 std::chrono::milliseconds block = std::chrono::milliseconds(0));
 
-  // Sends all commands in one write and reads their replies: one round trip. An I/O failure closes
-  // the connection and throws RedisDisconnected; error replies are returned (see is_error), not thrown.
+  // Sends all commands in one write and reads their replies: one round trip. An I/O failure or a Redis
+  // still loading (LOADING) closes the connection and throws RedisDisconnected; other error replies
+  // are returned (see is_error), not thrown.
   std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands);
+
+  // Runs one command and reads its reply with bounded memory (see fleet_bounded_reply.hpp): for
+  // commands whose reply holds stream entries anyone may have written (XREADGROUP, XCLAIM, XRANGE).
+  // Failures as command().
+  BoundedReply bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
+                               std::chrono::milliseconds block = std::chrono::milliseconds(0));
 
   const RedisAddress& address() const noexcept { return address_; }
 
  private:
+  void use_timeout(std::chrono::milliseconds block);
+
   RedisAddress address_;
   RedisCredentials credentials_;
   std::chrono::milliseconds io_timeout_;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "fleet_auth.hpp"
 #include "fleet_redis.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 
@@ -37,6 +38,9 @@ std::string error_response(std::string_view request_line, const std::string& err
       -1, ' ', false, json::error_handler_t::replace);
 }
 
+// Log the 1st, 2nd, 4th, 8th, ... occurrence: a flood of bad entries cannot flood the log.
+bool worth_logging(std::uint64_t count) noexcept { return (count & (count - 1)) == 0; }
+
 // Sleeps up to `d`, waking early when `stop` is set.
 void sleep_unless_stopped(milliseconds d, const std::atomic<bool>& stop) {
   const auto until = Clock::now() + d;
@@ -57,6 +61,9 @@ void FleetWorkerOptions::validate() const {
   if (block.count() < 1) fail("block must be at least 1 ms");
   if (claim_interval.count() < 1) fail("claim_interval must be at least 1 ms");
   if (reply_maxlen < 1 || dead_letter_maxlen < 1) fail("stream caps must be at least 1");
+  if (max_request_bytes < 1024 || max_request_bytes > (std::size_t{1} << 30)) {
+    fail("max_request_bytes (" + std::to_string(max_request_bytes) + ") must be in [1024, 1 GiB]");
+  }
 }
 
 milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOptions& options) {
@@ -89,11 +96,13 @@ struct FleetWorker::Impl {
   FleetWorkerOptions options;
   Handler handler;
   fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
+  std::optional<FleetKey> key;  // nullopt: insecure_no_key, nothing checked or signed
+  fleet::BoundedLimits read_limits;
   std::string dead_letter_stream;
   std::string reply_prefix;  // "<stream>:reply:"
   std::function<void(const std::string&)> log;
 
-  std::atomic<std::uint64_t> answered{0}, reclaimed{0}, dead_lettered{0}, reconnects{0};
+  std::atomic<std::uint64_t> answered{0}, reclaimed{0}, dead_lettered{0}, reconnects{0}, rejected{0}, too_large{0};
   std::atomic<Clock::rep> next_scan{0};
   std::mutex in_hand_mutex;
   std::set<std::string> in_hand;  // entry ids this process is working on
@@ -114,17 +123,26 @@ struct FleetWorker::Impl {
   // the request's claim idle time has passed (after that another worker answers it anyway).
   void deliver(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& reply_stream,
                const std::string& response, const std::atomic<bool>& stop) {
-    const std::string* request = entry.field("request");
+    const std::string* request = entry.whole("request") ? entry.field("request") : nullptr;  // not a cut line
     const auto give_up = Clock::now() + claim_idle_for(request ? *request : std::string_view(), options);
+    std::vector<std::string> add = {"XADD", reply_stream, "MAXLEN", "~", std::to_string(options.reply_maxlen), "*",
+                                    "response", response, "worker", options.name};
+    // The session and id come back as the request gave them: the client matches the answer by both.
+    const std::string* session = entry.field("session");
+    const std::string* id = entry.field("id");
+    if (session != nullptr) add.insert(add.end(), {"session", *session});
+    if (id != nullptr) add.insert(add.end(), {"id", *id});
+    if (key) {
+      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::reply, options.stream, reply_stream,
+                                                       session ? *session : std::string_view(),
+                                                       id ? *id : std::string_view(), sha256(response)})});
+    }
     bool written = false;
     for (int attempt = 0;; ++attempt) {
       try {
         // Two round trips: the answer (and its stream's TTL), then, only once it is written, the ack.
         if (!written) {
-          const auto replies = redis.pipeline(
-              {{"XADD", reply_stream, "MAXLEN", "~", std::to_string(options.reply_maxlen), "*", "response", response,
-                "worker", options.name},
-               {"EXPIRE", reply_stream, std::to_string(options.reply_ttl.count())}});
+          const auto replies = redis.pipeline({add, {"EXPIRE", reply_stream, std::to_string(options.reply_ttl.count())}});
           if (fleet::is_error(replies[0].get())) {
             throw fleet::RedisCommandError("XADD to " + reply_stream + ": " + std::string(fleet::text(replies[0].get())));
           }
@@ -161,14 +179,18 @@ struct FleetWorker::Impl {
     std::vector<std::string> add = {"XADD", dead_letter_stream, "MAXLEN", "~", std::to_string(options.dead_letter_maxlen),
                                     "*", "request_entry", entry.id, "deliveries", std::to_string(deliveries),
                                     "last_consumer", last_consumer, "reason", reason, "worker", options.name};
-    for (const auto& [key, value] : entry.fields) {
-      add.push_back(key);
-      add.push_back(value);
+    for (std::size_t i = 0; i < entry.fields.size(); ++i) {
+      const auto& [name, value] = entry.fields[i];
+      if (i < entry.lengths.size() && value.size() != entry.lengths[i]) {  // never held whole: its size only
+        add.insert(add.end(), {name + "_bytes", std::to_string(entry.lengths[i])});
+      } else {
+        add.insert(add.end(), {name, value});
+      }
     }
     redis.command(add);
     ++dead_lettered;
     say("dead-lettered " + entry.id + " to " + dead_letter_stream + ": " + reason);
-    if (answer_client && reply != nullptr && valid_reply_stream(*reply)) {
+    if (answer_client && reply != nullptr && valid_reply_stream(*reply) && !forged(entry)) {
       try {
         deliver(redis, entry, *reply, error_response(request ? *request : std::string_view(), reason), stop);
         return;
@@ -183,10 +205,59 @@ struct FleetWorker::Impl {
     return reply.size() > reply_prefix.size() && reply.starts_with(reply_prefix);
   }
 
+  // Why the entry is not a request signed under the fleet key, or nullopt when it is (or no key is in use).
+  std::optional<std::string> forged(const fleet::StreamEntry& entry) const {
+    if (!key) return std::nullopt;
+    if (entry.field("tag") == nullptr) return "unsigned (no tag field): not from a client holding the fleet key";
+    for (const char* name : {"request", "reply", "session", "id"}) {
+      if (entry.field(name) == nullptr) return std::string("no '") + name + "' field";
+    }
+    for (const char* name : {"reply", "session", "id", "tag"}) {
+      if (!entry.whole(name)) return std::string("the '") + name + "' field is too long";
+    }
+    const std::size_t request = entry.index("request");
+    const fleet::SignedFields signed_fields{fleet::MessageKind::request, options.stream, *entry.field("reply"),
+                                            *entry.field("session"), *entry.field("id"), entry.digests[request]};
+    if (!fleet::verify(*key, signed_fields, *entry.field("tag"))) {
+      return "the tag does not match (forged, signed under another key, or taken from another request)";
+    }
+    return std::nullopt;
+  }
+
+  // Drops an entry that is not a signed request: acknowledged and deleted, never run or answered.
+  void reject(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& why) {
+    const std::uint64_t n = ++rejected;
+    if (worth_logging(n)) {
+      say("dropped entry " + entry.id + " of " + options.stream + " unrun: " + why + " (" + std::to_string(n) +
+          " dropped so far; is something without the fleet key writing to the stream?)");
+    }
+    redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+  }
+
+  // The answer to a request line longer than max_request_bytes: only its length and tag were read.
+  std::string too_large_response(const fleet::StreamEntry& entry) const {
+    json id = nullptr;
+    if (const std::string* given = entry.field("id"); given != nullptr && entry.whole("id")) {
+      id = json::parse(*given, nullptr, false);
+      if (id.is_discarded() || !id.is_number()) id = *given;
+    }
+    const std::size_t length = entry.lengths[entry.index("request")];
+    return json{{"id", id}, {"ok", false}, {"code", "request_too_large"},
+                {"error", "the request is " + std::to_string(length) + " bytes; this fleet worker takes at most " +
+                              std::to_string(options.max_request_bytes) +
+                              " (leap-sandbox worker --max-request-bytes); it was not read"}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
   void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::atomic<bool>& stop) {
+    if (const std::optional<std::string> why = forged(entry)) {
+      reject(redis, entry, *why);
+      return;
+    }
     const std::string* request = entry.field("request");
     const std::string* reply = entry.field("reply");
-    if (request == nullptr || reply == nullptr || !valid_reply_stream(*reply)) {
+    if (!entry.complete || request == nullptr || reply == nullptr || !entry.whole("reply") ||
+        !valid_reply_stream(*reply)) {
       dead_letter(redis, entry, 1, options.name,
                   "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' (the "
                   "client's reply stream, " + reply_prefix + "<client>)",
@@ -207,7 +278,16 @@ struct FleetWorker::Impl {
     } in_hand_guard(*this, entry.id);
     std::string response;
     try {
-      response = handler(*request);
+      if (entry.whole("request")) {
+        response = handler(*request);
+      } else {
+        const std::uint64_t n = ++too_large;
+        if (worth_logging(n)) {
+          say("answered " + entry.id + " request_too_large (" + std::to_string(entry.lengths[entry.index("request")]) +
+              " bytes; " + std::to_string(n) + " so far)");
+        }
+        response = too_large_response(entry);
+      }
     } catch (const std::exception& e) {  // the handler promises not to throw; an answer beats a lost request
       response = error_response(*request, std::string("the worker failed on this request: ") + e.what());
     }
@@ -242,12 +322,12 @@ struct FleetWorker::Impl {
         std::lock_guard lock(in_hand_mutex);
         if (in_hand.count(id) != 0) continue;  // still running here
       }
-      const auto found = fleet::parse_entries(redis.command({"XRANGE", options.stream, id, id}).get());
+      const auto found = fleet::parse_entries(redis.bounded_command({"XRANGE", options.stream, id, id}, read_limits));
+      const std::string* request = found.empty() || !found.front().whole("request") ? nullptr : found.front().field("request");
       if (found.empty()) {  // trimmed or deleted: nothing left to run
         redis.command({"XACK", options.stream, options.group, id});
         continue;
       }
-      const std::string* request = found.front().field("request");
       const milliseconds claim_idle = claim_idle_for(request ? *request : std::string_view(), options);
       if (idle < claim_idle.count()) continue;
       if (deliveries >= options.max_deliveries) {
@@ -255,14 +335,18 @@ struct FleetWorker::Impl {
         const fleet::Reply claimed = redis.command({"XCLAIM", options.stream, options.group, options.name,
                                                     std::to_string(claim_idle.count()), id, "JUSTID"});
         if (fleet::size(claimed.get()) == 0) continue;
+        if (const std::optional<std::string> why = forged(found.front())) {
+          reject(redis, found.front(), *why);
+          continue;
+        }
         dead_letter(redis, found.front(), deliveries, consumer,
                     "request delivered " + std::to_string(deliveries) + " times without an answer (each time its "
                     "worker died or stalled past the request's limits); not run again, moved to " + dead_letter_stream,
                     stop);
         continue;
       }
-      const auto claimed = fleet::parse_entries(redis.command({"XCLAIM", options.stream, options.group, options.name,
-                                                               std::to_string(claim_idle.count()), id}).get());
+      const auto claimed = fleet::parse_entries(redis.bounded_command(
+          {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id}, read_limits));
       if (claimed.empty()) continue;  // another worker was quicker
       ++reclaimed;
       say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms, delivery " +
@@ -291,10 +375,14 @@ struct FleetWorker::Impl {
         }
         std::optional<fleet::StreamEntry> work = reclaim(redis, stop);
         if (!work) {
-          const fleet::Reply read = redis.command({"XREADGROUP", "GROUP", options.group, options.name, "COUNT", "1",
-                                                   "BLOCK", block, "STREAMS", options.stream, ">"},
-                                                  options.block);
-          auto entries = fleet::parse_entries(fleet::at(fleet::at(read.get(), 0), 1));
+          fleet::BoundedReply read = redis.bounded_command({"XREADGROUP", "GROUP", options.group, options.name,
+                                                                  "COUNT", "1", "BLOCK", block, "STREAMS",
+                                                                  options.stream, ">"},
+                                                                 read_limits, options.block);
+          // [[stream, [entry]]], or nil when the block ran out
+          auto entries = read.elements.empty() || read.elements.front().elements.size() < 2
+                             ? std::vector<fleet::StreamEntry>{}
+                             : fleet::parse_entries(std::move(read.elements.front().elements[1]));
           if (entries.empty()) continue;
           work = std::move(entries.front());
         }
@@ -317,6 +405,11 @@ FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(st
   if (options.name.empty()) options.name = fleet_process_name("worker");
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetWorker: the handler is empty");
+  impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetWorker");
+  // One entry: the request line (kept up to the limit), four short fields, a few that no client writes.
+  impl_->read_limits = {.max_value_bytes = options.max_request_bytes,
+                        .max_kept_bytes = options.max_request_bytes + (std::size_t{64} << 10),
+                        .max_elements = 64};
   impl_->dead_letter_stream = fleet_dead_letter_stream(options.stream);
   impl_->reply_prefix = fleet_reply_stream(options.stream, "");
   impl_->options = std::move(options);
@@ -330,6 +423,14 @@ void FleetWorker::run(const std::atomic<bool>& stop, const std::function<void(co
   const FleetWorkerOptions& o = impl_->options;
   impl_->say("serving " + o.stream + " as a member of group " + o.group + " at " + to_string(o.redis) + " (-j " +
              std::to_string(o.jobs) + ", dead letters to " + impl_->dead_letter_stream + ")");
+  if (impl_->key) {
+    impl_->say("requests checked and answers signed under the fleet key " + impl_->key->fingerprint() +
+               " (fingerprint); unsigned or forged requests are dropped unrun");
+  } else {
+    impl_->say("WARNING: no fleet key (insecure_no_key): requests are not checked and answers not signed; anyone "
+               "who can write to " + o.stream + " can submit work, and anyone who can write to a reply stream can "
+               "forge verdicts");
+  }
   std::vector<std::thread> threads;
   threads.reserve(o.jobs);
   for (unsigned k = 0; k < o.jobs; ++k) threads.emplace_back([this, &stop] { impl_->serve_thread(stop); });
@@ -343,12 +444,16 @@ void FleetWorker::run(const std::atomic<bool>& stop, const std::function<void(co
   }
   const FleetWorkerStats s = stats();
   impl_->say("stopped: " + std::to_string(s.answered) + " answered, " + std::to_string(s.reclaimed) + " taken over, " +
-             std::to_string(s.dead_lettered) + " dead-lettered, " + std::to_string(s.reconnects) + " reconnects");
+             std::to_string(s.dead_lettered) + " dead-lettered, " + std::to_string(s.reconnects) + " reconnects, " +
+             std::to_string(s.rejected) + " dropped unsigned or forged, " + std::to_string(s.too_large) + " too large");
 }
 
 FleetWorkerStats FleetWorker::stats() const noexcept {
-  return {impl_->answered.load(), impl_->reclaimed.load(), impl_->dead_lettered.load(), impl_->reconnects.load()};
+  return {impl_->answered.load(), impl_->reclaimed.load(), impl_->dead_lettered.load(), impl_->reconnects.load(),
+          impl_->rejected.load(), impl_->too_large.load()};
 }
+
+bool FleetWorker::authenticated() const noexcept { return impl_->key.has_value(); }
 
 const FleetWorkerOptions& FleetWorker::options() const noexcept { return impl_->options; }
 

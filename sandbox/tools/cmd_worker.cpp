@@ -8,6 +8,7 @@
 #include <string>
 
 #include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/fleet_key.hpp>
 #include <leap/sandbox/fleet_worker.hpp>
 #include <leap/sandbox/request_handler.hpp>
 
@@ -32,6 +33,8 @@ int run_worker(const Arguments& args) {
   std::string arch;
   bool no_cache = false;
   std::chrono::milliseconds compile_timeout{10000};
+  std::string key_file;
+  sb::RequestLimits limits;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--redis") url = option_value(args, i);
@@ -46,16 +49,33 @@ int run_worker(const Arguments& args) {
     else if (a == "--dead-letter-maxlen") options.dead_letter_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--no-cache") no_cache = true;
-    else if (a == "--password" || a.starts_with("--password=")) {
+    else if (a == "--key-file") key_file = option_value(args, i);
+    else if (a == "--insecure-no-key") options.insecure_no_key = true;
+    else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
+    else if (a == "--key" || a.starts_with("--key=")) {
+      usage_error("worker: a key on the command line ends up in ps and shell histories; put it in a file only you "
+                  "can read and pass --key-file FILE (or set $" + std::string(sb::fleet_key_file_env) + ")");
+    } else if (a == "--password" || a.starts_with("--password=")) {
       usage_error("worker: a password on the command line ends up in ps and shell histories; set $" +
                   std::string(sb::fleet_password_env) + " instead");
     } else usage_error("worker: unknown option '" + a + "'");
   }
+  options.max_request_bytes = limits.max_request_bytes;
   try {
     options.redis = sb::parse_redis_url(url);
     options.validate();
   } catch (const std::invalid_argument& e) {
     usage_error(std::string("worker: ") + e.what());
+  }
+  // The key is checked before anything starts: a worker that would refuse every request, or accept
+  // forged ones, should not start at all.
+  try {
+    if (!key_file.empty()) options.key = sb::FleetKey::from_file(key_file);
+    options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox worker");
+  } catch (const sb::FleetKeyError& e) {
+    const std::string_view message = e.what();
+    std::cerr << (message.starts_with("leap-sandbox worker") ? "" : "leap-sandbox worker: ") << message << "\n";
+    return 2;
   }
 
   sb::EvaluatorConfig config = evaluator_config(arch, std::nullopt, true);
@@ -69,7 +89,7 @@ int run_worker(const Arguments& args) {
   config.compiler.pool.size = options.jobs;
   options.eval_start_timeout = config.worker.init_timeout;
   sb::Evaluator evaluator(std::move(config));
-  const sb::RequestHandler handler(evaluator);
+  const sb::RequestHandler handler(evaluator, limits);
 
   const char* marker = std::getenv(k_crash_marker_env);
   const std::string crash_marker = marker != nullptr ? marker : "";
@@ -114,6 +134,13 @@ const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--gro
   --dead-letter-maxlen N  MAXLEN ~ cap of the dead-letter stream (default 10000)
   --arch sm_XY         compile target (default: the GPU's, or sm_90 without one)
   --no-cache           compile every request afresh (default: the compile cache, as serve)
+  --key-file FILE      the fleet key (at least 16 bytes, a file only its owner may read); default: the
+                       file named by $LEAP_FLEET_KEY_FILE, else the key in $LEAP_FLEET_KEY. Requests
+                       without a valid tag under it are dropped unrun; every answer is signed
+  --insecure-no-key    with no key anywhere, serve without authentication instead of refusing to
+                       start: anyone who can write to Redis can then submit work and forge verdicts
+  --max-request-bytes N  a longer request is answered request_too_large without being held in memory
+                       (default 4194304)
   SIGTERM or SIGINT: finish the requests in hand, answer and acknowledge them, leave the group, exit 0.
   Test hook (failure tests only): with $LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER set, a request whose
   line contains its value kills the worker with SIGKILL, as a poison request would.

@@ -2,6 +2,8 @@
 // What the fleet tests need around a real Redis: a free loopback port, a redis-server in a temporary
 // directory (persisting every write, so a restart loses nothing acknowledged), worker processes to
 // start, kill and stop, and a direct connection for looking inside the streams. Only 127.0.0.1.
+// Workers and clients refuse to run without a fleet key: the harness provides one in $LEAP_FLEET_KEY
+// (inherited by the workers it starts) unless the environment already names one.
 #pragma once
 
 #include <fcntl.h>
@@ -14,15 +16,18 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fleet_redis.hpp"
+#include "leap/sandbox/fleet_key.hpp"
 
 namespace fleet_test {
 
@@ -56,6 +61,30 @@ inline int free_loopback_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+// The fleet key of this test process and the workers it starts: the environment's, or a fresh random
+// one put in $LEAP_FLEET_KEY. Call before starting threads that read the environment.
+inline leap::sandbox::FleetKey test_fleet_key() {
+  if (std::optional<leap::sandbox::FleetKey> key = leap::sandbox::FleetKey::from_environment()) return *key;
+  std::random_device random;
+  std::string key = "leap-fleet-test-";
+  for (int i = 0; i < 24; ++i) key.push_back("0123456789abcdef"[random() % 16]);
+  ::setenv(std::string(leap::sandbox::fleet_key_env).c_str(), key.c_str(), 1);
+  return leap::sandbox::FleetKey::from_bytes(key);
+}
+
+// Peak resident memory of a process (VmHWM), in bytes; 0 when it cannot be read.
+inline std::size_t peak_rss_bytes(pid_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  std::size_t kb = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %zu kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb * 1024;
 }
 
 class TempDir {
@@ -131,12 +160,14 @@ class Child {
 
 // redis-server on 127.0.0.1:<port> with its data in `dir`, every write appended to a file so that a
 // stop and start keeps what it acknowledged. `appendfsync`: "always" (each write synced: what the
-// restart test needs) or "everysec" (the deployment the README suggests; what the benchmark uses).
+// restart test needs) or "everysec" (the deployment the README suggests; what the benchmark uses), or
+// "off": no append-only file at all (tests that write hundreds of MB and never restart).
 class RedisServer {
  public:
   RedisServer(std::string program, std::filesystem::path dir, std::string appendfsync = "always")
       : program_(std::move(program)), dir_(std::move(dir)), appendfsync_(std::move(appendfsync)),
         port_(free_loopback_port()) {
+    (void)test_fleet_key();  // every fleet on this server signs its messages
     start();
   }
   int port() const { return port_; }
@@ -145,8 +176,9 @@ class RedisServer {
 
   void start() {
     process_.emplace(std::vector<std::string>{program_, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                              "--dir", dir_.string(), "--appendonly", "yes", "--appendfsync",
-                                              appendfsync_, "--save", "", "--daemonize", "no", "--protected-mode", "yes"},
+                                              "--dir", dir_.string(), "--appendonly",
+                                              appendfsync_ == "off" ? "no" : "yes", "--appendfsync",
+                                              appendfsync_ == "off" ? "everysec" : appendfsync_, "--save", "", "--daemonize", "no", "--protected-mode", "yes"},
                      dir_ / "redis.log");
     const auto until = Clock::now() + 10s;
     for (;;) {

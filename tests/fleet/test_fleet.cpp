@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet against a real Redis on a loopback port: workers killed, stopped and poisoned, Redis
-// restarted, and the rollout loop driving the fleet. Skipped (exit 77) only where redis-server is not
+// restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, and
+// a client used across a fork. Skipped (exit 77) only where redis-server is not
 // installed. Every wait is bounded in time.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -21,7 +23,10 @@
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/fleet_client.hpp>
 #include <leap/sandbox/fleet_environment.hpp>
+#include <leap/sandbox/fleet_key.hpp>
+#include <leap/sandbox/sha256.hpp>
 
+#include "fleet_auth.hpp"
 #include "fleet_harness.hpp"
 
 namespace sb = leap::sandbox;
@@ -46,6 +51,7 @@ struct WorkerSettings {
   int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
   int max_deliveries = 3;
   std::string crash_marker;
+  std::string stream;  // empty: the default
   int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
 };
 
@@ -57,8 +63,27 @@ std::unique_ptr<Child> start_worker(const RedisServer& redis, const TempDir& tmp
       std::vector<std::string>{LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--name", name, "-j",
                                std::to_string(s.jobs), "--claim-grace-ms", std::to_string(s.grace_ms),
                                "--compile-timeout-ms", std::to_string(s.compile_timeout_ms), "--max-deliveries",
-                               std::to_string(s.max_deliveries)},
+                               std::to_string(s.max_deliveries), "--stream",
+                               s.stream.empty() ? std::string(sb::fleet_default_stream) : s.stream},
       tmp.path() / (name + ".log"), env);
+}
+
+// A request entry as a client holding `key` writes it (fleet_auth.hpp). Indices: 4 the line, 6 the
+// reply stream, 8 the session, 10 the id, 12 the tag.
+std::vector<std::string> signed_request(const sb::FleetKey& key, const std::string& stream, const std::string& reply,
+                                        const std::string& session, const std::string& id, const std::string& line) {
+  return {"XADD", stream, "*", "request", line, "reply", reply, "session", session, "id", id, "tag",
+          fr::sign(key, {fr::MessageKind::request, stream, reply, session, id, sb::sha256(line)})};
+}
+
+// Whether a reply entry carries a valid tag for (stream, its reply stream, session, id).
+bool signed_reply(const sb::FleetKey& key, const fr::StreamEntry& e, const std::string& stream, const std::string& reply) {
+  const std::string* response = e.field("response");
+  const std::string* session = e.field("session");
+  const std::string* id = e.field("id");
+  const std::string* tag = e.field("tag");
+  return response && session && id && tag &&
+         fr::verify(key, {fr::MessageKind::reply, stream, reply, *session, *id, sb::sha256(*response)}, *tag);
 }
 
 std::string read_file(const std::filesystem::path& p) {
@@ -265,13 +290,16 @@ TEST_CASE("a request that kills its workers is dead-lettered after N deliveries"
   CHECK(*dead.front().field("reply") == client.reply_stream());
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));  // acknowledged right after the answer
 
-  // An entry that names a reply stream outside "<stream>:reply:" is dead-lettered, never answered there.
-  inspect.command({"XADD", "leap:requests", "*", "request", R"({"id": 9, "op": "info"})", "reply", "someone:else"});
+  // A signed entry that names a reply stream outside "<stream>:reply:" is dead-lettered, never answered
+  // there; an unsigned one is dropped before anything else is looked at.
+  inspect.command({"XADD", "leap:requests", "*", "request", R"({"id": 8, "op": "info"})", "reply", "someone:else"});
+  inspect.command(signed_request(test_fleet_key(), "leap:requests", "someone:else", "1-s", "9", R"({"id": 9, "op": "info"})"));
   REQUIRE(eventually([&] {
     return fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 2;
   }, 20s));
   const auto refused = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
   CHECK(refused.back().field("reason")->find("malformed stream entry") != std::string::npos);
+  CHECK(*refused.back().field("id") == "9");
   CHECK(fr::integer(inspect.command({"EXISTS", "someone:else"}).get()) == 0);
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
 
@@ -370,6 +398,24 @@ TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach"
   REQUIRE(lonely.wait_for(10s) == std::future_status::ready);
   CHECK_THROWS_AS(lonely.get(), sb::FleetTimeout);
   CHECK(client.stats().timeouts == 1);
+  // A worker whose key file others may read, or given a key on its command line, does not start.
+  const auto shared_key = tmp.path() / "shared.key";
+  std::ofstream(shared_key) << "0123456789abcdef0123\n";
+  std::filesystem::permissions(shared_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                               std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  Child refused({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url()}, tmp.path() / "refused.log",
+                {{std::string(sb::fleet_key_file_env), shared_key.string()}});
+  const std::optional<int> refused_status = refused.wait(30s);
+  REQUIRE(refused_status);
+  CHECK(WIFEXITED(*refused_status));
+  CHECK(WEXITSTATUS(*refused_status) == 2);
+  CHECK(read_file(tmp.path() / "refused.log").find("chmod 600") != std::string::npos);
+  Child on_command_line({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--key", "0123456789abcdef0123"},
+                        tmp.path() / "on_command_line.log");
+  const std::optional<int> usage_status = on_command_line.wait(30s);
+  REQUIRE(usage_status);
+  CHECK(WEXITSTATUS(*usage_status) != 0);
+  CHECK(read_file(tmp.path() / "on_command_line.log").find("--key-file") != std::string::npos);
   // Nothing listens on a fresh port: construction fails and names the address.
   const int closed = free_loopback_port();
   CHECK_THROWS_WITH(sb::FleetClient({.redis = {"127.0.0.1", closed, 0}}),
@@ -414,6 +460,283 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
   CHECK(worker->wait(30s));
 }
 
+TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed one is answered, signed", "[auth]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  WorkerSettings settings;
+  settings.jobs = 1;  // entries are taken in order: the genuine one, last, is answered after all the others
+  settings.crash_marker = "LEAP_TEST_FORGED_RUN_5d1c";  // running any forged request kills the worker
+  auto worker = start_worker(redis, tmp, "a0", settings);
+
+  const std::string stream(sb::fleet_default_stream);
+  const std::string reply = sb::fleet_reply_stream(stream, "target");
+  const std::string thief = sb::fleet_reply_stream(stream, "thief");
+  const std::string poisoned = json{{"id", 2}, {"op", "compile"}, {"source", kernel(2) + "// " + settings.crash_marker}}.dump();
+  const std::string genuine = json{{"id", 1}, {"op", "compile"}, {"source", kernel(1)}}.dump();
+  const std::vector<std::string> genuine_entry = signed_request(key, stream, reply, "1-s", "1", genuine);
+  // Unsigned, as a co-tenant with write access but no key would send it.
+  inspect.command({"XADD", stream, "*", "request", poisoned, "reply", reply});
+  // A made-up tag.
+  inspect.command({"XADD", stream, "*", "request", poisoned, "reply", reply, "session", "1-s", "id", "2", "tag",
+                   std::string(64, '0')});
+  // The genuine request's tag on another line.
+  std::vector<std::string> moved = genuine_entry;
+  moved[4] = poisoned;
+  inspect.command(moved);
+  // The genuine request, its answer redirected to another reply stream.
+  std::vector<std::string> redirected = genuine_entry;
+  redirected[6] = thief;
+  inspect.command(redirected);
+  // The genuine request with another id (an answer for request 2 from request 1's tag).
+  std::vector<std::string> renumbered = genuine_entry;
+  renumbered[10] = "2";
+  inspect.command(renumbered);
+  // Signed under another key.
+  inspect.command(signed_request(sb::FleetKey::from_bytes("not-the-fleet-key-0123"), stream, reply, "1-s", "2", poisoned));
+  inspect.command(genuine_entry);
+
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) >= 1; }, 60s));
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  CHECK(fr::integer(inspect.command({"XLEN", stream}).get()) == 0);  // all acknowledged and deleted
+  const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
+  REQUIRE(answers.size() == 1);  // only the genuine request was answered
+  CHECK(signed_reply(key, answers.front(), stream, reply));
+  CHECK(*answers.front().field("session") == "1-s");
+  CHECK(*answers.front().field("id") == "1");
+  const json response = json::parse(*answers.front().field("response"));
+  CHECK(response.at("id") == 1);
+  CHECK(response.at("ok") == true);
+  // The answer's tag is not valid for any other reply stream, session or id.
+  fr::StreamEntry other = answers.front();
+  other.fields[other.index("session")].second = "1-t";
+  CHECK_FALSE(signed_reply(key, other, stream, reply));
+  CHECK_FALSE(signed_reply(key, answers.front(), stream, thief));
+  CHECK(fr::integer(inspect.command({"EXISTS", thief}).get()) == 0);
+  CHECK(fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 0);
+
+  CHECK(worker->running());  // no forged request ran: the marker would have killed it
+  worker->signal(SIGTERM);
+  REQUIRE(worker->wait(30s));
+  const std::string log = read_file(tmp.path() / "a0.log");
+  INFO(log);
+  CHECK(log.find("1 answered") != std::string::npos);
+  CHECK(log.find("6 dropped unsigned or forged") != std::string::npos);
+  CHECK(log.find("unsigned (no tag field)") != std::string::npos);
+  CHECK(log.find("the tag does not match") != std::string::npos);
+  CHECK(log.find("under the fleet key " + key.fingerprint()) != std::string::npos);
+}
+
+TEST_CASE("forged answers that arrive first are dropped and counted; the real answer settles the future", "[auth]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream(sb::fleet_default_stream);
+
+  // A genuine, signed answer to some other request, for replaying: a worker answers an info request
+  // sent to a reply stream that nothing reads.
+  auto capture_worker = start_worker(redis, tmp, "c0", WorkerSettings{});
+  const std::string capture = sb::fleet_reply_stream(stream, "capture");
+  inspect.command(signed_request(key, stream, capture, "7-c", "1", R"({"id": 1, "op": "info"})"));
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", capture}).get()) >= 1; }, 60s));
+  const fr::StreamEntry replayed = fr::parse_entries(inspect.command({"XRANGE", capture, "-", "+"}).get()).front();
+  REQUIRE(signed_reply(key, replayed, stream, capture));
+
+  // The victim submits on a stream no worker serves yet, so the forgeries are first.
+  std::mutex log_mutex;
+  std::vector<std::string> logged;
+  sb::FleetClient client({.redis = redis.address(), .stream = "victim:requests", .name = "victim", .timeout = 120s,
+                          .log = [&](const std::string& line) {
+                            std::lock_guard lock(log_mutex);
+                            logged.push_back(line);
+                          }});
+  REQUIRE(client.authenticated());
+  auto answer = client.compile(kernel(3));
+  // What a co-tenant reads off the request stream: reply stream, session and id are in the clear.
+  const auto requests = fr::parse_entries(inspect.command({"XRANGE", "victim:requests", "-", "+"}).get());
+  REQUIRE(requests.size() == 1);
+  const std::string session = *requests.front().field("session");
+  const std::string id = *requests.front().field("id");
+  CHECK(*requests.front().field("reply") == client.reply_stream());
+  CHECK(id == "1");
+  const std::string verdict =
+      json{{"id", 1}, {"ok", true}, {"result", {{"status", "ok"}, {"verdict", "correct"}, {"speedup", 99.0}}}}.dump();
+  const std::string& victim = client.reply_stream();
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger"});
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
+                   std::string(64, 'a')});
+  // A real answer and its real tag, replayed with the victim's session and id.
+  inspect.command({"XADD", victim, "*", "response", *replayed.field("response"), "worker", "forger", "session", session,
+                   "id", id, "tag", *replayed.field("tag")});
+  // A worker's tag is for replies only: a request's tag, on the same fields, does not pass as one.
+  const std::string request_tag =
+      fr::sign(key, {fr::MessageKind::request, "victim:requests", victim, session, id, sb::sha256(verdict)});
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
+                   request_tag});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 4; }, 20s));
+  CHECK(answer.wait_for(0s) == std::future_status::timeout);
+  CHECK(client.pending() == 1);
+
+  // Now a worker serves the victim's stream: its answer, arriving after the forgeries, is the one.
+  WorkerSettings serving;
+  serving.stream = "victim:requests";
+  auto worker = start_worker(redis, tmp, "v0", serving);
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  const sb::FleetReply reply = answer.get();
+  INFO(reply.line);
+  CHECK(reply.ok);
+  CHECK(reply.worker == "v0");
+  const json result = json::parse(reply.result);
+  CHECK(result.at("status") == "ok");
+  CHECK_FALSE(result.contains("verdict"));
+  CHECK(result.at("kernels").dump().find("scale_3") != std::string::npos);
+  const sb::FleetClientStats stats = client.stats();
+  CHECK(stats.answered == 1);
+  CHECK(stats.forged_dropped == 4);
+  CHECK(stats.duplicates_dropped == 0);
+  std::lock_guard lock(log_mutex);
+  REQUIRE(logged.size() == 3);  // the 1st, 2nd and 4th
+  CHECK(logged.front().find("unsigned (no tag field)") != std::string::npos);
+  CHECK(logged.back().find("4 dropped so far") != std::string::npos);
+}
+
+TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed one is answered request_too_large",
+          "[oversized]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path(), "off");
+  fr::RedisConnection inspect(redis.address(), {}, 60s);
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream(sb::fleet_default_stream);
+  const std::string reply = sb::fleet_reply_stream(stream, "big");
+  auto worker = start_worker(redis, tmp, "o0", WorkerSettings{});  // -j 2: both entries in hand at once
+  inspect.command(signed_request(key, stream, reply, "3-o", "1", R"({"id": 1, "op": "info"})"));
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) == 1; }, 60s));
+  const std::size_t before = peak_rss_bytes(worker->pid());
+  REQUIRE(before > 0);
+
+  constexpr std::size_t entry_bytes = std::size_t{300} << 20;
+  auto big_line = [&](int id) {
+    return R"({"id": )" + std::to_string(id) + R"(, "op": "compile", "source": ")" + std::string(entry_bytes, 'x') + "\"}";
+  };
+  const std::string signed_line = big_line(2);
+  inspect.command(signed_request(key, stream, reply, "3-o", "2", signed_line));
+  inspect.command({"XADD", stream, "*", "request", big_line(3), "reply", reply, "session", "3-o", "id", "3"});
+
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", stream}).get()) == 0; }, 180s));
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  const std::size_t after = peak_rss_bytes(worker->pid());
+  // The bound (README "Scaling out"): oversized entries add less than 16 MiB to the worker's peak,
+  // whatever their size (measured: nothing; it held each entry whole before, 3 GB for these two).
+  INFO("worker peak RSS " << (before >> 20) << " MiB before the two entries, " << (after >> 20) << " MiB after");
+  CHECK(after < before + (std::size_t{16} << 20));
+
+  const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
+  REQUIRE(answers.size() == 2);  // info, and the signed big one; the unsigned one is dropped unanswered
+  const fr::StreamEntry& big = answers.back();
+  CHECK(signed_reply(key, big, stream, reply));
+  CHECK(*big.field("id") == "2");
+  const json response = json::parse(*big.field("response"));
+  INFO(response.dump());
+  CHECK(response.at("id") == 2);
+  CHECK(response.at("ok") == false);
+  CHECK(response.at("code") == "request_too_large");
+  CHECK(response.at("error").get<std::string>().find(std::to_string(signed_line.size()) + " bytes") != std::string::npos);
+  worker->signal(SIGTERM);
+  REQUIRE(worker->wait(30s));
+  const std::string log = read_file(tmp.path() / "o0.log");
+  INFO(log);
+  CHECK(log.find("1 dropped unsigned or forged, 1 too large") != std::string::npos);
+}
+
+TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory bounded", "[oversized]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path(), "off");
+  fr::RedisConnection inspect(redis.address(), {}, 60s);
+  sb::FleetClient client({.redis = redis.address(), .stream = "idle:requests", .name = "flooded", .timeout = 120s,
+                          .log = [](const std::string&) {}});
+  // The peak from here on: "5" resets this process's VmHWM (proc(5), clear_refs).
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const std::size_t before = peak_rss_bytes(::getpid());
+  REQUIRE(before > 0);
+  // Written inside Redis, so that only the client's reading counts here.
+  inspect.command({"EVAL", "return redis.call('XADD', KEYS[1], '*', 'response', string.rep('x', 314572800), "
+                   "'worker', 'flood')", "1", client.reply_stream()});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 1; }, 120s));
+  const std::size_t after = peak_rss_bytes(::getpid());
+  INFO("this process's peak RSS " << (before >> 20) << " MiB before the entry, " << (after >> 20) << " MiB after");
+  CHECK(after < before + (std::size_t{80} << 20));  // the reader keeps at most 64 MiB of one read
+  CHECK(fr::integer(inspect.command({"XLEN", client.reply_stream()}).get()) == 0);  // dropped from the stream too
+  // The client goes on: a real answer still settles its future.
+  auto answer = client.info();
+  WorkerSettings serving;
+  serving.stream = "idle:requests";
+  auto worker = start_worker(redis, tmp, "i0", serving);
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  CHECK(answer.get().ok);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
+TEST_CASE("a client used in a forked child says to make a new one; no answer crosses the fork", "[fork]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  auto worker = start_worker(redis, tmp, "f0", WorkerSettings{});
+  auto owned = std::make_unique<sb::FleetClient>(sb::FleetClientOptions{.redis = redis.address(), .timeout = 120s});
+  sb::FleetClient& parent = *owned;
+  REQUIRE(parent.compile(kernel(500)).get().ok);
+
+  // Requests in flight at the fork: their answers belong to the parent alone.
+  std::vector<std::future<sb::FleetReply>> in_flight;
+  for (int k = 501; k < 509; ++k) in_flight.push_back(parent.compile(kernel(k)));
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // 10: the parent's client was usable; 11: the error did not say what to do; 12: the child's own
+    // client failed; 13: it got an answer that is not its own.
+    int code = 10;
+    try {
+      (void)parent.compile(kernel(900));
+    } catch (const std::logic_error& e) {
+      code = std::string(e.what()).find("Create a new FleetClient in the child") != std::string::npos ? 0 : 11;
+    }
+    if (code == 0) {
+      try {
+        sb::FleetClient own({.redis = redis.address(), .timeout = 60s});
+        for (int k = 900; k < 904; ++k) {
+          const sb::FleetReply r = own.compile(kernel(k)).get();
+          if (!r.ok || r.result.find("scale_" + std::to_string(k)) == std::string::npos) code = 13;
+        }
+      } catch (const std::exception&) {
+        code = 12;
+      }
+    }
+    // Destroying the child's copy must neither hang (the reader thread is not in the child) nor touch
+    // the parent's reply stream.
+    owned.reset();
+    ::_exit(code);  // no other destructors, no Catch
+  }
+  for (int k = 509; k < 517; ++k) in_flight.push_back(parent.compile(kernel(k)));
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (std::size_t i = 0; i < in_flight.size(); ++i) {
+    REQUIRE(in_flight[i].wait_for(60s) == std::future_status::ready);
+    const sb::FleetReply r = in_flight[i].get();
+    INFO(r.line);
+    CHECK(r.ok);
+    CHECK(r.result.find("scale_" + std::to_string(501 + i)) != std::string::npos);  // its own kernel's answer
+  }
+  const sb::FleetClientStats stats = parent.stats();
+  CHECK(stats.answered == 17);
+  CHECK(stats.duplicates_dropped == 0);
+  CHECK(stats.forged_dropped == 0);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
 int main(int argc, char** argv) {
   g_redis_server = find_program("redis-server");
   if (g_redis_server.empty()) {
@@ -421,5 +744,6 @@ int main(int argc, char** argv) {
                  "(apt-get install redis-server)\n";
     return 77;
   }
+  (void)test_fleet_key();  // before any thread: it may set $LEAP_FLEET_KEY for this process and its workers
   return Catch::Session().run(argc, argv);
 }

@@ -13,12 +13,25 @@
 // unanswered then holds a FleetTimeout. Reconnects: the reader and the submitter reconnect after a
 // Redis restart (50 ms doubling to 2 s) and the reader resumes after the last answer it saw. During
 // an outage submit() waits for Redis, at most until the request's deadline.
+// Authentication: every request is signed under the fleet key (fleet_key.hpp: from the options or the
+// environment; no key, no client, unless insecure_no_key). An answer counts only with a valid tag over
+// its line, its id, this client's reply stream and session: anything else on the reply stream
+// (unsigned, forged, or a real answer copied from another client) is dropped, counted
+// (FleetClientStats::forged_dropped) and reported to FleetClientOptions::log, and the real answer,
+// arriving later, still settles the future. The reply stream is read with bounded memory (at most
+// 64 MiB per read; an entry over 32 MiB is streamed past and dropped), so a huge entry written there
+// costs the trainer no memory.
+// Fork: a client belongs to the process that made it. Used in a forked child (its reader thread does
+// not exist there, its connections are the parent's), it throws std::logic_error saying to create a
+// new client in the child; answers are matched by (session, id) and the session is random per client
+// and process, so no answer ever reaches another client's future.
 // Thread-safe: submit from any number of threads.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -27,6 +40,7 @@
 #include <string_view>
 
 #include "leap/sandbox/fleet_address.hpp"
+#include "leap/sandbox/fleet_key.hpp"
 
 namespace leap::sandbox {
 
@@ -37,6 +51,10 @@ struct FleetClientOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // submit to answer, unless submit says otherwise
   std::size_t request_maxlen = 1000000;  // MAXLEN ~ of the request stream: the most requests waiting
   std::chrono::milliseconds block{200};  // XREAD BLOCK of the reader; also how often deadlines are checked
+  std::optional<FleetKey> key;           // the fleet key; unset: from the environment (fleet_key.hpp)
+  bool insecure_no_key = false;          // with no key anywhere, run unauthenticated instead of refusing
+  // Where dropped forged answers are reported (the 1st, 2nd, 4th, 8th, ...); empty: standard error.
+  std::function<void(const std::string&)> log;
 
   void validate() const;  // throws std::invalid_argument naming the option and its value
 };
@@ -71,12 +89,13 @@ struct FleetClientStats {
   std::uint64_t duplicates_dropped = 0;  // second answers for an id, and answers to no request of ours
   std::uint64_t timeouts = 0;
   std::uint64_t reconnects = 0;
+  std::uint64_t forged_dropped = 0;  // answers without a valid tag (unsigned, forged, copied): never delivered
 };
 
 class FleetClient {
  public:
   // Connects (throws std::runtime_error when Redis cannot be reached or refuses the password in
-  // $LEAP_SANDBOX_REDIS_PASSWORD) and starts the reader.
+  // $LEAP_SANDBOX_REDIS_PASSWORD; FleetKeyError without a fleet key) and starts the reader.
   explicit FleetClient(FleetClientOptions options);
   // Fails the futures still waiting (std::runtime_error) and deletes the reply stream.
   ~FleetClient();
@@ -84,7 +103,8 @@ class FleetClient {
   FleetClient& operator=(const FleetClient&) = delete;
 
   // A request object as JSON text, without "id" (the client numbers requests), e.g.
-  // {"op": "compile", "source": "..."}. Throws std::invalid_argument for anything else.
+  // {"op": "compile", "source": "..."}. Throws std::invalid_argument for anything else, and
+  // std::logic_error in a forked child (see above).
   std::future<FleetReply> submit(std::string_view request_json, std::optional<std::chrono::milliseconds> timeout = {});
   std::future<FleetReply> compile(std::string_view source, std::string_view arch = {},
                                   std::optional<std::chrono::milliseconds> timeout = {});
@@ -96,6 +116,7 @@ class FleetClient {
   std::size_t pending() const;                 // submitted, not yet answered or timed out
   const std::string& reply_stream() const noexcept;
   const FleetClientOptions& options() const noexcept;
+  bool authenticated() const noexcept;  // false only under insecure_no_key without a key
 
  private:
   struct Impl;

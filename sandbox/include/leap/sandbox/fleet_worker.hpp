@@ -28,10 +28,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "leap/sandbox/fleet_address.hpp"
+#include "leap/sandbox/fleet_key.hpp"
 
 namespace leap::sandbox {
 
@@ -51,6 +53,9 @@ struct FleetWorkerOptions {
   std::size_t reply_maxlen = 10000;                 // MAXLEN ~ of every reply stream
   std::size_t dead_letter_maxlen = 10000;           // MAXLEN ~ of the dead-letter stream
   std::chrono::seconds reply_ttl{86400};            // a reply stream unwritten this long expires
+  std::size_t max_request_bytes = std::size_t{4} << 20;  // a longer request line is answered request_too_large
+  std::optional<FleetKey> key;  // the fleet key; unset: from the environment (fleet_key.hpp)
+  bool insecure_no_key = false;  // with no key anywhere, run unauthenticated instead of refusing to start
 
   void validate() const;  // throws std::invalid_argument naming the option and its value
 };
@@ -60,6 +65,8 @@ struct FleetWorkerStats {
   std::uint64_t reclaimed = 0;      // requests taken over from another consumer
   std::uint64_t dead_lettered = 0;  // requests moved to the dead-letter stream
   std::uint64_t reconnects = 0;     // connections re-established after a failure
+  std::uint64_t rejected = 0;       // entries dropped unrun: no tag, a wrong tag, or missing fields
+  std::uint64_t too_large = 0;      // requests answered request_too_large (never held whole)
 };
 
 // How long a request may sit in a consumer's pending list before another worker takes it over:
@@ -73,7 +80,8 @@ class FleetWorker {
   using Handler = std::function<std::string(std::string_view request_line)>;
 
   // `handler` answers one request line with one response line (RequestHandler::handle); it is called
-  // from `jobs` threads at once.
+  // from `jobs` threads at once. Throws FleetKeyError when no fleet key is found and insecure_no_key
+  // is not set.
   FleetWorker(FleetWorkerOptions options, Handler handler);
   ~FleetWorker();
   FleetWorker(const FleetWorker&) = delete;
@@ -85,6 +93,7 @@ class FleetWorker {
 
   FleetWorkerStats stats() const noexcept;
   const FleetWorkerOptions& options() const noexcept;
+  bool authenticated() const noexcept;  // false only when running under insecure_no_key without a key
 
  private:
   struct Impl;

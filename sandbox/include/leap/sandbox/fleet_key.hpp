@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fleet's shared key. Clients sign every request and workers every reply with it (HMAC-SHA256,
+// see fleet_client.hpp and fleet_worker.hpp), so whoever can write to the fleet's Redis but does not
+// hold the key can neither submit work nor forge a verdict.
+//
+// Where the key comes from, first match wins; never from a command line (ps, shell histories):
+//   1. FleetClientOptions::key / FleetWorkerOptions::key (leap-sandbox worker --key-file FILE)
+//   2. $LEAP_FLEET_KEY_FILE, naming a file that holds the key
+//   3. $LEAP_FLEET_KEY, holding the key itself
+// A key is at least 16 bytes (trailing newlines of a file are not part of it); a key file must be a
+// regular file that neither group nor others may read (chmod 600). Make one with
+//   umask 077; head -c 32 /dev/urandom | base64 > fleet.key
+// With no key at all, clients and workers refuse to start unless told `insecure_no_key`
+// (leap-sandbox worker --insecure-no-key): then nothing is signed or checked, and the worker says so
+// in its log.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace leap::sandbox {
+
+inline constexpr std::string_view fleet_key_file_env = "LEAP_FLEET_KEY_FILE";
+inline constexpr std::string_view fleet_key_env = "LEAP_FLEET_KEY";
+inline constexpr std::size_t fleet_key_min_bytes = 16;
+
+// No usable key: too short, a file others may read, no key where one is required, ...
+class FleetKeyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class FleetKey {
+ public:
+  // Throws FleetKeyError for a key shorter than fleet_key_min_bytes.
+  static FleetKey from_bytes(std::string bytes);
+  // The file's content less trailing "\r\n". Throws FleetKeyError when it cannot be read, is not a
+  // regular file, may be read by group or others, is larger than 4 KiB or holds too short a key.
+  static FleetKey from_file(const std::filesystem::path& path);
+  // $LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; nullopt when neither is set. A variable that is set
+  // but names no usable key throws FleetKeyError (a typo must not turn authentication off).
+  static std::optional<FleetKey> from_environment();
+
+  // What to log about the key: 8 bytes of a hash of it, enough to see that two processes share a
+  // key, useless for finding it.
+  std::string fingerprint() const;
+  const std::string& bytes() const noexcept { return bytes_; }
+
+ private:
+  explicit FleetKey(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string bytes_;
+};
+
+// The key a client or worker runs with: `given`, else the environment's; nullopt only when
+// `insecure_no_key` is set and no key was found. Otherwise throws FleetKeyError saying how to provide
+// one. `who` names the caller in the message.
+std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, bool insecure_no_key,
+                                          std::string_view who);
+
+}  // namespace leap::sandbox
