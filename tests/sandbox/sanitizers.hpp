@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which sanitizer the test program was built with (the asan and tsan presets), for the few tests that
-// cannot run under one and say why, and the few waits that need more time under one.
+// cannot run under one and say why.
 #pragma once
-
-#include <chrono>
 
 namespace leap_test {
 
@@ -39,11 +37,5 @@ inline constexpr bool k_sanitizer = k_address_sanitizer || k_thread_sanitizer;
 inline constexpr const char* k_no_address_space_limits =
     "skipped under a sanitizer: its shadow memory and RLIMIT_AS do not mix (the compile child's allocator "
     "runs out before the limit under test is reached)";
-
-// A wait that a plain build meets with room to spare, stretched for the sanitizers' slowdown (a
-// sanitized program starting a sanitized worker takes seconds).
-inline constexpr std::chrono::milliseconds sanitizer_patient(std::chrono::milliseconds plain) {
-  return k_sanitizer ? plain * 12 : plain;
-}
 
 }  // namespace leap_test

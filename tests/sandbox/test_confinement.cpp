@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -489,8 +490,8 @@ TEST_CASE("confinement: the idle window ends a process that waits, never one tha
     if (pid == 0) {
       ::close(fds[0]);
       if (spin) {
-        for (volatile unsigned long n = 0;; n = n + 1) {
-        }
+        std::atomic<unsigned long> n{0};
+        for (;;) n.fetch_add(1, std::memory_order_relaxed);
       }
       ::pause();  // asleep, holding the pipe open: no answer, no end of file
       _exit(0);
