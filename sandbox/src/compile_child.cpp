@@ -71,12 +71,7 @@ ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const 
   s.confined = confined;
   s.limits = limits;
   std::error_code ec;
-  std::string pattern = (std::filesystem::temp_directory_path(ec) / "leap-compile-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("leap::sandbox: cannot create the compile child's empty directory under " +
-                             std::filesystem::temp_directory_path(ec).string() + ": " + std::strerror(errno));
-  }
-  s.work_dir = pattern;
+  s.work_dir = make_private_dir("compile-root");
   if (!confined) return s;
   const ConfinementSupport& support = confinement_support();
   s.landlock_abi = support.landlock_abi;
@@ -99,24 +94,50 @@ ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const 
 }
 
 void remove_work_dir(const ChildSetup& setup) noexcept {
-  if (!setup.work_dir.empty()) ::rmdir(setup.work_dir.c_str());
+  remove_private_dir(setup.work_dir, false);
 }
 
-std::string same_words_for_forbidden_and_missing(std::string log) {
-  // `cannot open source file "x": Permission denied` -> `cannot open source file "x"`, as for a missing file.
-  static constexpr std::string_view denied = ": Permission denied";
-  for (std::size_t at = log.find(denied); at != std::string::npos; at = log.find(denied, at)) {
-    log.erase(at, denied.size());
+std::string same_words_for_every_unopenable_file(std::string log) {
+  // `... cannot open source file "x": Not a directory` -> `... cannot open source file "x"`, as for a
+  // missing file. NVRTC quotes the name; the reason after it holds no quote.
+  std::size_t line_start = 0;
+  while (line_start < log.size()) {
+    std::size_t line_end = log.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = log.size();
+    const std::string_view line(log.data() + line_start, line_end - line_start);
+    std::size_t open = line.find("cannot open ");
+    if (open == std::string_view::npos) open = line.find("could not open ");
+    const std::size_t name = open == std::string_view::npos ? std::string_view::npos : line.find(" file \"", open);
+    const std::size_t reason = name == std::string_view::npos ? std::string_view::npos : line.rfind("\": ");
+    if (reason != std::string_view::npos && reason > name + 6 && line.find('"', reason + 1) == std::string_view::npos) {
+      const std::size_t cut = line_start + reason + 1;  // keep the closing quote
+      log.erase(cut, line_end - cut);
+      line_end = cut;
+    }
+    line_start = line_end + 1;
   }
   return log;
 }
 
-CompileLimit watch_compiler_process(int fd, std::optional<clockid_t> clock, std::chrono::nanoseconds cpu_limit,
-                                    Clock::time_point wall_deadline, std::string& data, bool (*done)(const std::string&)) {
+CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string&)) {
   char buf[1 << 16];
+  std::chrono::nanoseconds last_cpu = watch.clock ? cpu_of(*watch.clock) : std::chrono::nanoseconds::zero();
+  Clock::time_point last_progress = Clock::now();
   for (;;) {
-    if (clock && cpu_of(*clock) >= cpu_limit) return CompileLimit::cpu_time;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wall_deadline - Clock::now()).count();
+    const Clock::time_point now = Clock::now();
+    if (watch.clock) {
+      const std::chrono::nanoseconds cpu = cpu_of(*watch.clock);
+      if (cpu >= watch.cpu_limit) return CompileLimit::cpu_time;
+      if (cpu != last_cpu) {
+        last_cpu = cpu;
+        last_progress = now;
+      } else if (watch.idle_limit.count() > 0 && now - last_progress >= watch.idle_limit) {
+        const char state = process_state(watch.pid);
+        if (state != 'R' && state != 'D') return CompileLimit::idle;
+        last_progress = now;  // runnable but not run, or in the disk: the machine is slow, the compile is not stuck
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(watch.wall_deadline - now).count();
     if (left <= 0) return CompileLimit::wall_clock;
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 20)));  // CPU is sampled every 20 ms
@@ -162,7 +183,8 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
   ::close(fds[1]);
 
   std::string data;
-  CompileLimit killed_for = watch_compiler_process(fds[0], cpu_clock_of(pid), budget.cpu, t0 + budget.wall, data, nullptr);
+  const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + budget.wall};
+  CompileLimit killed_for = watch_compiler_process(fds[0], watch, data, nullptr);
   ::close(fds[0]);
   if (killed_for != CompileLimit::none) {
     ::kill(-pid, SIGKILL);  // its process group: anything it started goes too
@@ -187,7 +209,7 @@ CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
   } else {
     out = ended_without_result(wstatus, killed_for, cpu, budget, setup.limits.address_space_bytes);
   }
-  out.log = same_words_for_forbidden_and_missing(std::move(out.log));
+  out.log = same_words_for_every_unopenable_file(std::move(out.log));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
 }

@@ -28,8 +28,8 @@ struct ChildSetup {
   std::string work_dir;           // an empty directory: the private root's mountpoint, else the cwd
   ConfinementLimits limits;
 };
-// Builds the setup for these include directories; work_dir is created (mode 0700) and must be removed
-// by the caller with remove_work_dir.
+// Builds the setup for these include directories; work_dir is made with make_private_dir (a random
+// name in a directory of this process's own, mode 0700) and must be removed with remove_work_dir.
 ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined);
 void remove_work_dir(const ChildSetup& setup) noexcept;
 
@@ -55,15 +55,27 @@ struct ChildBudget {
   std::chrono::nanoseconds cpu;   // the child's CPU time
   std::chrono::nanoseconds wall;  // backstop
   std::chrono::milliseconds stated;  // the limit as the job states it (cpu is what is left of it), for messages
+  std::chrono::nanoseconds idle{0};  // ended once its CPU time stands still this long; 0 = never
+};
+
+// What the parent watches a compiler process for. The idle window catches what neither limit does
+// soon: a process that stopped using CPU without answering (deadlocked, or stopped by a signal) would
+// otherwise hold its caller until the wall-clock backstop, ten times the CPU limit by default.
+struct Watch {
+  pid_t pid = -1;                  // the process, whose state tells stalled from starved
+  std::optional<clockid_t> clock;  // its CPU clock; none: no CPU or idle limit
+  std::chrono::nanoseconds cpu_limit{0};
+  std::chrono::nanoseconds idle_limit{0};  // 0 = no idle window
+  std::chrono::steady_clock::time_point wall_deadline;
 };
 
 // The parent's watch over a compiler process: reads `fd` into `data` until `done(data)` says a whole
-// answer is there (null: until the process closes it), sampling `clock` every 20 ms. Returns the
-// limit that came first: cpu_time once `clock` (when there is one) reaches `cpu_limit`, wall_clock at
-// `wall_deadline`; none when the answer or the end of file came first.
-CompileLimit watch_compiler_process(int fd, std::optional<clockid_t> clock, std::chrono::nanoseconds cpu_limit,
-                                    std::chrono::steady_clock::time_point wall_deadline, std::string& data,
-                                    bool (*done)(const std::string& data));
+// answer is there (null: until the process closes it), sampling the CPU clock every 20 ms. Returns
+// the limit that came first: cpu_time once the clock reaches cpu_limit; idle once it has stood still
+// for idle_limit while the process was neither runnable nor waiting for the disk (a process the
+// machine is too busy to run is starved, not stalled); wall_clock at wall_deadline; none when the
+// answer or the end of file came first.
+CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string& data));
 
 // Runs `compile` in a confined child. `compile` gets the child's CPU budget and returns the raw
 // result. The returned result carries status, limit and cpu_seconds as the parent saw them. Throws
@@ -71,8 +83,11 @@ CompileLimit watch_compiler_process(int fd, std::optional<clockid_t> clock, std:
 CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
                                 const std::function<CompileResult(std::chrono::nanoseconds cpu_budget)>& compile);
 
-// NVRTC says "Permission denied" for a file Landlock forbids and nothing for a missing one; the two
-// must read the same (a private root makes both missing; this covers machines without one).
-std::string same_words_for_forbidden_and_missing(std::string log);
+// NVRTC says why it cannot open a file ("cannot open source file "x": Permission denied", or "Not a
+// directory", "Too many levels of symbolic links"...) for every reason but a missing file. Each reason
+// tells a candidate something about the host (that /etc/passwd is a file, that a path is forbidden),
+// so every failure to open reads as a missing file does: the quoted name and nothing after it. (A
+// private root makes nearly everything missing; this covers the rest, and machines without one.)
+std::string same_words_for_every_unopenable_file(std::string log);
 
 }  // namespace leap::sandbox::detail

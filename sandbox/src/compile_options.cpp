@@ -68,6 +68,7 @@ std::string_view to_string(CompileLimit limit) noexcept {
     case CompileLimit::cpu_time: return "cpu_time";
     case CompileLimit::wall_clock: return "wall_clock";
     case CompileLimit::address_space: return "address_space";
+    case CompileLimit::idle: return "idle";
   }
   return "unknown";
 }

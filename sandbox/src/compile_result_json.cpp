@@ -15,7 +15,8 @@ std::string to_json(const CompileResult& r) {
                             {"seconds", r.seconds},          {"cache_hit", r.cache_hit},
                             {"ptx_bytes", r.ptx.size()},     {"cubin_bytes", r.cubin.size()},
                             {"cpu_seconds", r.cpu_seconds},  {"limit", to_string(r.limit)},
-                            {"unconfined", r.unconfined},    {"pch", to_string(r.pch)},
+                            {"unconfined", r.unconfined},    {"missing_layers", r.missing_layers},
+                            {"pch", to_string(r.pch)},
                             {"kernels", r.kernels ? nlohmann::json(*r.kernels) : nlohmann::json(nullptr)}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -64,21 +64,6 @@ Sent send_before(int fd, std::string_view data, Clock::time_point deadline) {
   return Sent::all;
 }
 
-// The one-letter state of a process in /proc/PID/stat ('R', 'S', 'T' stopped, 'Z' exited...), or 0.
-char process_state(pid_t pid) noexcept {
-  char path[32];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char stat[512];
-  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  const std::string_view text(stat, static_cast<std::size_t>(n));
-  const std::size_t close = text.rfind(')');  // the command name, in parentheses, may hold anything
-  return close != std::string_view::npos && close + 2 < text.size() ? text[close + 2] : 0;
-}
-
 bool read_exactly(int fd, char* out, std::size_t n) {
   while (n > 0) {
     const ssize_t r = ::read(fd, out, n);
@@ -196,14 +181,8 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
     p->root.scratch = k_private_scratch;
     p->root.scratch_bytes = settings.scratch_bytes;
   } else {
-    std::error_code ec;
-    std::string pattern = (std::filesystem::temp_directory_path(ec) / "leap-compile-worker-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("leap::sandbox: cannot create a compile worker's scratch directory under " +
-                               std::filesystem::temp_directory_path(ec).string() + ": " + std::strerror(errno));
-    }
-    host_scratch_.path = pattern;
-    p->scratch = pattern;
+    host_scratch_.path = make_private_dir("worker-scratch");
+    p->scratch = host_scratch_.path;
   }
   p->landlock.rules.push_back({p->scratch, true, true});
   p->tmpdir = "TMPDIR=" + p->scratch;
@@ -231,7 +210,10 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
   // error for the caller, not a compile result.
   std::string data;
   const auto start_deadline = Clock::now() + k_start_limit;
-  const bool too_slow = watch_compiler_process(socket_, std::nullopt, {}, start_deadline, data, &has_frame) == CompileLimit::wall_clock;
+  Watch start;
+  start.pid = pid_;
+  start.wall_deadline = start_deadline;
+  const bool too_slow = watch_compiler_process(socket_, start, data, &has_frame) == CompileLimit::wall_clock;
   const std::optional<std::string_view> ready = complete_frame(data);
   if (!ready || *ready != k_ready) {
     kill_and_reap();
@@ -266,10 +248,7 @@ bool CompileWorker::idle_and_alive() const noexcept {
   return state != 'T' && state != 't';  // stopped (SIGSTOP, a debugger): it would not read a candidate
 }
 
-CompileWorker::HostScratch::~HostScratch() {
-  std::error_code ec;
-  if (!path.empty()) std::filesystem::remove_all(path, ec);
-}
+CompileWorker::HostScratch::~HostScratch() { remove_private_dir(path, true); }
 
 CompileWorker::~CompileWorker() {
   if (socket_ >= 0) ::close(socket_);
@@ -291,7 +270,8 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
   CompileLimit killed_for = sent == Sent::past_deadline ? CompileLimit::wall_clock : CompileLimit::none;
   std::string data;
   if (sent == Sent::all) {
-    killed_for = watch_compiler_process(socket_, clock, cpu0 + budget.cpu, t0 + budget.wall, data, &has_frame);
+    const Watch watch{pid_, clock, cpu0 + budget.cpu, budget.idle, t0 + budget.wall};
+    killed_for = watch_compiler_process(socket_, watch, data, &has_frame);
   }
   const std::optional<std::string_view> reply = complete_frame(data);
 
@@ -321,7 +301,7 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
     killed_for = out.limit;
   }
   out.limit = killed_for;
-  out.log = same_words_for_forbidden_and_missing(std::move(out.log));
+  out.log = same_words_for_every_unopenable_file(std::move(out.log));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return outcome;
 }

@@ -166,6 +166,7 @@ struct Compiler::Impl {
   std::vector<std::string> jail_roots;  // diagnostics may point below these
   std::string version_tag;
   detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
+  std::vector<std::string> missing_layers;  // what every result says was not in force
   std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
 
   // Tripwire and path scrubbing; applied once, before a result is cached.
@@ -218,6 +219,7 @@ struct Compiler::Impl {
       r.seconds = seconds_since(t0);
       r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
       r.unconfined = unconfined();
+      r.missing_layers = missing_layers;
       return r;
     }
     CacheKey key;
@@ -232,6 +234,7 @@ struct Compiler::Impl {
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
         r.unconfined = unconfined();
+        r.missing_layers = missing_layers;
         return r;
       }
     }
@@ -246,13 +249,13 @@ struct Compiler::Impl {
     } else {
       const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
       if (config.isolation == Isolation::process) {
-        r = detail::run_compile_child(child, {budget - charged, wall, job.options.timeout}, [&](std::chrono::nanoseconds cpu_budget) {
+        r = detail::run_compile_child(child, {budget - charged, wall, job.options.timeout, config.idle_limit}, [&](std::chrono::nanoseconds cpu_budget) {
           return detail::nvrtc_compile(request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
         });
       } else if (config.isolation == Isolation::worker_pool) {
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
         if (config.pool.pch) request.pch_dir = detail::pch_key(request);
-        r = pool->compile(request, {budget - charged, wall, job.options.timeout});
+        r = pool->compile(request, {budget - charged, wall, job.options.timeout, config.idle_limit});
       } else {
         const auto cpu_start = thread_cpu();
         const auto wall_deadline = Clock::now() + wall;
@@ -270,6 +273,7 @@ struct Compiler::Impl {
     r.cpu_seconds += std::chrono::duration<double>(charged).count();
     r = cap_log(job, sanitize(job, std::move(r)));  // capped before it is stored, so no entry holds a huge log
     r.unconfined = unconfined();
+    r.missing_layers = missing_layers;
     if (config.cache) config.cache->store(key, r);
     list_kernels(r);
     r.seconds = seconds_since(t0);
@@ -287,6 +291,10 @@ struct Compiler::Impl {
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = std::move(config);
+  if (m.config.idle_limit.count() < 0) {
+    throw std::invalid_argument("leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +
+                                " ms: must be positive, or 0 for no idle window");
+  }
   const std::string inc = m.config.cuda_include_dir.empty() ? default_cuda_include_dir() : m.config.cuda_include_dir;
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(inc) / "cuda_fp16.h", ec)) {
@@ -314,15 +322,32 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
     m.version_tag += " " + compat_headers_tag();
     for (const CompatHeader& c : compat_headers()) m.policy.headers.emplace_back(c.name);
   }
-  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
-    if (!m.config.unconfined) {
-      const ConfinementSupport& support = confinement_support();
-      if (!support.sufficient()) {
-        throw std::runtime_error("leap::sandbox: this machine cannot confine compiles (" + support.missing() +
-                                 "); untrusted source is not compiled without them. For trusted source only, set "
-                                 "CompilerConfig::unconfined = true (leap-sandbox --unconfined); every result then says so");
-      }
+  if (m.config.isolation == Isolation::trusted_in_process) {
+    m.missing_layers = {"landlock", "seccomp", "mount namespace", "rlimits", "process"};
+  } else if (m.config.unconfined) {
+    m.missing_layers = {"landlock", "seccomp", "mount namespace"};
+  } else {
+    const ConfinementSupport& support = confinement_support();
+    if (!support.sufficient()) {
+      throw std::runtime_error("leap::sandbox: this machine cannot confine compiles (" + support.missing() +
+                               "); untrusted source is not compiled without them. For trusted source only, set "
+                               "CompilerConfig::unconfined = true (leap-sandbox --unconfined); every result then says so");
     }
+    if (!support.full() && !m.config.accept_weaker_confinement) {
+      throw std::runtime_error("leap::sandbox: a confinement layer is missing here (" + support.missing() +
+                               "), so untrusted source is not compiled: accept the weaker set explicitly with "
+                               "CompilerConfig::accept_weaker_confinement = true (leap-sandbox --accept-weaker-confinement), "
+                               "and every result then names what is missing");
+    }
+    m.missing_layers = support.missing_layers();
+  }
+  // Results compiled with a weaker set are kept apart too, so none is ever served as a fully confined one.
+  if (!m.config.unconfined && m.config.isolation != Isolation::trusted_in_process && !m.missing_layers.empty()) {
+    std::string without;
+    for (const std::string& layer : m.missing_layers) without += " without " + layer;
+    m.version_tag += without;
+  }
+  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
     std::string error;
     if (!preload_nvrtc_builtins(v, error) && !m.config.unconfined) {
       throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child or worker cannot load it itself)");

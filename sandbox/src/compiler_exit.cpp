@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compiler_exit.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/wait.h>
+
+#include <cstdio>
+#include <string_view>
 
 #include "confinement.hpp"
 
@@ -26,6 +31,20 @@ std::optional<clockid_t> cpu_clock_of(pid_t pid) {
   return clock;
 }
 
+char process_state(pid_t pid) noexcept {
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char stat[512];
+  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  const std::string_view text(stat, static_cast<std::size_t>(n));
+  const std::size_t close = text.rfind(')');  // the command name, in parentheses, may hold anything
+  return close != std::string_view::npos && close + 2 < text.size() ? text[close + 2] : 0;
+}
+
 void mark_stopped_at_cpu_limit(CompileResult& result, const ChildBudget& budget) {
   result.limit = CompileLimit::cpu_time;
   result.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated) +
@@ -44,6 +63,11 @@ CompileResult ended_without_result(int wait_status, CompileLimit killed_for, dou
   if (killed_for == CompileLimit::cpu_time) {
     out.status = CompileStatus::timeout;
     out.log = "compile stopped at its CPU time limit of " + milliseconds_text(budget.stated);
+  } else if (killed_for == CompileLimit::idle) {
+    out.status = CompileStatus::timeout;
+    out.log = "compile stopped: the compiler made no progress for " + milliseconds_text(budget.idle) +
+              " (its CPU time stood still: stopped or deadlocked; it used " +
+              std::to_string(static_cast<long long>(cpu_seconds * 1000)) + " ms of CPU)";
   } else if (killed_for == CompileLimit::wall_clock) {
     out.status = CompileStatus::timeout;
     out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 
 #include "confinement.hpp"
@@ -121,16 +120,23 @@ namespace {
 
 // Tries a private root in a throwaway child: the only way to know that user namespaces, the maps
 // and the mounts all work here (containers and sysctls switch them off in several places).
+// Its mountpoint is made like every directory the sandbox makes (make_private_dir): a file planted at
+// a predictable path cannot make the probe fail, and with it the private root of every compile.
 bool probe_private_root(std::string& reason) {
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec) / ("leap-probe-root-" + std::to_string(::getpid()));
-  std::filesystem::create_directory(dir, ec);
+  std::string dir;
+  try {
+    dir = detail::make_private_dir("probe-root");
+  } catch (const std::exception& e) {
+    reason = std::string("the probe's mountpoint could not be made (") + e.what() + ")";
+    return false;
+  }
   detail::PrivateRoot root;
-  root.mountpoint = dir.string();
+  root.mountpoint = dir;
   root.uid = ::getuid();
   root.gid = ::getgid();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
+    detail::remove_private_dir(dir, false);
     reason = "pipe failed";
     return false;
   }
@@ -158,7 +164,7 @@ bool probe_private_root(std::string& reason) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
-  std::filesystem::remove(dir, ec);
+  detail::remove_private_dir(dir, false);
   if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
   reason = pid < 0 ? "fork failed" : "no private mount namespace (" + (msg.empty() ? std::string("the probe died") : msg) +
                                          "); user namespaces may be disabled (kernel.unprivileged_userns_clone, "
@@ -168,28 +174,60 @@ bool probe_private_root(std::string& reason) {
 
 }  // namespace
 
-std::string ConfinementSupport::missing() const {
-  std::string out;
-  if (landlock_abi == 0) out += "Landlock unavailable: " + landlock_reason;
-  if (!seccomp) out += (out.empty() ? "" : "; ") + std::string("seccomp unavailable: ") + seccomp_reason;
+std::vector<std::string> ConfinementSupport::missing_layers() const {
+  std::vector<std::string> out;
+  if (landlock_abi == 0) out.emplace_back("landlock");
+  if (!seccomp) out.emplace_back("seccomp");
+  if (!mount_namespace) out.emplace_back("mount namespace");
   return out;
 }
 
-const ConfinementSupport& confinement_support() {
-  static ConfinementSupport support;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    support.landlock_abi = detail::landlock_abi();
-    if (support.landlock_abi == 0) {
-      const int e = detail::landlock_errno();
-      support.landlock_reason = e == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"
-                                : e == ENOSYS   ? "the kernel has no Landlock (Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
-                                                : std::string("landlock_create_ruleset failed: ") + std::strerror(e);
-    }
-    support.seccomp = detail::seccomp_available(support.seccomp_reason);
-    support.mount_namespace = probe_private_root(support.mount_namespace_reason);
-  });
+std::string ConfinementSupport::missing() const {
+  std::string out;
+  auto add = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
+  if (landlock_abi == 0) add("Landlock unavailable: " + landlock_reason);
+  if (!seccomp) add("seccomp unavailable: " + seccomp_reason);
+  if (!mount_namespace) add("mount namespace unavailable: " + mount_namespace_reason);
+  return out;
+}
+
+namespace detail {
+
+ConfinementSupport probe_confinement() {
+  ConfinementSupport support;
+  support.landlock_abi = landlock_abi();
+  if (support.landlock_abi == 0) {
+    const int e = landlock_errno();
+    support.landlock_reason = e == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"
+                              : e == ENOSYS   ? "the kernel has no Landlock (Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
+                                              : std::string("landlock_create_ruleset failed: ") + std::strerror(e);
+  }
+  support.seccomp = seccomp_available(support.seccomp_reason);
+  support.mount_namespace = probe_private_root(support.mount_namespace_reason);
   return support;
+}
+
+namespace {
+ConfinementSupport& cached_support() {
+  static ConfinementSupport support;
+  return support;
+}
+std::once_flag& probed_once() {
+  static std::once_flag once;
+  return once;
+}
+}  // namespace
+
+void reprobe_confinement_for_tests() {
+  std::call_once(probed_once(), [] {});  // a later confinement_support() must not probe over this answer
+  cached_support() = probe_confinement();
+}
+
+}  // namespace detail
+
+const ConfinementSupport& confinement_support() {
+  std::call_once(detail::probed_once(), [] { detail::cached_support() = detail::probe_confinement(); });
+  return detail::cached_support();
 }
 
 std::string landlock_abi_features(int abi) {
@@ -216,7 +254,9 @@ std::vector<ConfinementLayer> describe_confinement(const ConfinementLimits& limi
                               : s.seccomp_reason});
   layers.push_back({"mount namespace", s.mount_namespace,
                     s.mount_namespace ? "a private root holding only the toolkit's headers: a host file is missing, not forbidden"
-                                      : s.mount_namespace_reason + "; the log filter makes forbidden and missing read the same"});
+                                      : s.mount_namespace_reason + "; untrusted compiles are refused unless the caller accepts the "
+                                                                   "weaker set, and then the log filter makes every file that cannot be "
+                                                                   "opened read the same"});
   layers.push_back({"rlimits", true,
                     "address space +" + std::to_string(limits.address_space_bytes >> 20) + " MiB, CPU = the compile's time limit, " +
                         std::to_string(limits.max_open_files) + " open files, file size 0, no core dumps"});

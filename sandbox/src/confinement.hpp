@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leap/sandbox/confinement.hpp"
@@ -61,6 +62,20 @@ struct PrivateRoot {
 // In the child: a new user and mount namespace whose root is a fresh tmpfs holding only the binds,
 // then chdir("/"). `step` names what failed.
 int enter_private_root(const PrivateRoot& root, const char*& step) noexcept;
+
+// ---- private directories (confinement_paths.cpp) ----
+// A fresh empty directory, mode 0700, that nobody else can have planted anything at: mkdtemp inside
+// a base directory of this process's own (mkdtemp under $TMPDIR, mode 0700, checked with lstat before
+// each use). `purpose` starts its name. Throws std::runtime_error naming where it could not be made.
+std::string make_private_dir(std::string_view purpose);
+// Removes one (with everything in it when `contents`), and the base directory with the last one.
+void remove_private_dir(const std::string& path, bool contents) noexcept;
+
+// ---- the layers this machine offers (confinement.cpp) ----
+// Probes them afresh (confinement_support() caches the first answer for the process).
+ConfinementSupport probe_confinement();
+// Replaces the cached answer with a fresh probe. For tests that take a layer away in a forked child.
+void reprobe_confinement_for_tests();
 
 // ---- process hygiene and rlimits (confinement.cpp) ----
 struct ChildLimits {

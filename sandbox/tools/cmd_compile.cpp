@@ -66,6 +66,7 @@ CompileCommandLine parse(const Arguments& args) {
     else if (a == "--line-info") c.options.line_info = true;
     else if (a == "--in-process") c.config.isolation = sb::Isolation::trusted_in_process;
     else if (a == "--unconfined") c.config.unconfined = true;
+    else if (a == "--accept-weaker-confinement") c.config.accept_weaker_confinement = true;
     else if (a == "--quiet") c.quiet = true;
     else if (a == "--") {
       c.files.insert(c.files.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
@@ -104,6 +105,14 @@ class Progress {
   bool tty_;
   std::size_t failed_ = 0;
 };
+
+// ", WEAKER CONFINEMENT (no mount namespace)" for a result compiled with a weaker set the caller accepted.
+std::string weaker_text(const sb::CompileResult& r) {
+  if (r.unconfined || r.missing_layers.empty()) return "";
+  std::string missing;
+  for (const std::string& layer : r.missing_layers) missing += (missing.empty() ? "no " : ", no ") + layer;
+  return ", WEAKER CONFINEMENT (" + missing + ")";
+}
 
 std::optional<std::string> read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -168,7 +177,7 @@ int run_compile(const Arguments& args) {
     } else {
       std::cout << c.files[i] << ": " << sb::to_string(r.status) << " (" << r.seconds << " s"
                 << (r.cache_hit ? ", cache hit" : "") << (r.limit != sb::CompileLimit::none ? ", limit: " + std::string(sb::to_string(r.limit)) : "")
-                << (r.unconfined ? ", UNCONFINED" : "") << ")\n";
+                << (r.unconfined ? ", UNCONFINED" : "") << weaker_text(r) << ")\n";
       if (!r.log.empty()) std::cout << r.log << (r.log.back() == '\n' ? "" : "\n");
       if (!advice.empty()) std::cout << "note: " << advice << "\n";
     }
@@ -186,16 +195,19 @@ const Command compile_command{"compile", "compile [options] FILE...",
   refused include listed with what to do.
   Each compile runs in a child confined by the OS (Landlock, seccomp, a private root holding only
   the toolkit's headers, rlimits; `leap-sandbox info` lists what is in force); where Landlock or
-  seccomp is missing, compile refuses to run unless --unconfined is given.
+  seccomp is missing, compile refuses to run unless --unconfined is given, and where only the private
+  root is missing (no user namespaces), unless --accept-weaker-confinement is given.
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
                        refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
-                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space), unconfined,
-                       kernels (by symbol, from the CUBIN; null without one), and advice when
+                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space|idle),
+                       unconfined, missing_layers (the confinement layers not in force), kernels (by symbol, from the CUBIN; null without one), and advice when
                        the module defines no kernel
   --arch A             target, sm_XY or compute_XY (default sm_90)
   --std N              C++ standard: 11, 14, 17 or 20 (default 17)
   --timeout-ms N       CPU time limit per compile in milliseconds (default 10000); time spent
-                       queued does not count, the wall clock stops a compile at 10 x this
+                       queued does not count, the wall clock stops a compile at 10 x this,
+                       and a compiler whose CPU time stands still for 5 s (stopped, deadlocked)
+                       is ended with limit idle
   --cache-dir D        on-disk cache directory (default $LEAP_SANDBOX_CACHE_DIR, else
                        $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox)
   --cache-max-mb N     the disk cache's budget in MiB (default 1024): least recently used entries
@@ -215,6 +227,11 @@ const Command compile_command{"compile", "compile [options] FILE...",
   --unconfined         compile in a child without Landlock, seccomp and the private root (rlimits
                        stay), for machines that lack them; every result says "unconfined". Never
                        for untrusted source: an unconfined NVRTC reads any file this process can
+  --accept-weaker-confinement
+                       compile where the private root is missing (user namespaces off) with
+                       Landlock, seccomp and rlimits only; every result lists the missing layers
+                       in missing_layers (text: WEAKER CONFINEMENT). Without it such a machine
+                       refuses, rather than confining less without a word
   --quiet              no progress line on stderr
   A progress line goes to stderr when more than 4 files are compiled.
   Exit status: 0 when every file compiled, 1 when any did not, 2 for bad usage or unreadable files.

@@ -45,7 +45,7 @@ int exit_code(sb::EvalStatus status) {
 }
 
 int run_eval(const Arguments& args) {
-  bool as_json = false, time = true, unconfined = false;
+  bool as_json = false, time = true, unconfined = false, accept_weaker = false;
   std::optional<std::uint64_t> seed;
   std::optional<std::size_t> cache_max_mb;
   std::string arch;
@@ -56,6 +56,7 @@ int run_eval(const Arguments& args) {
     if (a == "--json") as_json = true;
     else if (a == "--no-time") time = false;
     else if (a == "--unconfined") unconfined = true;
+    else if (a == "--accept-weaker-confinement") accept_weaker = true;
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--cache-max-mb") cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
@@ -91,7 +92,9 @@ int run_eval(const Arguments& args) {
     }
     headers.push_back({name, std::string{std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>()}});
   }
-  sb::Evaluator evaluator(evaluator_config(arch, seed, time, unconfined, cache_max_mb));
+  sb::EvaluatorConfig config = evaluator_config(arch, seed, time, unconfined, cache_max_mb);
+  config.compiler.accept_weaker_confinement = accept_weaker;
+  sb::Evaluator evaluator(std::move(config));
   const sb::EvalResult r = evaluator.evaluate(*task, source, headers);
   if (as_json) {
     std::cout << sb::to_json(r) << "\n";
@@ -100,6 +103,7 @@ int run_eval(const Arguments& args) {
     if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
     if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
     if (r.compile.unconfined) std::cout << " (compiled UNCONFINED)";
+    else if (!r.compile.missing_layers.empty()) std::cout << " (compiled with WEAKER CONFINEMENT)";
     std::cout << "\n";
     if (r.launch_plan && r.launch_plan->resolved) {  // an invalid plan's reason is the feedback below
       const sb::LaunchPlanReport& p = *r.launch_plan;
@@ -133,6 +137,9 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   --unconfined         compile without Landlock, seccomp and the private root, for machines that
                        lack them (the result's compile.unconfined says so); never for untrusted
                        source
+  --accept-weaker-confinement
+                       compile where the private root is missing (user namespaces off); the
+                       result's compile.missing_layers names what was not in force
   --cache-max-mb N     the disk cache's budget in MiB (default 1024)
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.

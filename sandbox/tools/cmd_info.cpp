@@ -20,6 +20,13 @@ namespace {
 namespace sb = leap::sandbox;
 using nlohmann::json;
 
+// What happens to an untrusted compile here: every layer in force, or the opt-in it needs.
+std::string untrusted_compiles(const sb::ConfinementSupport& s) {
+  if (s.full()) return "run, every layer in force";
+  if (s.sufficient()) return "refused unless the weaker set is accepted (--accept-weaker-confinement)";
+  return "refused unless run unconfined (--unconfined, trusted source only)";
+}
+
 json confinement_json() {
   const sb::ConfinementSupport& s = sb::confinement_support();
   json layers = json::object();
@@ -29,8 +36,11 @@ json confinement_json() {
     layers[key] = {{"in_force", l.in_force}, {"detail", l.detail}};
   }
   layers["landlock"]["abi"] = s.landlock_abi;
-  return {{"sufficient", s.sufficient()},
+  return {{"in_force", s.full()},
+          {"sufficient", s.sufficient()},
+          {"untrusted_compiles", untrusted_compiles(s)},
           {"missing", s.missing()},
+          {"missing_layers", s.missing_layers()},
           {"layers", layers},
           {"worker_executable", sb::find_worker_executable()}};
 }
@@ -112,7 +122,10 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   }
   const sb::ConfinementSupport& s = sb::confinement_support();
   std::cout << "confinement of compile children: "
-            << (s.sufficient() ? "in force" : "INSUFFICIENT, untrusted compiles refuse to run (" + s.missing() + ")") << "\n";
+            << (s.full()         ? std::string("in force, every layer")
+                : s.sufficient() ? "WEAKER, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")"
+                                 : "INSUFFICIENT, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")")
+            << "\n";
   for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
     std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
   }
@@ -146,7 +159,8 @@ const Command info_command{"info", "info [--json]",
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
   LEAP_SANDBOX_TIMER=events), and the OS confinement of compile children: each layer (Landlock
   with its ABI, seccomp, the private mount namespace, rlimits, process hygiene), in force or not and
-  why, and where the evaluation worker program is. Exits 0.
+  why, what an untrusted compile needs where one is missing, and where the evaluation worker
+  program is. Exits 0.
   --json               one JSON object instead of text
 )",
                            run_info};

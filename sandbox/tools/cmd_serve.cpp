@@ -90,7 +90,7 @@ void read_lines(std::size_t limit, BoundedQueue& queue) {
 
 int run_serve(const Arguments& args) {
   unsigned jobs = 2;
-  bool unconfined = false;
+  bool unconfined = false, accept_weaker = false;
   std::size_t queue_capacity = 0;
   sb::RequestLimits limits;
   std::optional<std::size_t> cache_mb;
@@ -100,6 +100,7 @@ int run_serve(const Arguments& args) {
     const std::string& a = args[i];
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
     else if (a == "--unconfined") unconfined = true;
+    else if (a == "--accept-weaker-confinement") accept_weaker = true;
     else if (a == "--queue") queue_capacity = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 4096));
     else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
@@ -113,6 +114,7 @@ int run_serve(const Arguments& args) {
   // Long-lived confined compile workers with precompiled headers: what a stream of candidates that
   // share their headers wants. One worker per handler.
   config.compiler.isolation = sb::Isolation::worker_pool;
+  config.compiler.accept_weaker_confinement = accept_weaker;
   config.compiler.pool.size = jobs;
   if (pool_max_compiles) config.compiler.pool.max_compiles_per_worker = *pool_max_compiles;
   if (no_pch) config.compiler.pool.pch = false;
@@ -154,8 +156,9 @@ const Command serve_command{"serve", "serve [options]",
   The id comes back exactly as written. Codes: parse_error, request_too_large, invalid_request (these
   three with "id": null), bad_request, internal_error. Every line is answered and the server goes on.
   At end of input the requests in flight finish, then it exits 0.
-  Compile results carry "unconfined": true when compiled without the OS confinement (eval results
-  in their "compile" object).
+  Compile results carry "unconfined": true when compiled without the OS confinement, and
+  "missing_layers" naming every confinement layer not in force (eval results in their "compile"
+  object).
   -j N                    requests handled at a time (default 2; kernels still run one at a time)
   --queue N               requests read ahead of the handlers (default 4 per handler); when full,
                           serve stops reading stdin until a handler is free
@@ -169,6 +172,9 @@ const Command serve_command{"serve", "serve [options]",
   --no-pch                no precompiled headers in the compile workers
   --unconfined            compile without Landlock, seccomp and the private root, for machines that
                           lack them; never for untrusted source
+  --accept-weaker-confinement
+                          compile where the private root is missing (user namespaces off) with the
+                          other layers; without it serve refuses to start on such a machine
 )",
                             run_serve};
 

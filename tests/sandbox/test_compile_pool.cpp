@@ -24,6 +24,7 @@
 #include "../../sandbox/src/compile_child.hpp"
 #include "../../sandbox/src/compile_worker.hpp"
 #include "queue_time_check.hpp"
+#include "sanitizers.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
@@ -33,8 +34,8 @@ namespace {
 
 void require_confinement() {
   const sb::ConfinementSupport& s = sb::confinement_support();
-  INFO("this machine lacks a required layer: " << s.missing());
-  REQUIRE(s.sufficient());
+  INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
+  REQUIRE(s.full());
 }
 
 sb::CompilerConfig pooled(unsigned max_compiles = 256) {
@@ -227,6 +228,12 @@ TEST_CASE("compile pool: a worker that stops reading cannot hold a request past 
 }
 
 TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory behind", "[sandbox][pool]") {
+  if (leap_test::k_address_sanitizer) {
+    // UBSan's vptr check tells readable memory with a pipe; with no descriptor left it reports an
+    // "invalid vptr" for the exception this test expects. The test needs the descriptors gone.
+    WARN("skipped under the asan preset: the descriptor limit this test sets starves UBSan's vptr check, which needs a pipe");
+    return;
+  }
   const leap_test::TempDir tmp;
   leap_test::check_in_children(1, [&](int) {  // a child: TMPDIR and the descriptor limit stay its own
     ::setenv("TMPDIR", tmp.path.c_str(), 1);
@@ -255,6 +262,39 @@ TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory 
   });
 }
 
+TEST_CASE("compile pool: a worker that stops making progress mid-compile is ended in its idle window and replaced",
+          "[sandbox][pool][limits][idle]") {
+  require_confinement();
+  sb::CompilerConfig config = pooled();
+  config.idle_limit = std::chrono::milliseconds(1500);
+  sb::Compiler c(config);
+  REQUIRE(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
+  const std::vector<int> before = c.pool_stats().worker_pids;
+  REQUIRE(before.size() == 1);
+  sb::CompileJob slow = heavy_job(k_slow_body);
+  slow.options.timeout = std::chrono::seconds(120);
+  slow.options.wall_backstop = std::chrono::seconds(600);
+  const auto t0 = Clock::now();
+  auto pending = std::async(std::launch::async, [&] { return c.compile(slow); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // inside NVRTC by now
+  ::kill(before[0], SIGSTOP);
+  const sb::CompileResult r = pending.get();
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  INFO(r.log);
+  CHECK(r.status == sb::CompileStatus::timeout);
+  CHECK(r.limit == sb::CompileLimit::idle);
+  CHECK(r.log.find("made no progress for 1500 ms") != std::string::npos);
+  CHECK_FALSE(r.nvrtc_verdict);
+  CHECK(took < 120.0);  // long before its CPU limit, let alone the 600 s backstop
+
+  CHECK(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_started == 2);
+  CHECK(s.workers_replaced == 1);
+  REQUIRE(s.worker_pids.size() == 1);
+  CHECK(s.worker_pids[0] != before[0]);
+}
+
 TEST_CASE("compile pool: a worker serves its compile count, then a fresh one takes over", "[sandbox][pool]") {
   require_confinement();
   sb::Compiler c(pooled(2));
@@ -270,6 +310,10 @@ TEST_CASE("compile pool: a worker serves its compile count, then a fresh one tak
 TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool goes on", "[sandbox][pool][limits]") {
   require_confinement();
   SECTION("address space") {
+    if (leap_test::k_sanitizer) {
+      WARN(leap_test::k_no_address_space_limits);
+      return;
+    }
     sb::CompilerConfig config = pooled();
     config.limits.address_space_bytes = 256ull << 20;
     sb::Compiler c(config);

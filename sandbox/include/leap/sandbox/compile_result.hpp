@@ -21,7 +21,7 @@ std::string_view to_string(CompileStatus status) noexcept;
 
 struct CompileResult;
 // The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes, cpu_seconds,
-// limit, unconfined, pch, kernels (the code itself stays out: a client that wants it links the library).
+// limit, unconfined, missing_layers, pch, kernels (the code itself stays out: a client that wants it links the library).
 std::string to_json(const CompileResult& result);
 
 // Which limit ended a compile (status timeout or resource_limit); none when it ran to its end.
@@ -30,6 +30,7 @@ enum class CompileLimit {
   cpu_time,       // the compile's own CPU time (the child's, plus the scan and hashing of its source)
   wall_clock,     // the generous wall-clock backstop (a child that sleeps or is starved for long)
   address_space,  // RLIMIT_AS of the compile child
+  idle,           // the compiler's CPU time stood still (stopped, deadlocked) for CompilerConfig::idle_limit
 };
 std::string_view to_string(CompileLimit limit) noexcept;
 
@@ -59,6 +60,10 @@ struct CompileResult {
   // Compiled without the OS confinement: in-process (trusted sources) or a child with confinement
   // switched off. Every report of such a result says so.
   bool unconfined = false;
+  // The confinement layers that were not in force for this compile, by name ("landlock", "seccomp",
+  // "mount namespace", "rlimits", "process"); empty when every one was. Never empty for an unconfined
+  // result, nor for one compiled with a weaker set the caller accepted (accept_weaker_confinement).
+  std::vector<std::string> missing_layers;
   bool cache_hit = false;  // the cache answered; nothing was compiled
   PchUse pch = PchUse::none;  // never changes the output: the same bytes, log and status either way
   // NVRTC itself decided: it compiled the source, or rejected it with a compile error. False for a

@@ -4,6 +4,7 @@
 // the include jail and a cache.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,6 +77,15 @@ struct CompilerConfig {
   // the machine lacks Landlock or seccomp. For trusted source and measurements: an unconfined NVRTC
   // reads any host file a candidate names.
   bool unconfined = false;
+  // Compile untrusted source although a confinement layer other than Landlock and seccomp is missing
+  // here (today: the private root, where user namespaces are off). Without it such a Compiler refuses
+  // to start, naming the layer and why; with it, every result names the missing layers
+  // (CompileResult::missing_layers) and is cached apart. leap-sandbox --accept-weaker-confinement.
+  bool accept_weaker_confinement = false;
+  // A compile child or pooled worker whose CPU time stands still this long before it answers
+  // (deadlocked, stopped by a signal) is ended, with limit `idle`, instead of holding its caller until
+  // the wall-clock backstop. A process waiting for a busy machine's CPU is not idle. 0 = no window.
+  std::chrono::milliseconds idle_limit{5000};
   // Tests of the OS confinement only: every #include reaches NVRTC unscanned, so the tests show the
   // confinement holds on its own.
   bool skip_include_jail_for_tests = false;

@@ -12,6 +12,7 @@
 //                     | perf, userfaultfd, keyrings, module loading ... |
 //   mount namespace   | a forbidden file looking different from a       | user namespaces (or root)
 //                     | missing one: the root holds only the toolkit    |
+//                     | (without it: refused, or accepted as weaker)    |
 //   rlimits           | runaway memory, CPU, file output, core dumps    | always
 //   process hygiene   | outliving the parent, inherited descriptors,   | always
 //                     | environment, working directory                  |
@@ -37,9 +38,16 @@ struct ConfinementSupport {
   std::string seccomp_reason;
   bool mount_namespace = false;  // a private root holding only the toolkit
   std::string mount_namespace_reason;
-  // Both required layers are present: untrusted source may be compiled without an explicit opt-out.
+  // Every layer is here: untrusted source is compiled with no opt-in.
+  bool full() const noexcept { return landlock_abi > 0 && seccomp && mount_namespace; }
+  // Landlock and seccomp are here: without the private root as well, untrusted source is compiled only
+  // when the caller accepts the weaker set (CompilerConfig::accept_weaker_confinement); without either
+  // of these two, only unconfined (CompilerConfig::unconfined), which is for trusted source.
   bool sufficient() const noexcept { return landlock_abi > 0 && seccomp; }
-  // "landlock unavailable: ...; seccomp unavailable: ..." naming every missing required layer.
+  // The missing layers by name ("landlock", "seccomp", "mount namespace"), as results list them.
+  std::vector<std::string> missing_layers() const;
+  // "Landlock unavailable: ...; seccomp unavailable: ...; mount namespace unavailable: ...", naming
+  // every missing layer with why; empty when full().
   std::string missing() const;
 };
 
