@@ -45,7 +45,7 @@ int exit_code(sb::EvalStatus status) {
 }
 
 int run_eval(const Arguments& args) {
-  bool as_json = false, time = true, unconfined = false, accept_weaker = false;
+  bool as_json = false, time = true, unconfined = false, accept_weaker = false, allow_pageable = false;
   std::optional<std::uint64_t> seed;
   std::optional<std::size_t> cache_max_mb;
   std::string arch;
@@ -57,6 +57,7 @@ int run_eval(const Arguments& args) {
     else if (a == "--no-time") time = false;
     else if (a == "--unconfined") unconfined = true;
     else if (a == "--accept-weaker-confinement") accept_weaker = true;
+    else if (a == "--allow-pageable-host-access") allow_pageable = true;
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--cache-max-mb") cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
@@ -94,6 +95,7 @@ int run_eval(const Arguments& args) {
   }
   sb::EvaluatorConfig config = evaluator_config(arch, seed, time, unconfined, cache_max_mb);
   config.compiler.accept_weaker_confinement = accept_weaker;
+  config.worker.allow_pageable_host_access = allow_pageable;
   sb::Evaluator evaluator(std::move(config));
   const sb::EvalResult r = evaluator.evaluate(*task, source, headers);
   if (as_json) {
@@ -140,6 +142,10 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   --accept-weaker-confinement
                        compile where the private root is missing (user namespaces off); the
                        result's compile.missing_layers names what was not in force
+  --allow-pageable-host-access
+                       evaluate even on a device whose kernels can read and write this machine's
+                       pageable memory (its attribute PAGEABLE_MEMORY_ACCESS; info shows it); without
+                       it the worker refuses there, since a candidate could reach the harness's memory
   --cache-max-mb N     the disk cache's budget in MiB (default 1024)
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.

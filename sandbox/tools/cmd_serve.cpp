@@ -90,7 +90,7 @@ void read_lines(std::size_t limit, BoundedQueue& queue) {
 
 int run_serve(const Arguments& args) {
   unsigned jobs = 2;
-  bool unconfined = false, accept_weaker = false;
+  bool unconfined = false, accept_weaker = false, allow_pageable = false;
   std::size_t queue_capacity = 0;
   sb::RequestLimits limits;
   std::optional<std::size_t> cache_mb;
@@ -101,6 +101,7 @@ int run_serve(const Arguments& args) {
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
     else if (a == "--unconfined") unconfined = true;
     else if (a == "--accept-weaker-confinement") accept_weaker = true;
+    else if (a == "--allow-pageable-host-access") allow_pageable = true;
     else if (a == "--queue") queue_capacity = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 4096));
     else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
@@ -115,6 +116,7 @@ int run_serve(const Arguments& args) {
   // share their headers wants. One worker per handler.
   config.compiler.isolation = sb::Isolation::worker_pool;
   config.compiler.accept_weaker_confinement = accept_weaker;
+  config.worker.allow_pageable_host_access = allow_pageable;
   config.compiler.pool.size = jobs;
   if (pool_max_compiles) config.compiler.pool.max_compiles_per_worker = *pool_max_compiles;
   if (no_pch) config.compiler.pool.pch = false;
@@ -175,6 +177,9 @@ const Command serve_command{"serve", "serve [options]",
   --accept-weaker-confinement
                           compile where the private root is missing (user namespaces off) with the
                           other layers; without it serve refuses to start on such a machine
+  --allow-pageable-host-access
+                          evaluate even where device code can reach this machine's pageable memory
+                          (see eval; without it the worker refuses on such a device)
 )",
                             run_serve};
 

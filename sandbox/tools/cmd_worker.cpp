@@ -31,7 +31,7 @@ int run_worker(const Arguments& args) {
   sb::FleetWorkerOptions options;
   std::string url(sb::fleet_default_url);
   std::string arch;
-  bool no_cache = false;
+  bool no_cache = false, accept_weaker = false, allow_pageable = false;
   std::chrono::milliseconds compile_timeout{10000};
   std::string key_file;
   sb::RequestLimits limits;
@@ -49,6 +49,8 @@ int run_worker(const Arguments& args) {
     else if (a == "--dead-letter-maxlen") options.dead_letter_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--no-cache") no_cache = true;
+    else if (a == "--accept-weaker-confinement") accept_weaker = true;
+    else if (a == "--allow-pageable-host-access") allow_pageable = true;
     else if (a == "--key-file") key_file = option_value(args, i);
     else if (a == "--insecure-no-key") options.insecure_no_key = true;
     else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
@@ -80,6 +82,8 @@ int run_worker(const Arguments& args) {
 
   sb::EvaluatorConfig config = evaluator_config(arch, std::nullopt, true);
   config.compile_timeout = compile_timeout;
+  config.compiler.accept_weaker_confinement = accept_weaker;
+  config.worker.allow_pageable_host_access = allow_pageable;
   // A compile's CPU-time limit leaves its wall clock at the compiler's backstop, 10 x that limit
   // (CompileOptions::wall_backstop): what a claim must wait for before taking a compile over.
   options.compile_wall_limit = 10 * compile_timeout;
@@ -134,6 +138,10 @@ const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--gro
   --dead-letter-maxlen N  MAXLEN ~ cap of the dead-letter stream (default 10000)
   --arch sm_XY         compile target (default: the GPU's, or sm_90 without one)
   --no-cache           compile every request afresh (default: the compile cache, as serve)
+  --accept-weaker-confinement  compile where the private root is missing (user namespaces off);
+                       without it the worker refuses to start on such a machine (see serve)
+  --allow-pageable-host-access  evaluate even where device code can reach this machine's pageable
+                       memory (see eval; without it the evaluation worker refuses on such a device)
   --key-file FILE      the fleet key (at least 16 bytes, a file only its owner may read); default: the
                        file named by $LEAP_FLEET_KEY_FILE, else the key in $LEAP_FLEET_KEY. Requests
                        without a valid tag under it are dropped unrun; every answer is signed

@@ -89,6 +89,10 @@ TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
   const Run malformed = run_cli("eval '" + bad_spec + "' '" + fast + "'", dir);
   CHECK(malformed.exit_code == 2);
   CHECK_THAT(malformed.err, Catch::Contains("task 'bad': params: empty"));
+  // The operator's opt-in for devices whose kernels reach pageable host memory is an option of its
+  // own (the worker acts on it; without a GPU the evaluation ends at no_gpu as before).
+  CHECK(run_cli("eval --json --allow-pageable-host-access row_sum '" + fast + "'", dir).exit_code == 3);
+  CHECK_THAT(run_cli("--help", dir).out, Catch::Contains("--allow-pageable-host-access"));
   CHECK(run_cli("eval row_sum /no/such/file.cu", dir).exit_code == 2);
   CHECK(run_cli("eval row_sum", dir).exit_code == 2);
 }
