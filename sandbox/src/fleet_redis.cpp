@@ -19,6 +19,21 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
+// hiredis takes a command as two parallel arrays: the arguments' addresses and their lengths.
+struct ArgvArrays {
+  std::vector<const char*> args;
+  std::vector<std::size_t> lengths;
+  explicit ArgvArrays(const std::vector<std::string>& argv) {
+    args.reserve(argv.size());
+    lengths.reserve(argv.size());
+    for (const std::string& a : argv) {
+      args.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+  }
+  int count() const { return static_cast<int>(args.size()); }
+};
+
 }  // namespace
 
 void ReplyDeleter::operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
@@ -163,16 +178,8 @@ void RedisConnection::use_timeout(std::chrono::milliseconds block) {
 Reply RedisConnection::command(const std::vector<std::string>& argv, std::chrono::milliseconds block) {
   connect();
   use_timeout(block);
-  std::vector<const char*> args;
-  std::vector<std::size_t> lengths;
-  args.reserve(argv.size());
-  lengths.reserve(argv.size());
-  for (const std::string& a : argv) {
-    args.push_back(a.data());
-    lengths.push_back(a.size());
-  }
-  auto* raw = static_cast<redisReply*>(
-      redisCommandArgv(context_, static_cast<int>(args.size()), args.data(), lengths.data()));
+  ArgvArrays a(argv);
+  auto* raw = static_cast<redisReply*>(redisCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()));
   if (raw == nullptr) {
     const std::string why = context_->errstr;
     close();
@@ -199,13 +206,8 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
     current_timeout_ = io_timeout_;
   }
   for (const auto& argv : commands) {
-    std::vector<const char*> args;
-    std::vector<std::size_t> lengths;
-    for (const std::string& a : argv) {
-      args.push_back(a.data());
-      lengths.push_back(a.size());
-    }
-    if (redisAppendCommandArgv(context_, static_cast<int>(args.size()), args.data(), lengths.data()) != REDIS_OK) {
+    ArgvArrays a(argv);
+    if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
       const std::string why = context_->errstr;
       close();
       throw RedisDisconnected("lost the connection to Redis at " + to_string(address_) + ": " + why);
@@ -248,13 +250,8 @@ BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& ar
   if (context_->reader != nullptr && context_->reader->pos != context_->reader->len) {
     throw lost("unread reply bytes before a bounded read");
   }
-  std::vector<const char*> args;
-  std::vector<std::size_t> lengths;
-  for (const std::string& a : argv) {
-    args.push_back(a.data());
-    lengths.push_back(a.size());
-  }
-  if (redisAppendCommandArgv(context_, static_cast<int>(args.size()), args.data(), lengths.data()) != REDIS_OK) {
+  ArgvArrays a(argv);
+  if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
     throw lost(context_->errstr);
   }
   for (int done = 0; done == 0;) {
