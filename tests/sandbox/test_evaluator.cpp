@@ -85,7 +85,7 @@ TEST_CASE("evaluator: a task whose reference does not compile is the harness's e
   CHECK_THAT(r.error, Catch::Contains("reference"));
 }
 
-TEST_CASE("evaluator: a reference compile ended by a limit is not kept; the next evaluation compiles it again",
+TEST_CASE("evaluator: a reference compile ended by a limit is not kept, and the next evaluation compiles it again",
           "[sandbox][evaluator]") {
   // One compile cache for two evaluators: `roomy` with the usual limit, `tight` with a limit no real
   // compile fits in. The candidate comes from the cache, so only tight's reference compile hits the
