@@ -20,13 +20,7 @@ using Names = std::vector<std::string>;
 
 namespace {
 
-sb::CompileResult compile(const std::string& source) {
-  sb::Compiler c(leap_test::config(sb::Isolation::trusted_in_process, 1));
-  sb::CompileJob j;
-  j.source = source;
-  j.options.arch = "sm_80";
-  return c.compile(j);
-}
+sb::CompileResult compile(const std::string& source) { return leap_test::compile_trusted(source, "sm_80"); }
 
 const char* k_module = R"(
 __device__ __noinline__ float helper(float x) { return x * 2.0f + __sinf(x); }

@@ -319,14 +319,7 @@ TEST_CASE("launch plans: arguments match the kernel's parameters in count and in
 
 namespace {
 
-sb::CompileResult compile_cubin(const std::string& source) {
-  sb::Compiler c(leap_test::config(sb::Isolation::trusted_in_process, 1));
-  sb::CompileJob j;
-  j.source = source;
-  j.options.arch = "sm_90";
-  j.options.want_cubin = true;
-  return c.compile(j);
-}
+sb::CompileResult compile_cubin(const std::string& source) { return leap_test::compile_trusted(source, "sm_90"); }
 
 // Kernels of every parameter kind a candidate may declare, compiled by NVRTC.
 constexpr const char* k_param_kernels = R"(

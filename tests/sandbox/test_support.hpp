@@ -66,6 +66,14 @@ inline leap::sandbox::CompilerConfig config(leap::sandbox::Isolation iso, unsign
   c.cache = std::move(cache);
   return c;
 }
+// Trusted test source compiled once, in process, for `arch` (an sm_ arch keeps the CUBIN).
+inline leap::sandbox::CompileResult compile_trusted(const std::string& source, const std::string& arch) {
+  leap::sandbox::Compiler c(config(leap::sandbox::Isolation::trusted_in_process, 1));
+  leap::sandbox::CompileJob j;
+  j.source = source;
+  j.options.arch = arch;
+  return c.compile(j);
+}
 inline leap::sandbox::CacheOptions cache_options(std::size_t memory_bytes, std::filesystem::path dir = {}) {
   leap::sandbox::CacheOptions o;
   o.memory_bytes = memory_bytes;
