@@ -81,21 +81,6 @@ class Fd {
   int fd_ = -1;
 };
 
-// Reads a whole regular file of at most `limit` bytes; nullopt otherwise.
-std::optional<std::string> read_regular(int fd, std::size_t limit) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > limit) return std::nullopt;
-  std::string data(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // shrank underneath us
-    done += static_cast<std::size_t>(n);
-  }
-  return data;
-}
-
 timespec now_realtime() {
   timespec t{};
   ::clock_gettime(CLOCK_REALTIME, &t);
@@ -249,7 +234,7 @@ struct CompileCache::Impl {
       unsafe(dir, std::string("has a MAC key file ") + k_mac_key_file + " that is not a 0600 file of " +
                       std::to_string(k_mac_key_bytes) + " bytes owned by you; remove it (the cache rebuilds itself)");
     }
-    std::optional<std::string> key = read_regular(fd.get(), k_mac_key_bytes);
+    std::optional<std::string> key = detail::read_regular(fd.get(), k_mac_key_bytes);
     if (!key || key->size() != k_mac_key_bytes) unsafe(dir, "has an unreadable MAC key file");
     mac_key = std::move(*key);
   }
@@ -291,7 +276,7 @@ struct CompileCache::Impl {
     };
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid()) return reject();
-    const std::optional<std::string> data = read_regular(fd.get(), max_entry_bytes() + k_entry_overhead);
+    const std::optional<std::string> data = detail::read_regular(fd.get(), max_entry_bytes() + k_entry_overhead);
     if (!data || data->size() < k_entry_overhead) return reject();
     const std::string_view v(*data);
     const std::string_view body = v.substr(0, v.size() - 32);

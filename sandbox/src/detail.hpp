@@ -25,6 +25,9 @@ std::optional<CompileResult> decode_result(std::string_view bytes);
 // Writes all of `data` to `fd`, retrying short writes and EINTR; false on any other failure. Only
 // write(2) is called, so a forked child may use it before it execs or exits.
 bool write_all(int fd, std::string_view data);
+// Reads the whole of `fd`, a regular file of at most `limit` bytes (as fstat says when it starts);
+// nullopt for anything else, a read error, or a file that shrank while read.
+std::optional<std::string> read_regular(int fd, std::size_t limit);
 
 // Little-endian fixed-width helpers.
 void put_u64(std::string& out, unsigned long long v);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Whole writes to a file descriptor, shared by the cache, the compile child and the worker frames.
+// Whole writes to a file descriptor, shared by the cache, the compile child and the worker frames, and
+// whole reads of a bounded regular file, shared by the cache and the fleet key.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +18,20 @@ bool write_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
+}
+
+std::optional<std::string> read_regular(int fd, std::size_t limit) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > limit) return std::nullopt;
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // shrank underneath us
+    done += static_cast<std::size_t>(n);
+  }
+  return data;
 }
 
 }  // namespace leap::sandbox::detail

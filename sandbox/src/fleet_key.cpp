@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "detail.hpp"
 #include "leap/sandbox/sha256.hpp"
 
 namespace leap::sandbox {
@@ -58,20 +59,9 @@ FleetKey FleetKey::from_file(const std::filesystem::path& path) {
     throw FleetKeyError("the fleet key file " + name + " is " + std::to_string(st.st_size) +
                         " bytes; a key file holds one key (at most " + std::to_string(k_max_key_file_bytes) + " bytes)");
   }
-  std::string bytes(k_max_key_file_bytes + 1, '\0');
-  std::size_t used = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw FleetKeyError("cannot read the fleet key file " + name + ": " + std::strerror(errno));
-    if (n == 0 || used + static_cast<std::size_t>(n) >= bytes.size()) {
-      used += static_cast<std::size_t>(n);
-      break;
-    }
-    used += static_cast<std::size_t>(n);
-  }
-  if (used > k_max_key_file_bytes) throw FleetKeyError("the fleet key file " + name + " grew past 4 KiB while read");
-  bytes.resize(used);
+  std::optional<std::string> read = detail::read_regular(fd, k_max_key_file_bytes);
+  if (!read) throw FleetKeyError("cannot read the fleet key file " + name + " (a read failed, or it changed while read)");
+  std::string bytes = std::move(*read);
   trim_newlines(bytes);
   if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "in " + name));
   return FleetKey(std::move(bytes));
