@@ -292,14 +292,14 @@ inline void bind_rollout(py::module_& m) {
         return d;
       }, "the metrics as a plain dict, for a logger");
 
-  m.def("_validate_gate", [](const py::handle& gate) { with_gate(gate, [](auto& g) { detail::validate_if_able(g); }); },
+  m.def("_validate_gate", [](const py::object& gate) { with_gate(gate, [](auto& g) { detail::validate_if_able(g); }); },
         py::arg("gate"));
-  m.def("_is_group_gate", [](const py::handle& gate) {
+  m.def("_is_group_gate", [](const py::object& gate) {
           return with_gate(gate, [](auto& g) { return group_gate<std::remove_cvref_t<decltype(g)>>; });
         }, py::arg("gate"), "whether the gate decides one group at a time (not a step gate)");
   m.def(
       "_assess_groups",
-      [](const py::handle& gate, const std::vector<GroupStats>& stats, const std::vector<std::uint64_t>& task_ids,
+      [](const py::object& gate, const std::vector<GroupStats>& stats, const std::vector<std::uint64_t>& task_ids,
          int max_turns) {
         require_length("task_ids", task_ids.size(), "stats", stats.size());
         std::vector<GroupCandidate> candidates(stats.size());
