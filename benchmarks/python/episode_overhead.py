@@ -18,7 +18,8 @@ import argparse
 import asyncio
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 import leap
 from leap import Completion, Evaluation, SampleKey, Turn, Verdict
@@ -36,7 +37,7 @@ async def environment(task: int, completion: Completion, key: SampleKey) -> Eval
 
 
 def batch_case(tasks: int, group_size: int, max_turns: int, gate: leap.episode.Gate,
-               max_concurrency: int | None) -> Callable[[], Awaitable[int]]:
+               max_concurrency: int | None) -> Callable[[], Coroutine[Any, Any, int]]:
     async def run() -> int:
         batch = await leap.run_episodes(list(range(tasks)), policy, environment, group_size=group_size,
                                         max_turns=max_turns, gate=gate, max_concurrency=max_concurrency)
@@ -44,7 +45,7 @@ def batch_case(tasks: int, group_size: int, max_turns: int, gate: leap.episode.G
     return run
 
 
-def per_sample_case(tasks: int, group_size: int, max_turns: int) -> Callable[[], Awaitable[int]]:
+def per_sample_case(tasks: int, group_size: int, max_turns: int) -> Callable[[], Coroutine[Any, Any, int]]:
     async def run() -> int:
         coordinator = leap.GroupCoordinator(group_size, leap.AlwaysExpand())
         episodes = await asyncio.gather(*(
@@ -55,7 +56,7 @@ def per_sample_case(tasks: int, group_size: int, max_turns: int) -> Callable[[],
     return run
 
 
-def measure(case: Callable[[], Awaitable[int]], repeats: int) -> tuple[float, int]:
+def measure(case: Callable[[], Coroutine[Any, Any, int]], repeats: int) -> tuple[float, int]:
     """Median seconds of one run, and the evaluations it made."""
     times: list[float] = []
     evaluations = 0
