@@ -148,7 +148,7 @@ def test_errors_name_the_evaluation() -> None:
     failed = [(e, t) for e in batch.samples for t in e.turns if t.error is not None]
     assert {t.error for _, t in failed} == {"policy", "environment"}
     for episode, turn in failed:
-        assert turn.verdict == Verdict.runtime_error
+        assert turn.verdict == Verdict.runtime_error and turn.error is not None
         assert f"task {episode.task_index} (id {episode.task_id}), sample {episode.sample}" in turn.feedback
         assert "scripted " + turn.error + " failure" in turn.feedback
         assert (turn.completion is None) == (turn.error == "policy")
