@@ -186,6 +186,10 @@ def _check_evaluation(evaluation: object) -> Evaluation:
         raise TypeError(f"the environment returned {type(evaluation).__name__}; expected leap.episode.Evaluation")
     if not isinstance(evaluation.verdict, Verdict):
         raise TypeError(f"Evaluation.verdict ({evaluation.verdict!r}) is not a leap.Verdict")
+    if not isinstance(evaluation.speedup, (int, float)) or isinstance(evaluation.speedup, bool):
+        raise TypeError(f"Evaluation.speedup ({evaluation.speedup!r}) is not a number (NaN = unknown)")
+    if not isinstance(evaluation.feedback, str):
+        raise TypeError(f"Evaluation.feedback is {type(evaluation.feedback).__name__}, not str")
     if not isinstance(evaluation.feedback_tokens, int) or not 0 <= evaluation.feedback_tokens <= _U32_MAX:
         raise ValueError(f"Evaluation.feedback_tokens ({evaluation.feedback_tokens!r}) must be an int in [0, 2^32 - 1]")
     return evaluation

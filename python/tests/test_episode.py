@@ -102,6 +102,17 @@ def test_a_wrong_return_type_is_a_failed_turn() -> None:
     assert "expected leap.episode.Completion" in turn.feedback
 
 
+def test_a_malformed_evaluation_is_a_failed_turn() -> None:
+    async def environment(task: int, completion: Completion, key: SampleKey) -> Evaluation:
+        return Evaluation(Verdict.correct, None, "fine")  # type: ignore[arg-type]  # the mistake under test
+
+    batch = asyncio.run(leap.run_episodes([0], Script().policy, environment, group_size=2, max_turns=1))
+    assert batch.metrics.environment_errors == 2
+    turn = batch.samples[1].turns[0]
+    assert turn.error == "environment" and turn.verdict == Verdict.runtime_error
+    assert "speedup (None) is not a number" in turn.feedback and turn.completion is not None
+
+
 def test_cancellation_propagates() -> None:
     async def policy(task: int, so_far: Sequence[Turn], key: SampleKey) -> Completion:
         raise asyncio.CancelledError()
