@@ -345,12 +345,13 @@ class _Waiter(NamedTuple):
 
 
 class _Group:
-    __slots__ = ("verdicts", "task_id", "deadline", "waiters", "decision", "delivered")
+    __slots__ = ("verdicts", "claimed", "task_id", "deadline", "waiters", "decision", "delivered")
 
-    def __init__(self, group_size: int, task_id: int, deadline: float | None) -> None:
+    def __init__(self, group_size: int) -> None:
         self.verdicts: list[Verdict | None] = [None] * group_size
-        self.task_id = task_id
-        self.deadline = deadline
+        self.claimed = [False] * group_size  # sample indices taken by join() or a report
+        self.task_id = 0                     # the first report's
+        self.deadline: float | None = None   # the first report's time + timeout
         self.waiters: list[_Waiter] = []
         self.decision: GateDecision | None = None
         self.delivered = 0  # members that have been given the decision
@@ -367,7 +368,10 @@ def _resolve(waiter: _Waiter, decision: GateDecision) -> None:
     if running is waiter.loop:
         settle()
     else:  # a member awaiting on another thread's loop
-        waiter.loop.call_soon_threadsafe(settle)
+        try:
+            waiter.loop.call_soon_threadsafe(settle)
+        except RuntimeError:
+            pass  # that loop is closed: nobody waits there any more
 
 
 class GroupCoordinator:
@@ -416,11 +420,25 @@ class GroupCoordinator:
         self._decided: OrderedDict[Hashable, _Group] = OrderedDict()
         self.timed_out = 0  # groups decided before all members reported
 
+    def join(self, group_id: Hashable) -> int:
+        """A sample index (0..G-1) of group `group_id` that no member has taken yet, for callers that do not
+        know which member of its group a sample is (one agent loop per sample, given only the group's id).
+        Raises ValueError when all G indices are taken."""
+        with self._lock:
+            group = self._decided.get(group_id) or self._open.get(group_id)
+            if group is None:
+                group = self._open[group_id] = _Group(self.group_size)
+            for index, taken in enumerate(group.claimed):
+                if not taken:
+                    group.claimed[index] = True
+                    return index
+        raise ValueError(f"group {group_id!r} has its {self.group_size} members already")
+
     async def decide(self, group_id: Hashable, sample: int, verdict: Verdict, *, task_id: int = 0) -> GateDecision:
-        """Reports sample `sample` (0..G-1) of group `group_id` with its turn-1 verdict and returns the gate's
-        decision on the group, once all G members reported (or the timeout passed). task_id is the task's
-        stable id, which DifficultyTracker tracks. Raises ValueError for a sample out of range or reported
-        twice."""
+        """Reports sample `sample` (0..G-1, one's own pick or join()'s) of group `group_id` with its turn-1
+        verdict and returns the gate's decision on the group, once all G members reported (or the timeout
+        passed). task_id is the task's stable id, which DifficultyTracker tracks. Raises ValueError for a
+        sample out of range or reported twice."""
         if not isinstance(verdict, Verdict):
             raise TypeError(f"verdict ({verdict!r}) is not a leap.Verdict")
         if not isinstance(sample, int) or not 0 <= sample < self.group_size:
@@ -434,11 +452,14 @@ class GroupCoordinator:
                 return decision
             group = self._open.get(group_id)
             if group is None:
-                deadline = None if self.timeout is None else time.monotonic() + self.timeout
-                group = self._open[group_id] = _Group(self.group_size, task_id, deadline)
+                group = self._open[group_id] = _Group(self.group_size)
             if group.verdicts[sample] is not None:
                 raise ValueError(f"sample {sample} of group {group_id!r} reported twice")
+            if all(v is None for v in group.verdicts):  # the first report
+                group.task_id = task_id
+                group.deadline = None if self.timeout is None else time.monotonic() + self.timeout
             group.verdicts[sample] = verdict
+            group.claimed[sample] = True
             if all(v is not None for v in group.verdicts):
                 return self._close(group_id, group, complete=True)
             waiter = _Waiter(loop, loop.create_future())
@@ -456,7 +477,7 @@ class GroupCoordinator:
             return await waiter.future
 
     def pending_groups(self) -> int:
-        """Groups some members reported to and that are not decided yet."""
+        """Groups some members joined or reported to and that are not decided yet."""
         with self._lock:
             return len(self._open)
 
@@ -484,6 +505,7 @@ class GroupCoordinator:
         if group.verdicts[sample] is not None:
             raise ValueError(f"sample {sample} of group {group_id!r} reported twice")
         group.verdicts[sample] = verdict
+        group.claimed[sample] = True
         group.delivered += 1
         if group.delivered >= self.group_size:
             del self._decided[group_id]
@@ -491,26 +513,30 @@ class GroupCoordinator:
         return group.decision
 
 
-async def run_sample_episode(task: TaskT, policy: Policy[TaskT], environment: Environment[TaskT], *, sample: int,
-                             coordinator: GroupCoordinator, group_id: Hashable | None = None, task_index: int = 0,
+async def run_sample_episode(task: TaskT, policy: Policy[TaskT], environment: Environment[TaskT], *,
+                             coordinator: GroupCoordinator, sample: int | None = None,
+                             group_id: Hashable | None = None, task_index: int = 0,
                              task_id: int | None = None, max_turns: int = 3, step: int = 0, seed: int = 0,
                              limiter: asyncio.Semaphore | None = None) -> SampleEpisode:
     """One sample's episode: turn 1, the group's decision from `coordinator`, then (when the group expands)
     feedback turns until a turn is correct or max_turns is reached. Keys and seeds are those run_step would
     give sample `sample` of task `task_index` (task_id defaults to task_index) at `step` under `seed`.
 
+    sample:    this sample's index in its group; None: the first free one (coordinator.join(group_id)).
     group_id:  what the group's members share (verl: the prompt's uid); default (step, task_id).
     limiter:   a semaphore shared by the caller's episodes, held during each evaluation.
     The episode carries no advantage: that needs the whole group (leap.rank_advantages on the outcomes).
     """
     _core._validate_rollout_options(coordinator.group_size, max_turns, 1.0)
     _require_callables(policy, environment)
-    if not isinstance(sample, int) or not 0 <= sample < coordinator.group_size:
+    if sample is not None and (not isinstance(sample, int) or not 0 <= sample < coordinator.group_size):
         raise ValueError(f"sample ({sample!r}) must lie in [0, group_size ({coordinator.group_size}))")
     tid = task_index if task_id is None else task_id
     for name, value in (("task_index", task_index), ("task_id", tid), ("step", step), ("seed", seed)):
         _require_u64(name, value)
     gid: Hashable = (step, tid) if group_id is None else group_id
+    if sample is None:
+        sample = coordinator.join(gid)
 
     first = sample_key(task_index, sample, 1, task_id=tid, step=step, seed=seed)
     turns: list[Turn] = []

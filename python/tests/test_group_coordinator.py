@@ -127,3 +127,34 @@ def test_misuse() -> None:
             await first  # decided on the timeout
 
     asyncio.run(twice())
+
+
+def test_join_hands_out_each_index_once() -> None:
+    coordinator = leap.GroupCoordinator(3)
+    assert [coordinator.join("g") for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="has its 3 members already"):
+        coordinator.join("g")
+    assert coordinator.join("other") == 0
+
+
+def test_samples_that_do_not_know_their_index() -> None:
+    """One episode per sample, given only the group's id (as an agent loop is): join() numbers them."""
+    async def policy(task: str, so_far: object, key: leap.SampleKey) -> leap.Completion:
+        return leap.Completion("", key.sample)
+
+    async def environment(task: str, completion: leap.Completion, key: leap.SampleKey) -> leap.Evaluation:
+        return leap.Evaluation(C if key.sample == 0 else W)
+
+    coordinator = leap.GroupCoordinator(4)
+
+    async def group() -> list[leap.SampleEpisode]:
+        return list(await asyncio.gather(*(leap.run_sample_episode("t", policy, environment, coordinator=coordinator,
+                                                                    group_id="uid-1", max_turns=2)
+                                           for _ in range(4))))
+
+    episodes = asyncio.run(group())
+    assert sorted(e.sample for e in episodes) == [0, 1, 2, 3]
+    # One success of four: in DCP's band for G = 4, so the three failures get a second turn.
+    assert {e.decision for e in episodes} == {GateDecision(Expansion.expand, GateReason.in_band)}
+    assert sorted(len(e.turns) for e in episodes) == [1, 2, 2, 2]
+    assert coordinator.pending_groups() == 0
