@@ -24,8 +24,8 @@ One sample at a time, where a trainer runs one episode per sample (verl's agent 
 a group meet at a :class:`GroupCoordinator` after turn 1 and get the group's decision::
 
     coordinator = GroupCoordinator(group_size=8, timeout=600.0)      # one per process, shared
-    episode = await run_sample_episode(task, policy, environment, sample=k, group_id=uid,
-                                       coordinator=coordinator, max_turns=3)
+    episode = await run_sample_episode(task, policy, environment, group_id=uid,
+                                       coordinator=coordinator, max_turns=3)   # sample=k when known
 
 Failures: a policy or environment that raises does not abort the step. That evaluation becomes a
 runtime_error turn whose feedback names the task, sample and turn and carries the message (``Turn.error``
@@ -386,8 +386,9 @@ class GroupCoordinator:
                 FailBandGate.leap_default(group_size). BudgetedGate needs a whole step: use run_episodes.
     timeout:    seconds from a group's first report. When they pass before all G members reported, the
                 group is decided on the members present: the gate sees a GroupStats of that size, unless
-                `fallback` is given, which is then the decision. Members reporting later get the same
-                decision. None (default) waits for all G members for ever.
+                `fallback` is given, which is then the decision (the band counts failures, so a partial
+                group is pruned as easy sooner). Members reporting later get the same decision. None
+                (default) waits for all G members for ever.
     fallback:   the decision for a group that timed out, e.g. GateDecision(Expansion.prune_budget,
                 GateReason.never_expand) for "no debugging turns unless the whole group was seen".
     remember:   how many decided groups, not yet heard from by every member, are kept so late members get
