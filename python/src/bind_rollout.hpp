@@ -66,7 +66,8 @@ struct Recorded {
   std::vector<std::uint32_t> feedback_tokens;
   std::vector<std::uint8_t> errors;  // 0 none, 1 the policy raised, 2 the environment raised
   std::vector<int> asked;            // turns run_step asked for, per trajectory
-  bool out_of_script = false;        // run_step asked for a turn Python did not run
+  std::size_t extra_trajectory = 0;  // the first turn run_step asked for that Python did not run
+  int extra_turn = 0;                 // (0: none)
 };
 
 struct ReplayTask {
@@ -86,7 +87,10 @@ struct ReplayPolicy {
     const int turn = key.turn;
     ++recorded->asked[trajectory];
     if (turn > recorded->num_turns[trajectory]) {
-      recorded->out_of_script = true;
+      if (recorded->extra_turn == 0) {
+        recorded->extra_trajectory = trajectory;
+        recorded->extra_turn = turn;
+      }
       throw ReplayedFailure("out of script");
     }
     const std::size_t at = recorded->first_turn[trajectory] + static_cast<std::size_t>(turn - 1);
@@ -152,8 +156,13 @@ inline py::tuple replay_step(const std::vector<std::uint64_t>& task_ids, int gro
     result = run_step(tasks, ReplayPolicy{&recorded, G}, ReplayEnvironment{&recorded, G}, RecordedGate{&decisions},
                       RankAdvantage<KernelOrder>{order, normalization, epsilon}, InlineExecutor{}, options);
   }
+  if (recorded.extra_turn != 0) {
+    throw std::logic_error(detail::concat("leap: run_step asks for turn ", recorded.extra_turn, " of trajectory ",
+                                          recorded.extra_trajectory, ", which the episode runner did not run (a bug "
+                                          "in leap.episode: please report it)"));
+  }
   for (std::size_t i = 0; i < count; ++i) {
-    if (recorded.out_of_script || recorded.asked[i] != recorded.num_turns[i]) {
+    if (recorded.asked[i] != recorded.num_turns[i]) {
       throw std::logic_error(detail::concat("leap: the episode runner ran ", recorded.num_turns[i],
                                             " turns of trajectory ", i, " where run_step runs ", recorded.asked[i],
                                             " (a bug in leap.episode: please report it)"));

@@ -183,3 +183,22 @@ def test_keys_and_seeds_are_run_steps() -> None:
     assert sorted(keys) == sorted(leap.sample_key(t, s, turn, task_id=40 + t, step=3, seed=7)
                                   for t in range(2) for s in range(2) for turn in (1, 2))
     assert len({k.seed for k in keys}) == 8
+
+
+def test_the_replay_refuses_a_schedule_run_step_would_not_run() -> None:
+    """The numbers come from run_step over the recorded turns, which checks it asked for exactly those."""
+    prune = GateDecision(Expansion.prune_easy, GateReason.too_few_failures)
+    expand = GateDecision(Expansion.expand, GateReason.in_band)
+    wrong, correct = int(Verdict.wrong_answer), int(Verdict.correct)
+
+    def replay(decision: GateDecision, num_turns: list[int], verdicts: list[int]) -> object:
+        n = len(verdicts)
+        return leap._core._replay_step([0], 2, 3, 1.0, 0, 0, [decision], num_turns, verdicts, [math.nan] * n,
+                                       [1] * n, [0] * n, [0] * n, leap.KernelOrder(),
+                                       leap.AdvantageNormalization.none, 1e-6, 0.0)
+
+    replay(expand, [2, 1], [wrong, correct, correct])  # sample 0 repaired at turn 2: what run_step runs
+    with pytest.raises(RuntimeError, match="ran 2 turns of trajectory 0 where run_step runs 1"):
+        replay(prune, [2, 1], [wrong, correct, correct])  # a second turn in a pruned group
+    with pytest.raises(RuntimeError, match="asks for turn 2 of trajectory 0, which the episode runner did not run"):
+        replay(expand, [1, 1], [wrong, correct])  # an expanded failure left at one turn
