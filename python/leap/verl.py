@@ -218,7 +218,7 @@ _pool_pid: Optional[int] = None
 _pool_settings: dict[str, Any] = {}
 
 
-def configure_sandbox(executable: Optional[str] = None, **pool_kwargs: Any) -> None:
+def configure_sandbox(executable: Any = None, **pool_kwargs: Any) -> None:
     """Sets how this process's pool is made when it is first used: the leap-sandbox program (default:
     $LEAP_SANDBOX, else `leap-sandbox` on PATH) and SandboxPool's keyword arguments (devices,
     servers, args, ...). A pool made already is closed and made again on next use."""
@@ -237,7 +237,7 @@ def _pool_pid_matches(pool: "SandboxPool") -> bool:
     return getattr(pool, "_owner_pid", None) == os.getpid()
 
 
-def process_pool(executable: Optional[str] = None) -> "SandboxPool":
+def process_pool(executable: Any = None) -> "SandboxPool":
     """This process's SandboxPool, made on first use. verl imports the reward file in the driver and
     in every reward worker, and may fork: a pool made by another process (a forked parent's) is left
     to that process and this one makes its own."""
