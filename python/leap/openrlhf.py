@@ -23,6 +23,7 @@ a file exposing ``reward_func``): the label is the task, the query's last fenced
 """
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import math
@@ -30,8 +31,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _advantages
+from . import _advantages as _untyped_advantages
 from .verl import evaluation_of, kernel_source, process_pool, turn_and_speedup_score
+
+_advantages: Any = _untyped_advantages
 
 __all__ = ["leap_experience_maker", "patch_openrlhf", "reward_func"]
 
@@ -41,7 +44,7 @@ def leap_experience_maker(base: type, estimator: str = "rank", score_tolerance: 
     replaces each sample's reward by leap's advantage within its prompt group (estimator "rank",
     "grpo" or "dr_grpo"), then runs OpenRLHF's dr_grpo branch."""
 
-    class LeapExperienceMaker(base):  # type: ignore[valid-type, misc]
+    class LeapExperienceMaker(base):  # type: ignore[misc]
         leap_estimator = estimator
         leap_score_tolerance = float(score_tolerance)
 
@@ -82,7 +85,7 @@ def leap_experience_maker(base: type, estimator: str = "rank", score_tolerance: 
 def patch_openrlhf(estimator: str = "rank", score_tolerance: float = 0.0) -> type:
     """Makes OpenRLHF's PPO trainer build LeapExperienceMaker (the name its trainer module
     instantiates); call it in the driver before the trainer is made. Returns the class."""
-    import openrlhf.trainer.ppo_trainer as trainer_module
+    trainer_module: Any = importlib.import_module("openrlhf.trainer.ppo_trainer")
 
     original = trainer_module.RemoteExperienceMaker
     base = getattr(original, "_leap_base", original)

@@ -24,6 +24,7 @@ reward function left unscored (all None, NaN in TRL) is left out of its group an
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import math
 from dataclasses import dataclass
@@ -31,15 +32,19 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _advantages, _core
+from . import _advantages as _untyped_advantages
+
 from .verl import Evaluation, turn_and_speedup_score
 from .verl_agent import DEFAULT_FEEDBACK, band_for
+
+_advantages: Any = _untyped_advantages
+_core: Any = importlib.import_module("._core", __package__)
 
 __all__ = ["Generation", "leap_advantages", "leap_grpo_trainer", "leap_reward", "make_rollout_func"]
 
 
 def leap_advantages(rewards: Any, group_size: int, estimator: str = "rank", tolerance: float = 0.0,
-                    epsilon: float = 1e-6) -> np.ndarray:
+                    epsilon: float = 1e-6) -> "np.ndarray[Any, Any]":
     """leap's advantages over TRL's gathered rewards (one per row; NaN = unscorable), groups of
     `group_size` consecutive rows. Unscorable rows get 0 and are left out of their group."""
     values = np.asarray(rewards, dtype=np.float64).reshape(-1)
@@ -64,7 +69,7 @@ def leap_grpo_trainer(base: type) -> type:
     """A subclass of TRL's GRPOTrainer (`base`) whose advantages are leap's. Extra keyword arguments:
     leap_estimator ("rank", "grpo", "dr_grpo") and leap_score_tolerance (rank ties)."""
 
-    class LeapGRPOTrainer(base):  # type: ignore[valid-type, misc]
+    class LeapGRPOTrainer(base):  # type: ignore[misc]
         def __init__(self, *args: Any, leap_estimator: str = "rank", leap_score_tolerance: float = 0.0,
                      **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -125,9 +130,8 @@ class Generation:
 
 
 def _gather_object(values: list[Any]) -> list[Any]:
-    from accelerate.utils import gather_object  # TRL's own dependency
-
-    return list(gather_object(values))
+    utils: Any = importlib.import_module("accelerate.utils")  # TRL's own dependency
+    return list(utils.gather_object(values))
 
 
 def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environment: Callable[[Any, str], Any],
@@ -151,7 +155,13 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
     speedup, verdict, gate and turns per row."""
 
     def run(value: Any) -> Any:
-        return asyncio.run(value) if inspect.isawaitable(value) else value
+        if not inspect.isawaitable(value):
+            return value
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, Any]:
         tokenizer = trainer.processing_class

@@ -42,17 +42,19 @@ import os
 import re
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from . import _advantages
-from ._convert import dense_group_ids
+from . import _advantages as _untyped_advantages
+from . import _convert as _untyped_convert
 
 if TYPE_CHECKING:
     import torch
 
-    from .sandbox import SandboxPool
+# leap's array functions and sandbox client carry no annotations (the .pyi stubs do): typed as Any here
+_advantages: Any = _untyped_advantages
+_convert: Any = _untyped_convert
 
 __all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "Evaluation", "compute_score", "configure_sandbox",
            "leap_grpo_advantage", "leap_rank_advantage", "registered", "sandbox_environment", "speedup_tolerance",
@@ -108,7 +110,7 @@ def _setting(config: Any, name: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _scores_and_ids(token_level_rewards: "torch.Tensor", index: Any) -> tuple["torch.Tensor", np.ndarray]:
+def _scores_and_ids(token_level_rewards: "torch.Tensor", index: Any) -> tuple["torch.Tensor", "np.ndarray[Any, Any]"]:
     import torch  # verl's estimators take tensors; torch is there whenever verl is
 
     if token_level_rewards.dim() != 2:
@@ -117,12 +119,12 @@ def _scores_and_ids(token_level_rewards: "torch.Tensor", index: Any) -> tuple["t
     if len(index) != scores.shape[0]:
         raise ValueError(f"index has {len(index)} uids but token_level_rewards has {scores.shape[0]} rows")
     compute_dtype = scores.dtype if scores.dtype in (torch.float32, torch.float64) else torch.float32
-    ids = dense_group_ids(np.asarray(index))
+    ids = _convert.dense_group_ids(np.asarray(index))
     _warn_on_groups_of_one(ids)
     return scores.to(device="cpu", dtype=compute_dtype).contiguous(), ids
 
 
-def _warn_on_groups_of_one(ids: np.ndarray) -> None:
+def _warn_on_groups_of_one(ids: "np.ndarray[Any, Any]") -> None:
     if len(ids) == 0:
         return
     sizes = np.bincount(np.asarray(ids, dtype=np.int64))
@@ -213,7 +215,7 @@ _VERDICTS = ("compile_error", "runtime_error", "timeout", "wrong_answer", "corre
 _FENCE = re.compile(r"```[ \t]*(cuda|cu|cpp|c\+\+|cxx|c)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 _pool_lock = threading.Lock()
-_pool: Optional["SandboxPool"] = None
+_pool: Any = None
 _pool_pid: Optional[int] = None
 _pool_settings: dict[str, Any] = {}
 
@@ -233,16 +235,16 @@ def configure_sandbox(executable: Any = None, **pool_kwargs: Any) -> None:
         old.close()
 
 
-def _pool_pid_matches(pool: "SandboxPool") -> bool:
+def _pool_pid_matches(pool: Any) -> bool:
     return getattr(pool, "_owner_pid", None) == os.getpid()
 
 
-def process_pool(executable: Any = None) -> "SandboxPool":
+def process_pool(executable: Any = None) -> Any:
     """This process's SandboxPool, made on first use. verl imports the reward file in the driver and
     in every reward worker, and may fork: a pool made by another process (a forked parent's) is left
     to that process and this one makes its own."""
     global _pool, _pool_pid
-    from .sandbox import SandboxPool
+    SandboxPool: Any = importlib.import_module(".sandbox", __package__).SandboxPool
 
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():
@@ -258,7 +260,7 @@ def kernel_source(completion: str) -> str:
     """The kernel in a completion: the last fenced ```cuda / ```cpp (or unlabelled) block, else the
     whole text."""
     blocks = _FENCE.findall(completion)
-    return blocks[-1][1] if blocks else completion
+    return str(blocks[-1][1]) if blocks else completion
 
 
 def evaluation_of(result: Mapping[str, Any]) -> Evaluation:
@@ -268,7 +270,7 @@ def evaluation_of(result: Mapping[str, Any]) -> Evaluation:
     if verdict not in _VERDICTS:
         why = result.get("status", "no verdict")
         detail = result.get("error") or result.get("detail") or ""
-        from .sandbox import SandboxError
+        SandboxError: Any = importlib.import_module(".sandbox", __package__).SandboxError
         raise SandboxError(f"the sandbox reached no verdict ({why}{': ' + str(detail) if detail else ''})",
                            code=str(why))
     speedup = result.get("speedup")

@@ -42,13 +42,15 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Optional
 from uuid import uuid4
 
 import numpy as np
 
-from . import _core
+
 from .verl import Evaluation, score_fields, verl_installed
+
+_core: Any = importlib.import_module("._core", __package__)  # the compiled module, typed by its .pyi stubs where installed
 
 __all__ = ["GateDecision", "WorkerGroups", "agent_loop_class", "band_for", "step_metrics", "worker_groups"]
 
@@ -197,7 +199,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
     """The agent loop as a subclass of verl's AgentLoopBase (`base`) returning `output_type`
     (AgentLoopOutput), registered under `name` with `register` when given."""
 
-    class LeapKernelAgentLoop(base):  # type: ignore[valid-type, misc]
+    class LeapKernelAgentLoop(base):  # type: ignore[misc]
         def __init__(self, trainer_config: Any, server_manager: Any, tokenizer: Any, processor: Any, *,
                      max_turns: int = 3, t_min: Optional[int] = None, t_max: Optional[int] = None,
                      environment: Any = "leap.verl:sandbox_environment", feedback_template: str = DEFAULT_FEEDBACK,

@@ -83,8 +83,8 @@ def verl(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("verl_model"))
     verl_model.write_verl_package(directory)
     sys.path.insert(0, directory)
-    for name in [m for m in sys.modules if m == "verl" or m.startswith(("verl.", "leap.verl"))]:
-        del sys.modules[name]
+    ours = [m for m in sys.modules if m == "verl" or m.startswith(("verl.", "leap.verl"))]
+    saved = {name: sys.modules.pop(name) for name in ours}  # put back afterwards, for other test files
     leap_verl = importlib.import_module("leap.verl")
     leap_agent = importlib.import_module("leap.verl_agent")
     with multiprocessing.get_context("spawn").Pool(2) as pool:
@@ -92,6 +92,10 @@ def verl(tmp_path_factory):
     sys.path.remove(directory)
     for name in [m for m in sys.modules if m == "verl" or m.startswith(("verl.", "leap.verl"))]:
         del sys.modules[name]
+    sys.modules.update(saved)
+    for name, module in saved.items():
+        if name.startswith("leap.") and "." not in name[5:]:
+            setattr(sys.modules["leap"], name[5:], module)
 
 
 def rows(tasks):
