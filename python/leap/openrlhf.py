@@ -23,6 +23,7 @@ a file exposing ``reward_func``): the label is the task, the query's last fenced
 """
 from __future__ import annotations
 
+import asyncio
 import importlib
 import itertools
 import json
@@ -32,7 +33,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import _advantages as _untyped_advantages
-from .verl import evaluation_of, kernel_source, process_pool, turn_and_speedup_score
+from .episode import Completion, Evaluation, sample_key
+from .verl import sandbox_environment, turn_and_speedup_score
 
 _advantages: Any = _untyped_advantages
 
@@ -98,22 +100,27 @@ def patch_openrlhf(estimator: str = "rank", score_tolerance: float = 0.0) -> typ
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], max_turns: int = 1,
                 sandbox: Optional[str] = None, **kwargs: Any) -> dict[str, Any]:
     """OpenRLHF's reward function (called in a thread): evaluates each query's kernel against its
-    label's task (a built-in name, or a spec as JSON text) on this process's sandbox pool. "rewards":
+    label's task (a built-in name, or a spec as JSON text) with leap.verl.sandbox_environment() (the
+    last fenced block of the query is the kernel). "rewards":
     turn_and_speedup_score of solved turn 1 or 0; "scores" (OpenRLHF's dynamic filtering, in [0, 1]):
     1 solved, 0 not; "extra_logs": verdict index (0 compile_error .. 4 correct), speedup, solved."""
     import torch
 
-    pool = process_pool(sandbox)
+    environment = sandbox_environment(sandbox)
     tasks = [json.loads(label) if isinstance(label, str) and label.lstrip().startswith("{") else label
              for label in labels]
-    futures = [pool.eval(task, kernel_source(query)) for query, task in zip(queries, tasks)]
-    evaluations = [evaluation_of(future.result()) for future in futures]
+
+    async def evaluate_all() -> list[Evaluation]:
+        return list(await asyncio.gather(*[environment(task, Completion(query), sample_key(0, i, 1))
+                                           for i, (query, task) in enumerate(zip(queries, tasks))]))
+
+    evaluations = asyncio.run(evaluate_all())
     names = ("compile_error", "runtime_error", "timeout", "wrong_answer", "correct")
-    solved = [1 if e.verdict == "correct" else 0 for e in evaluations]
+    solved = [1 if e.verdict.name == "correct" else 0 for e in evaluations]
     scores = [turn_and_speedup_score(s, max_turns, e.speedup if math.isfinite(e.speedup) else None)
               for s, e in zip(solved, evaluations)]
     rewards = torch.tensor(scores, dtype=torch.float32)
     return {"rewards": rewards, "scores": torch.tensor([float(s) for s in solved]),
-            "extra_logs": {"leap_verdict": torch.tensor([float(names.index(e.verdict)) for e in evaluations]),
+            "extra_logs": {"leap_verdict": torch.tensor([float(names.index(e.verdict.name)) for e in evaluations]),
                            "leap_speedup": torch.tensor([e.speedup for e in evaluations]),
                            "leap_solved": torch.tensor([float(s) for s in solved])}}

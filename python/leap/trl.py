@@ -34,7 +34,8 @@ import numpy as np
 
 from . import _advantages as _untyped_advantages
 
-from .verl import Evaluation, turn_and_speedup_score
+from .episode import Completion, Evaluation, sample_key
+from .verl import turn_and_speedup_score
 from .verl_agent import DEFAULT_FEEDBACK, band_for
 
 _advantages: Any = _untyped_advantages
@@ -134,7 +135,7 @@ def _gather_object(values: list[Any]) -> list[Any]:
     return list(utils.gather_object(values))
 
 
-def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environment: Callable[[Any, str], Any],
+def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environment: Callable[..., Any],
                       task_of: Callable[[Any], Any], *, max_turns: int = 3, t_min: Optional[int] = None,
                       t_max: Optional[int] = None, encode_prompt: Optional[Callable[[Any, Any], list[int]]] = None,
                       encode_feedback: Optional[Callable[[str, Any], list[int]]] = None,
@@ -144,7 +145,9 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
 
     generate(contexts, trainer)   -> one Generation per context (token ids of the conversation so far;
                                      sync or async; e.g. a vLLM client call)
-    environment(task, text)       -> Evaluation (verdict, speedup, feedback), e.g. leap.verl.sandbox_environment
+    environment(task, completion, key) -> leap.Evaluation: an episode environment (leap.episode), e.g.
+                                     leap.verl.sandbox_environment(); key is leap.sample_key of the
+                                     row's group, member and turn over the whole batch
     task_of(prompt)               -> the row's task (TRL hands rollout_func only the prompts)
 
     Turn 1 for every row; the turn-1 verdicts are gathered from every process (a group of
@@ -170,6 +173,7 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
         feedback_ids = encode_feedback or (lambda text, t: list(tokenizer.apply_chat_template(
             [{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)))
         rows = len(prompts)
+        group_size = _group_size(trainer)
         tasks = [task_of(p) for p in prompts]
         prompt_ids = [encode(p, trainer) for p in prompts]
         completion: list[list[int]] = [[] for _ in range(rows)]
@@ -192,20 +196,23 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
                 logprobs[r] += list(generation.logprobs) if generation.logprobs else [0.0] * len(generation.completion_ids)
                 mask[r] += [1] * len(generation.completion_ids)
                 turns[r] = turn
+            first_row = trainer.accelerator.process_index * rows
+            keys = [sample_key((first_row + r) // group_size, (first_row + r) % group_size, turn) for r in active]
             evaluations = run(_evaluate_all(environment, [tasks[r] for r in active],
-                                            [g.text for g in generations]))
-            for r, evaluation in zip(active, evaluations):
-                if order.index(evaluation.verdict) > order.index(best[r]):
-                    best[r] = evaluation.verdict
-                if evaluation.verdict == "correct":
+                                            [Completion(g.text, len(g.completion_ids)) for g in generations], keys))
+            verdicts = [e.verdict.name for e in evaluations]
+            for r, evaluation, verdict in zip(active, evaluations, verdicts):
+                if order.index(verdict) > order.index(best[r]):
+                    best[r] = verdict
+                if verdict == "correct":
                     solved[r], speedup[r] = turn, evaluation.speedup
             if turn == 1:
-                gate = _decide(trainer, [e.verdict for e in evaluations], t_min, t_max)
-            still = [r for r, e in zip(active, evaluations) if e.verdict != "correct" and gate[r] == "expand"]
+                gate = _decide(trainer, verdicts, t_min, t_max)
+            still = [r for r, v in zip(active, verdicts) if v != "correct" and gate[r] == "expand"]
             if turn < max_turns:
-                for r, evaluation in zip(active, evaluations):
+                for r, evaluation, verdict in zip(active, evaluations, verdicts):
                     if r in still:
-                        message = feedback_template.format(verdict=evaluation.verdict,
+                        message = feedback_template.format(verdict=verdict,
                                                            feedback=evaluation.feedback[:max_feedback_chars])
                         ids = feedback_ids(message, trainer)
                         completion[r] += ids
@@ -218,22 +225,34 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
     return rollout_func
 
 
-async def _evaluate_all(environment: Callable[[Any, str], Any], tasks: list[Any], texts: list[str]) -> list[Evaluation]:
-    from .verl_agent import _evaluation
+async def _evaluate_all(environment: Callable[..., Any], tasks: list[Any], completions: list[Completion],
+                        keys: list[Any]) -> list[Evaluation]:
+    """The environment on each row's completion; one that raises gives that row a runtime_error turn
+    carrying the message, as leap.run_episodes records it."""
 
-    async def one(task: Any, text: str) -> Evaluation:
-        value = environment(task, text)
-        return _evaluation(await value if inspect.isawaitable(value) else value)
+    async def one(task: Any, completion: Completion, key: Any) -> Evaluation:
+        try:
+            value = environment(task, completion, key)
+            result = await value if inspect.isawaitable(value) else value
+        except Exception as error:  # noqa: BLE001 - a failed evaluation is a failed turn
+            return Evaluation(_core.Verdict.runtime_error, math.nan, f"the environment failed: {error}")
+        if not isinstance(result, Evaluation):
+            raise TypeError(f"the environment returned {type(result).__name__}, not a leap.Evaluation")
+        return result
 
-    return list(await asyncio.gather(*[one(t, x) for t, x in zip(tasks, texts)]))
+    return list(await asyncio.gather(*[one(t, c, k) for t, c, k in zip(tasks, completions, keys)]))
+
+
+def _group_size(trainer: Any) -> int:
+    training = trainer.model.training if getattr(trainer, "model", None) is not None else True
+    return int(trainer.num_generations if training else trainer.num_generations_eval)
 
 
 def _decide(trainer: Any, local_verdicts: list[str], t_min: Optional[int], t_max: Optional[int]) -> list[str]:
     """Each local row's gate decision, with the groups formed over every process's rows (gathered in
     process order, as TRL gathers rewards) and the local slice taken back."""
     everyone = _gather_object(list(local_verdicts))
-    training = trainer.model.training if getattr(trainer, "model", None) is not None else True
-    group_size = int(trainer.num_generations if training else trainer.num_generations_eval)
+    group_size = _group_size(trainer)
     if len(everyone) % group_size:
         raise ValueError(f"{len(everyone)} rows over all processes do not split into groups of {group_size}")
     decisions: list[str] = []

@@ -34,15 +34,13 @@ baseline; verl's GRPO gives it r / (1 + epsilon)), and either estimator warns wh
 """
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
 import math
 import os
-import re
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -56,7 +54,7 @@ if TYPE_CHECKING:
 _advantages: Any = _untyped_advantages
 _convert: Any = _untyped_convert
 
-__all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "Evaluation", "compute_score", "configure_sandbox",
+__all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox", "process_pool",
            "leap_grpo_advantage", "leap_rank_advantage", "registered", "sandbox_environment", "speedup_tolerance",
            "turn_and_speedup_score", "turn_score"]
 
@@ -204,106 +202,80 @@ registered = _register()
 
 # ---- the sandbox as a reward: one pool per process ---------------------------------------------------
 
-class Evaluation(NamedTuple):
-    """One candidate's evaluation as the rank and the next turn see it."""
-    verdict: str              # compile_error | runtime_error | timeout | wrong_answer | correct
-    speedup: float            # reference time / candidate time; NaN when unknown
-    feedback: str             # the sandbox's feedback text for the next turn ("" when none)
-
-
-_VERDICTS = ("compile_error", "runtime_error", "timeout", "wrong_answer", "correct")
-_FENCE = re.compile(r"```[ \t]*(cuda|cu|cpp|c\+\+|cxx|c)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-
 _pool_lock = threading.Lock()
 _pool: Any = None
 _pool_pid: Optional[int] = None
+_environment: Any = None
 _pool_settings: dict[str, Any] = {}
 
 
 def configure_sandbox(executable: Any = None, **pool_kwargs: Any) -> None:
     """Sets how this process's pool is made when it is first used: the leap-sandbox program (default:
-    $LEAP_SANDBOX, else `leap-sandbox` on PATH) and SandboxPool's keyword arguments (devices,
-    servers, args, ...). A pool made already is closed and made again on next use."""
-    global _pool, _pool_pid
+    $LEAP_SANDBOX, else `leap-sandbox` on PATH; a list for a program with leading arguments) and
+    SandboxPool's keyword arguments (devices, servers, args, ...). A pool made already is closed and
+    made again on next use."""
+    global _pool, _pool_pid, _environment
     with _pool_lock:
         _pool_settings.clear()
         if executable is not None:
             _pool_settings["executable"] = executable
         _pool_settings.update(pool_kwargs)
-        old, _pool, _pool_pid = _pool, None, None
-    if old is not None and _pool_pid_matches(old):
+        old, mine = _pool, _pool_pid == os.getpid()
+        _pool, _pool_pid, _environment = None, None, None
+    if old is not None and mine:
         old.close()
-
-
-def _pool_pid_matches(pool: Any) -> bool:
-    return getattr(pool, "_owner_pid", None) == os.getpid()
 
 
 def process_pool(executable: Any = None) -> Any:
     """This process's SandboxPool, made on first use. verl imports the reward file in the driver and
     in every reward worker, and may fork: a pool made by another process (a forked parent's) is left
     to that process and this one makes its own."""
-    global _pool, _pool_pid
-    SandboxPool: Any = importlib.import_module(".sandbox", __package__).SandboxPool
-
+    global _pool, _pool_pid, _environment
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():
+            SandboxPool: Any = importlib.import_module(".sandbox", __package__).SandboxPool
             settings = dict(_pool_settings)
             program = executable or settings.pop("executable", None) or os.environ.get("LEAP_SANDBOX", "leap-sandbox")
             settings.pop("executable", None)
-            _pool = SandboxPool(program, **settings)
-            _pool_pid = os.getpid()
+            _pool, _pool_pid, _environment = SandboxPool(program, **settings), os.getpid(), None
         return _pool
 
 
-def kernel_source(completion: str) -> str:
-    """The kernel in a completion: the last fenced ```cuda / ```cpp (or unlabelled) block, else the
-    whole text."""
-    blocks = _FENCE.findall(completion)
-    return str(blocks[-1][1]) if blocks else completion
-
-
-def evaluation_of(result: Mapping[str, Any]) -> Evaluation:
-    """An eval result of `leap-sandbox serve` as an Evaluation. A result that reached no verdict (no
-    GPU, an internal error) raises: it says nothing about the candidate and must not score it 0."""
-    verdict = result.get("verdict")
-    if verdict not in _VERDICTS:
-        why = result.get("status", "no verdict")
-        detail = result.get("error") or result.get("detail") or ""
-        SandboxError: Any = importlib.import_module(".sandbox", __package__).SandboxError
-        raise SandboxError(f"the sandbox reached no verdict ({why}{': ' + str(detail) if detail else ''})",
-                           code=str(why))
-    speedup = result.get("speedup")
-    return Evaluation(str(verdict), float(speedup) if isinstance(speedup, (int, float)) else math.nan,
-                      str(result.get("feedback") or ""))
-
-
-async def sandbox_environment(task: Any, completion: str, *, executable: Optional[str] = None,
-                              **eval_fields: Any) -> Evaluation:
-    """Evaluates a completion's kernel against a task (a built-in name or a spec object) on this
-    process's pool and returns the Evaluation."""
-    future = process_pool(executable).eval(task, kernel_source(completion), **eval_fields)
-    result = await asyncio.wrap_future(future)
-    return evaluation_of(result)
+def sandbox_environment(executable: Any = None) -> Any:
+    """This process's leap.environment.SandboxEnvironment over process_pool(): an episode environment,
+    (task, leap.Completion, leap.SampleKey) -> leap.Evaluation, that evaluates the completion's kernel."""
+    global _environment
+    pool = process_pool(executable)
+    with _pool_lock:
+        if _environment is None or _environment.sandbox is not pool:
+            SandboxEnvironment: Any = importlib.import_module(".environment", __package__).SandboxEnvironment
+            _environment = SandboxEnvironment(pool)
+        return _environment
 
 
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
-                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Optional[str] = None,
+                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None,
                         max_turns: int = 1, **kwargs: Any) -> dict[str, Any]:
     """verl's custom reward function (``custom_reward_function.path=<this module's file or yours>``,
-    ``custom_reward_function.name=compute_score``): evaluates the response's kernel against the task
-    ``ground_truth`` (``extra_info["leap_task"]`` when present) and returns verl's dict form: "score"
+    ``custom_reward_function.name=compute_score``): evaluates the response's kernel (the last fenced
+    block, leap.environment.extract_kernel) against the task ``ground_truth`` (``extra_info["leap_task"]``
+    when present) on this process's pool and returns verl's dict form: "score"
     (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs, "verdict",
     "speedup" (NaN when unknown) and "solved_turn". verl's reward loop awaits it (its managers call a
     coroutine function with await); ``reward_kwargs`` from the config arrive as keywords (sandbox:
-    the leap-sandbox program, max_turns: the turn scale of the score)."""
+    the leap-sandbox program, max_turns: the turn scale of the score). Where the sandbox gives no
+    verdict (no GPU: leap.environment.NoVerdict; a harness failure: SandboxError) it raises rather
+    than score 0."""
+    episode: Any = importlib.import_module(".episode", __package__)
     task = extra_info.get("leap_task", ground_truth) if extra_info else ground_truth
-    evaluation = await sandbox_environment(task, solution_str, executable=sandbox)
-    solved_turn = 1 if evaluation.verdict == "correct" else 0
-    return score_fields(solved_turn, max_turns, evaluation.verdict, evaluation.speedup)
+    evaluation = await sandbox_environment(sandbox)(task, episode.Completion(solution_str), episode.sample_key(0, 0, 1))
+    verdict = evaluation.verdict.name
+    solved_turn = 1 if verdict == "correct" else 0
+    return score_fields(solved_turn, max_turns, verdict, evaluation.speedup)
 
 
 def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float) -> dict[str, Any]:
     """The score and extra fields of one episode, as compute_score and the agent loop report them."""
-    return {"score": turn_and_speedup_score(solved_turn, max_turns, speedup), "verdict": verdict,
+    known = speedup if math.isfinite(speedup) else None
+    return {"score": turn_and_speedup_score(solved_turn, max_turns, known), "verdict": verdict,
             "speedup": speedup, "solved_turn": solved_turn}

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""LEAP's multi-turn episode as a verl agent loop: turn 1 for every sample, DCP's decision for the
-sample's uid group, then the sandbox's feedback and further turns for the expanded groups' unsolved
-samples, up to max_turns.
+"""LEAP's multi-turn episode as a verl agent loop: each sample's episode is leap.run_sample_episode
+(turn 1, DCP's decision for the sample's uid group from a leap.GroupCoordinator, then the sandbox's
+feedback and further turns for the expanded groups' unsolved samples, up to max_turns).
 
 verl builds agent loops in its AgentLoopWorker processes from an agent loop config file
 (``actor_rollout_ref.rollout.agent.agent_loop_config_path``), so name this class there:
@@ -10,7 +10,7 @@ verl builds agent loops in its AgentLoopWorker processes from an agent loop conf
     - name: leap_kernel
       _target_: leap.verl_agent.LeapKernelAgentLoop
       max_turns: 3
-      environment: leap.verl:sandbox_environment   # async (task, completion) -> Evaluation
+      environment: leap.verl_agent:sandbox   # async (task, leap.Completion, leap.SampleKey) -> leap.Evaluation
 
 and select it with ``actor_rollout_ref.rollout.agent.default_agent_loop=leap_kernel`` (or a dataset
 column ``agent_name``). Importing this module with verl installed also registers the class under
@@ -29,47 +29,30 @@ Groups and workers. DCP needs the turn-1 verdicts of a whole group. verl splits 
 (the n samples of a prompt are adjacent) into ``agent.num_workers`` equal contiguous chunks, one per
 AgentLoopWorker process, so a group stays in one worker exactly when ``data.train_batch_size`` (and
 the validation batch size) is a multiple of ``actor_rollout_ref.rollout.agent.num_workers``. The
-samples of a uid in one worker meet here, in a process-wide coordinator, and the gate decides once
-each of them has finished turn 1. A group split across workers is decided per part, each part on
-its own verdicts with the band scaled to its size (t_min' = ceil(t_min * k / n), t_max' = k - (n -
-t_max)), and its samples report partial_group = 1; a warning says which setting to change.
+samples of a uid in one worker are counted as they start (WorkerGroups) and meet at a
+GroupCoordinator of that many members, which decides once each has finished turn 1. A group split
+across workers is thus decided per part, at once, each part on its own verdicts with the band scaled
+to its size (t_min' = ceil(t_min * k / n), t_max' = k - (n - t_max)); its samples report
+partial_group = 1 and a warning says which setting to change. (gate_timeout, default 1800 s: a
+member that never reports, e.g. cancelled, stops holding its group after that long.)
 """
 from __future__ import annotations
 
-import asyncio
 import importlib
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, cast
 from uuid import uuid4
 
 import numpy as np
 
-
-from .verl import Evaluation, score_fields, verl_installed
+from .episode import Completion, Evaluation, GroupCoordinator, SampleKey, run_sample_episode
+from .verl import sandbox_environment, score_fields, verl_installed
 
 _core: Any = importlib.import_module("._core", __package__)  # the compiled module, typed by its .pyi stubs where installed
 
-__all__ = ["GateDecision", "WorkerGroups", "agent_loop_class", "band_for", "step_metrics", "worker_groups"]
-
-Environment = Callable[[Any, str], Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """DCP's decision for a group (or, split across workers, for this worker's part of it)."""
-    expansion: str     # expand | prune_easy | prune_catastrophic | prune_budget
-    reason: str        # the gate's GateReason name
-    size: int          # the members it decided on
-    n_fail: int        # their turn-1 failures
-    partial: bool      # fewer members than the configured group size (split across workers)
-
-    @property
-    def expands(self) -> bool:
-        return self.expansion == "expand"
-
+__all__ = ["DEFAULT_FEEDBACK", "WorkerGroups", "agent_loop_class", "band_for", "sandbox", "step_metrics", "worker_groups"]
 
 def band_for(size: int, group_size: int, t_min: Optional[int] = None, t_max: Optional[int] = None) -> Any:
     """The FailBandGate for `size` members of a group configured as `group_size` with the band
@@ -85,110 +68,100 @@ def band_for(size: int, group_size: int, t_min: Optional[int] = None, t_max: Opt
     return _core.FailBandGate(low, high)
 
 
-@dataclass
-class _Group:
-    joined: int = 0
-    verdicts: list[str] = field(default_factory=list)
-    waiter: Optional["asyncio.Future[GateDecision]"] = None
-
-
-@dataclass
-class Member:
-    key: Any
-    group: _Group
-    reported: bool = False
-
-
 class WorkerGroups:
-    """The samples of one uid that run in this process, and the gate's decision for them. join() is
-    called at the start of an agent loop's run(), before its first await: verl's worker creates every
-    sample's task before any of them runs, so every local member has joined before any finishes turn
-    1. decide() waits until every joined member has reported its turn-1 verdict (or left)."""
+    """The members of each uid group that run in this process, and the GroupCoordinator (leap.episode)
+    that decides for them. join() is called at the start of an agent loop's run(), before its first
+    await: verl's worker creates every sample's task before any of them runs, so when a member finishes
+    turn 1 every local member has joined and their count is final. That count picks the coordinator:
+    the configured group size (the whole group is here) or a part's size with band_for's band."""
 
     def __init__(self) -> None:
-        self._open: dict[Any, _Group] = {}
+        self._members: dict[Any, int] = {}
+        self._coordinators: dict[tuple[Any, ...], GroupCoordinator] = {}
         self.split_groups_seen = 0
 
-    def join(self, key: Any) -> Member:
-        group = self._open.setdefault(key, _Group())
-        group.joined += 1
-        return Member(key, group)
+    def join(self, key: Any) -> int:
+        """Counts a member in; returns its index among this process's members of the group."""
+        index = self._members.get(key, 0)
+        self._members[key] = index + 1
+        return index
 
-    async def decide(self, member: Member, verdict: str, group_size: int, t_min: Optional[int] = None,
-                     t_max: Optional[int] = None) -> GateDecision:
-        group = member.group
-        if member.reported:
-            raise RuntimeError("a member reports its turn-1 verdict once")
-        member.reported = True
-        group.verdicts.append(verdict)
-        if group.waiter is None:
-            group.waiter = asyncio.get_running_loop().create_future()
-        waiter = group.waiter
-        self._settle(member.key, group, group_size, t_min, t_max)
-        return await asyncio.shield(waiter)
+    def leave(self, key: Any) -> None:
+        left = self._members.get(key, 0) - 1
+        if left > 0:
+            self._members[key] = left
+        else:
+            self._members.pop(key, None)
 
-    def leave(self, member: Member, group_size: int, t_min: Optional[int] = None, t_max: Optional[int] = None) -> None:
-        """A member that ends before reporting (an error): the others decide without it."""
-        if member.reported:
-            return
-        member.reported = True
-        member.group.joined -= 1
-        self._settle(member.key, member.group, group_size, t_min, t_max)
+    def members(self, key: Any) -> int:
+        return self._members.get(key, 0)
 
-    def _settle(self, key: Any, group: _Group, group_size: int, t_min: Optional[int], t_max: Optional[int]) -> None:
-        if len(group.verdicts) < group.joined or group.waiter is None or group.waiter.done():
-            if group.joined == 0 and self._open.get(key) is group:
-                del self._open[key]
-            return
-        if self._open.get(key) is group:
-            del self._open[key]  # a late joiner (none in verl's worker) starts a group of its own
-        size = len(group.verdicts)
-        stats = _core.group_stats([_core.Verdict.__members__[v] for v in group.verdicts])
-        expansion, reason = band_for(size, group_size, t_min, t_max).assess(stats)
+    def coordinator(self, key: Any, group_size: int, t_min: Optional[int], t_max: Optional[int],
+                    timeout: Optional[float]) -> tuple[GroupCoordinator, bool]:
+        size = self._members[key]
         partial = size < group_size
-        if partial:
-            self.split_groups_seen += 1
+        settings = (size, group_size, t_min, t_max, timeout)
+        coordinator = self._coordinators.get(settings)
+        if coordinator is None:
+            coordinator = GroupCoordinator(size, band_for(size, group_size, t_min, t_max), timeout=timeout)
+            self._coordinators[settings] = coordinator
+        return coordinator, partial
+
+
+class _PartCoordinator:
+    """What run_sample_episode asks of a coordinator (group_size, decide), for one member: its
+    decision comes from this process's coordinator for the group's part, chosen when it reports."""
+
+    def __init__(self, groups: WorkerGroups, group_size: int, t_min: Optional[int], t_max: Optional[int],
+                 timeout: Optional[float]) -> None:
+        self.groups, self.group_size, self.t_min, self.t_max, self.timeout = groups, group_size, t_min, t_max, timeout
+        self.partial = False
+
+    def join(self, group_id: Any) -> int:
+        raise RuntimeError("the agent loop passes each member's index itself")
+
+    async def decide(self, group_id: Any, sample: int, verdict: Any, *, task_id: int = 0) -> Any:
+        coordinator, self.partial = self.groups.coordinator(group_id, self.group_size, self.t_min, self.t_max,
+                                                            self.timeout)
+        if self.partial and self.groups.members(group_id) == sample + 1:
+            self.groups.split_groups_seen += 1
             warnings.warn(
-                f"leap: a group of {group_size} samples has {size} in this agent-loop worker: DCP decided on "
-                f"this part alone. Keep groups whole with data.train_batch_size (and the validation batch size) "
-                f"a multiple of actor_rollout_ref.rollout.agent.num_workers", RuntimeWarning, stacklevel=2)
-        group.waiter.set_result(GateDecision(expansion.name, reason.name, size, stats.n_fail, partial))
+                f"leap: a group of {self.group_size} samples has {self.groups.members(group_id)} in this agent-loop "
+                f"worker: DCP decided on this part alone. Keep groups whole with data.train_batch_size (and the "
+                f"validation batch size) a multiple of actor_rollout_ref.rollout.agent.num_workers",
+                RuntimeWarning, stacklevel=2)
+        return await coordinator.decide(group_id, sample, verdict, task_id=task_id)
 
 
 _worker_groups: Optional[WorkerGroups] = None
 
 
 def worker_groups() -> WorkerGroups:
-    """This process's coordinator (one per agent-loop worker process)."""
+    """This process's census of groups (one per agent-loop worker process)."""
     global _worker_groups
     if _worker_groups is None:
         _worker_groups = WorkerGroups()
     return _worker_groups
 
 
-def _resolve(environment: Any) -> Environment:
+def _resolve(environment: Any) -> Any:
     if callable(environment):
-        return environment  # type: ignore[no-any-return]
+        return environment
     module_name, _, attribute = str(environment).partition(":")
     if not attribute:
         raise ValueError(f"environment {environment!r}: expected 'module:function'")
-    return getattr(importlib.import_module(module_name), attribute)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module_name), attribute)
 
 
-def _evaluation(value: Any) -> Evaluation:
-    if isinstance(value, Evaluation):
-        return value
-    if isinstance(value, Mapping):
-        speedup = value.get("speedup")
-        return Evaluation(str(value["verdict"]), float(speedup) if speedup is not None else math.nan,
-                          str(value.get("feedback") or ""))
-    verdict, speedup, feedback = value
-    return Evaluation(str(getattr(verdict, "name", verdict)), float(speedup) if speedup is not None else math.nan,
-                      str(feedback or ""))
+async def sandbox(task: Any, completion: Completion, key: SampleKey) -> Evaluation:
+    """The default environment: this process's leap.environment.SandboxEnvironment (leap.verl's pool)."""
+    result: Evaluation = await sandbox_environment()(task, completion, key)
+    return result
 
 
-_VERDICT_RANK = {name: rank for rank, name in enumerate(("compile_error", "runtime_error", "timeout",
-                                                          "wrong_answer", "correct"))}
+class _OutOfBudget(RuntimeError):
+    """The response has no room for another turn (actor_rollout_ref.rollout.response_length)."""
+
 
 DEFAULT_FEEDBACK = ("Your kernel was evaluated: {verdict}.\n{feedback}\n"
                     "Fix the kernel and answer with the whole corrected kernel in one ```cuda block.")
@@ -202,8 +175,8 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
     class LeapKernelAgentLoop(base):  # type: ignore[misc]
         def __init__(self, trainer_config: Any, server_manager: Any, tokenizer: Any, processor: Any, *,
                      max_turns: int = 3, t_min: Optional[int] = None, t_max: Optional[int] = None,
-                     environment: Any = "leap.verl:sandbox_environment", feedback_template: str = DEFAULT_FEEDBACK,
-                     max_feedback_chars: int = 2000, **kwargs: Any) -> None:
+                     environment: Any = "leap.verl_agent:sandbox", feedback_template: str = DEFAULT_FEEDBACK,
+                     gate_timeout: Optional[float] = 1800.0, **kwargs: Any) -> None:
             super().__init__(trainer_config, server_manager, tokenizer, processor, **kwargs)
             rollout = self.config.actor_rollout_ref.rollout
             self.response_length = int(rollout.response_length)
@@ -214,17 +187,19 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             self.t_min, self.t_max = t_min, t_max
             self.environment = _resolve(environment)
             self.feedback_template = feedback_template
-            self.max_feedback_chars = int(max_feedback_chars)
+            self.gate_timeout = gate_timeout
 
         async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
             groups = worker_groups()
-            member = groups.join(kwargs["uid"])  # before any await: see WorkerGroups
+            uid = kwargs["uid"]
+            member = groups.join(uid)  # before any await: see WorkerGroups
             try:
-                return await self._episode(member, sampling_params, kwargs)
+                return await self._episode(uid, member, sampling_params, kwargs)
             finally:
-                groups.leave(member, self.group_size, self.t_min, self.t_max)
+                groups.leave(uid)
 
-        async def _episode(self, member: Member, sampling_params: dict[str, Any], kwargs: Mapping[str, Any]) -> Any:
+        async def _episode(self, uid: Any, member: int, sampling_params: dict[str, Any],
+                           kwargs: Mapping[str, Any]) -> Any:
             extra_info = kwargs.get("extra_info") or {}
             task = extra_info.get("leap_task") if isinstance(extra_info, Mapping) else None
             if task is None:
@@ -235,49 +210,48 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             response_mask: list[int] = []
             logprobs: list[float] = []
             request_id = uuid4().hex
-            solved_turn, best, speedup, turns = 0, "compile_error", math.nan, 0
-            decision: Optional[GateDecision] = None
             timing = {"generate_sequences": 0.0, "tool_calls": 0.0}
-            for turn in range(1, self.max_turns + 1):
+
+            async def policy(task: Any, so_far: Any, key: SampleKey) -> Completion:
+                if so_far:  # the sandbox's feedback on the last turn, as a user message the loss skips
+                    last = so_far[-1]
+                    message = self.feedback_template.format(verdict=last.verdict.name, feedback=last.feedback)
+                    ids = list(await self.apply_chat_template([{"role": "user", "content": message}],
+                                                              remove_system_prompt=True))
+                    if len(response_mask) + len(ids) >= self.response_length:
+                        raise _OutOfBudget(f"no room for turn {key.turn} within response_length")
+                    context.extend(ids)
+                    response_ids.extend(ids)
+                    response_mask.extend([0] * len(ids))
+                    logprobs.extend([0.0] * len(ids))
                 started = time.perf_counter()
-                output = await self.server_manager.generate(request_id=request_id, prompt_ids=context,
+                output = await self.server_manager.generate(request_id=request_id, prompt_ids=list(context),
                                                             sampling_params=sampling_params)
                 timing["generate_sequences"] += time.perf_counter() - started
                 tokens = list(output.token_ids)
-                context += tokens
-                response_ids += tokens
-                response_mask += [1] * len(tokens)
-                logprobs += list(output.log_probs) if output.log_probs else [0.0] * len(tokens)
-                turns = turn
-                text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                context.extend(tokens)
+                response_ids.extend(tokens)
+                response_mask.extend([1] * len(tokens))
+                logprobs.extend(list(output.log_probs) if output.log_probs else [0.0] * len(tokens))
+                return Completion(self.tokenizer.decode(tokens, skip_special_tokens=True), len(tokens))
+
+            async def environment(task: Any, completion: Completion, key: SampleKey) -> Evaluation:
                 started = time.perf_counter()
-                evaluation = _evaluation(await self.environment(task, text))
-                timing["tool_calls"] += time.perf_counter() - started
-                if _VERDICT_RANK[evaluation.verdict] > _VERDICT_RANK[best]:
-                    best = evaluation.verdict
-                if evaluation.verdict == "correct":
-                    solved_turn, speedup = turn, evaluation.speedup
-                if turn == 1:
-                    decision = await worker_groups().decide(member, evaluation.verdict, self.group_size,
-                                                            self.t_min, self.t_max)
-                if solved_turn or turn == self.max_turns or decision is None or not decision.expands:
-                    break
-                if len(response_mask) >= self.response_length:
-                    break
-                message = self.feedback_template.format(verdict=evaluation.verdict,
-                                                        feedback=evaluation.feedback[: self.max_feedback_chars])
-                feedback_ids = list(await self.apply_chat_template([{"role": "user", "content": message}],
-                                                                   remove_system_prompt=True))
-                if len(response_mask) + len(feedback_ids) >= self.response_length:
-                    break
-                context += feedback_ids
-                response_ids += feedback_ids
-                response_mask += [0] * len(feedback_ids)
-                logprobs += [0.0] * len(feedback_ids)
-            assert decision is not None
-            fields = score_fields(solved_turn, self.max_turns, best, speedup)
-            fields.update(gate=decision.expansion, gate_reason=decision.reason, expanded=int(decision.expands),
-                          partial_group=int(decision.partial), turns=turns)
+                try:
+                    result: Evaluation = await self.environment(task, completion, key)
+                    return result
+                finally:
+                    timing["tool_calls"] += time.perf_counter() - started
+
+            coordinator = _PartCoordinator(worker_groups(), self.group_size, self.t_min, self.t_max,
+                                           self.gate_timeout)
+            episode = await run_sample_episode(task, policy, environment, coordinator=cast(Any, coordinator),
+                                               sample=member, group_id=uid, max_turns=self.max_turns)
+            outcome, decision = episode.outcome, episode.decision
+            turns = sum(1 for turn in episode.turns if turn.completion is not None)
+            fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup)
+            fields.update(gate=decision.expansion.name, gate_reason=decision.reason.name,
+                          expanded=int(decision.expands), partial_group=int(coordinator.partial), turns=turns)
             limit = self.response_length
             return output_type(prompt_ids=prompt_ids, response_ids=response_ids[:limit],
                                response_mask=response_mask[:limit],

@@ -163,7 +163,7 @@ def test_reward_func_returns_openrlhfs_dict(tmp_path):
     server.write_text(SCRIPTED_SERVE)
     leap.verl.configure_sandbox([sys.executable, str(server)], servers=1)
     try:
-        queries = ["prompt ```cuda\n// correct 2.0\n```", "prompt ```cuda\n// wrong_answer None\n```"]
+        queries = ["prompt\n```cuda\n// correct 2.0\n```", "prompt\n```cuda\n// wrong_answer None\n```"]
         result = leap.openrlhf.reward_func(queries, ["prompt", "prompt"], ["softmax", '{"name": "custom"}'])
     finally:
         leap.verl.configure_sandbox()

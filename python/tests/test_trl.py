@@ -20,6 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import leap  # noqa: E402
+import leap.environment  # noqa: E402
 import leap.trl  # noqa: E402
 import leap.verl  # noqa: E402
 
@@ -142,14 +143,17 @@ def scripted_generate(contexts, trainer):
         turn = text.count("<user>")  # the prompt, then one per feedback
         plan = PLANS[task][int(member)]
         verdict, speedup = plan[min(turn, len(plan)) - 1]
-        completion = f"```cuda\n// {verdict} {speedup}\n```"
+        completion = f"```cuda\n// {verdict} {speedup} turn {turn} member {member}\n```"
         results.append(leap.trl.Generation([ord(c) for c in completion], None, completion))
     return results
 
 
-async def scripted_environment(task, completion):
-    verdict, speedup = leap.verl.kernel_source(completion).split("// ", 1)[1].split()
-    return leap.verl.Evaluation(verdict, math.nan if speedup == "None" else float(speedup), f"[sandbox] {verdict}")
+async def scripted_environment(task, completion, key):
+    source = leap.environment.extract_kernel(completion.text).source
+    verdict, speedup, _, turn, _, member = source.split("// ", 1)[1].split()
+    assert (key.turn, key.sample) == (int(turn), int(member))  # the key names this row's turn and member
+    return leap.Evaluation(leap.Verdict.__members__[verdict], math.nan if speedup == "None" else float(speedup),
+                           f"[sandbox] {verdict}")
 
 
 def run_processes(trainer_class, **kwargs):

@@ -24,6 +24,7 @@ omegaconf = pytest.importorskip("omegaconf")
 from omegaconf import OmegaConf, open_dict  # noqa: E402
 
 import leap  # noqa: E402
+from leap.environment import NoVerdict  # noqa: E402
 from leap.sandbox import SandboxError  # noqa: E402
 import verl_model  # noqa: E402
 
@@ -279,7 +280,7 @@ def test_compute_score_one_pool_per_process_and_the_encoding(verl, tmp_path):
     try:
         async def score_all():
             return await asyncio.gather(*[leap_verl.compute_score(
-                "kernels", f"```cuda\n// {verdict} {speedup}\n```", "softmax", {"leap_task": "softmax"}, max_turns=3)
+                "kernels", f"Here:\n```cuda\n// {verdict} {speedup}\n```", "softmax", {"leap_task": "softmax"}, max_turns=3)
                 for verdict, speedup in [("correct", 2.0), ("correct", 0.5), ("wrong_answer", None)]])
         results = asyncio.run(score_all())
         pool = leap_verl.process_pool()
@@ -300,12 +301,11 @@ def test_compute_score_one_pool_per_process_and_the_encoding(verl, tmp_path):
                 os._exit(0)
         os.waitpid(child, 0)
         assert os.read(read, 1) == b"1"
-        # A result without a verdict is an error, not a score of 0; the server's code is kept.
-        with pytest.raises(SandboxError, match="no verdict .no_gpu") as error:
-            asyncio.run(leap_verl.compute_score("kernels", "// nogpu", "softmax"))
-        assert error.value.code == "no_gpu"
+        # No verdict (no GPU) is an error, not a score of 0; a server's error keeps its code.
+        with pytest.raises(NoVerdict):
+            asyncio.run(leap_verl.compute_score("kernels", "```cuda\n// nogpu\n```", "softmax"))
         with pytest.raises(SandboxError, match="unknown task") as error:
-            asyncio.run(leap_verl.compute_score("kernels", "// badtask", "nope"))
+            asyncio.run(leap_verl.compute_score("kernels", "```cuda\n// badtask\n```", "nope"))
         assert error.value.code == "bad_request"
     finally:
         leap_verl.configure_sandbox()

@@ -332,17 +332,19 @@ class ScriptedServer:
         return SimpleNamespace(token_ids=[ord(c) for c in completion], log_probs=None, num_preempted=None)
 
 
-async def scripted_environment(task, completion):
-    """The sandbox's part: the verdict and speedup the policy's script wrote into the kernel."""
-    from leap.verl import Evaluation, kernel_source
-    source = kernel_source(completion)
-    assert source.startswith("// ") and "__global__" in source, source
-    head = source.split("\n", 1)[0]
+async def scripted_environment(task, completion, key):
+    """The sandbox's part (an episode environment): the verdict and speedup the policy's script wrote
+    into the kernel, which leap.environment.extract_kernel takes from the completion."""
+    import leap
+    from leap.environment import extract_kernel
+    kernel = extract_kernel(completion.text)
+    assert kernel.fenced and kernel.has_kernel, kernel
+    head = kernel.source.split("\n", 1)[0]
     claimed_task = head[3:].split(" sample ", 1)[0]
     verdict, speedup = head.rsplit(":", 1)[1].split()
     assert claimed_task == task, (claimed_task, task)
-    return Evaluation(verdict, float(speedup) if speedup != "None" else float("nan"),
-                      f"[sandbox] {verdict} on {head[3:]}")
+    return leap.Evaluation(leap.Verdict.__members__[verdict], float(speedup) if speedup != "None" else float("nan"),
+                           f"[sandbox] {verdict} on {head[3:]}")
 
 
 def run_worker(config, chunk, plans, offsets, agent_loop_configs):
