@@ -211,6 +211,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             logprobs: list[float] = []
             request_id = uuid4().hex
             timing = {"generate_sequences": 0.0, "tool_calls": 0.0}
+            with_logprobs: list[bool] = []  # the server returned log-probs (sampling logprobs=True)
 
             async def policy(task: Any, so_far: Any, key: SampleKey) -> Completion:
                 if so_far:  # the sandbox's feedback on the last turn, as a user message the loss skips
@@ -232,6 +233,8 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
                 context.extend(tokens)
                 response_ids.extend(tokens)
                 response_mask.extend([1] * len(tokens))
+                if output.log_probs:
+                    with_logprobs.append(True)
                 logprobs.extend(list(output.log_probs) if output.log_probs else [0.0] * len(tokens))
                 return Completion(self.tokenizer.decode(tokens, skip_special_tokens=True), len(tokens))
 
@@ -255,7 +258,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             limit = self.response_length
             return output_type(prompt_ids=prompt_ids, response_ids=response_ids[:limit],
                                response_mask=response_mask[:limit],
-                               response_logprobs=logprobs[:limit] if logprobs else None,
+                               response_logprobs=logprobs[:limit] if with_logprobs else None,
                                reward_score=fields["score"], num_turns=2 * turns,
                                metrics={**timing, "num_preempted": -1},
                                extra_fields={"reward_extra_info": fields})

@@ -162,6 +162,7 @@ def check_rollout(batch, tasks, workers, warnings):
     assert (split_seen > 0) == any("agent-loop worker" in w for w in warnings)
     # The score on the last response token is the encoding of (solved turn, speedup); feedback
     # tokens (after an unsolved turn 1 of an expanded group) have response_mask 0.
+    assert "rollout_log_probs" not in batch.batch  # the server sent none: no made-up zeros
     scores = batch.batch["token_level_scores"].sum(-1)
     for r in range(len(uids)):
         expected = verl_model_score(int(info["solved_turn"][r]), float(info["speedup"][r]))

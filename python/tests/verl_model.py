@@ -246,6 +246,11 @@ class AgentLoopWorker:
             attention[i, P:P + len(r)] = 1
         batch = {"prompts": prompts, "responses": responses, "response_mask": response_mask,
                  "input_ids": torch.cat([prompts, responses], dim=1), "attention_mask": attention}
+        if outputs[0].response_logprobs is not None:
+            logprobs = torch.zeros((rows, R))
+            for i, o in enumerate(outputs):
+                logprobs[i, :len(o.response_logprobs[:R])] = torch.tensor(o.response_logprobs[:R])
+            batch["rollout_log_probs"] = logprobs
         scores = [o.reward_score for o in outputs]
         if all(s is not None for s in scores):
             last = attention[:, P:].sum(dim=1) - 1
