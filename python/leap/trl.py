@@ -14,7 +14,8 @@ the returned ``advantages`` with its process's slice.
 
     LeapGRPOTrainer = leap_grpo_trainer(GRPOTrainer)
     trainer = LeapGRPOTrainer(model=..., reward_funcs=[leap_reward(max_turns=3)], args=...,
-                              rollout_func=make_rollout_func(generate, environment, task_of, max_turns=3),
+                              rollout_func=make_rollout_func(generate, leap.verl.sandbox_environment(), task_of,
+                                                             max_turns=3),
                               leap_score_tolerance=leap.verl.TURNS_ONLY_TOLERANCE)
 
 ``leap_estimator="rank"`` (default): the rank of the weighted reward sum within each group, ties
@@ -28,13 +29,13 @@ import importlib
 import inspect
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 import numpy as np
 
 from . import _advantages as _untyped_advantages
 
-from .episode import Completion, Evaluation, sample_key
+from .episode import Completion, SampleKey, run_sample_episode
 from .verl import turn_and_speedup_score
 from .verl_agent import DEFAULT_FEEDBACK, band_for
 
@@ -135,36 +136,27 @@ def _gather_object(values: list[Any]) -> list[Any]:
     return list(utils.gather_object(values))
 
 
-def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environment: Callable[..., Any],
+def make_rollout_func(generate: Callable[[list[int], Any], Any], environment: Callable[..., Any],
                       task_of: Callable[[Any], Any], *, max_turns: int = 3, t_min: Optional[int] = None,
                       t_max: Optional[int] = None, encode_prompt: Optional[Callable[[Any, Any], list[int]]] = None,
                       encode_feedback: Optional[Callable[[str, Any], list[int]]] = None,
-                      feedback_template: str = DEFAULT_FEEDBACK, max_feedback_chars: int = 2000
-                      ) -> Callable[[list[Any], Any], dict[str, Any]]:
-    """TRL's rollout_func(prompts, trainer) running LEAP's episode for this process's rows:
+                      feedback_template: str = DEFAULT_FEEDBACK) -> Callable[[list[Any], Any], dict[str, Any]]:
+    """TRL's rollout_func(prompts, trainer) running LEAP's episode for each of this process's rows with
+    leap.run_sample_episode:
 
-    generate(contexts, trainer)   -> one Generation per context (token ids of the conversation so far;
-                                     sync or async; e.g. a vLLM client call)
+    generate(context, trainer)         -> a Generation for the conversation so far (token ids; sync or
+                                          async, e.g. a vLLM client call); the rows run concurrently
     environment(task, completion, key) -> leap.Evaluation: an episode environment (leap.episode), e.g.
-                                     leap.verl.sandbox_environment(); key is leap.sample_key of the
-                                     row's group, member and turn over the whole batch
-    task_of(prompt)               -> the row's task (TRL hands rollout_func only the prompts)
+                                          leap.verl.sandbox_environment(); key is leap.sample_key of the
+                                          row's group, member and turn over the whole batch
+    task_of(prompt)                    -> the row's task (TRL hands rollout_func only the prompts)
 
     Turn 1 for every row; the turn-1 verdicts are gathered from every process (a group of
     trainer.num_generations consecutive rows may straddle processes, as TRL's rewards do) and the
-    gate decides each group once; rows of expanded groups that failed get the feedback and another
-    turn, up to max_turns. Returns prompt_ids, completion_ids (the turns and the feedback between
-    them), logprobs, env_mask (0 on feedback tokens) and, for reward functions and logs, solved_turn,
-    speedup, verdict, gate and turns per row."""
-
-    def run(value: Any) -> Any:
-        if not inspect.isawaitable(value):
-            return value
-
-        async def wait() -> Any:
-            return await value
-
-        return asyncio.run(wait())
+    gate (LEAP's band, or FailBandGate(t_min, t_max)) decides each group once; rows of expanded
+    groups that failed get the feedback and another turn, up to max_turns. Returns prompt_ids,
+    completion_ids (the turns and the feedback between them), logprobs, env_mask (0 on feedback
+    tokens) and, for reward functions and logs, solved_turn, speedup, verdict, gate and turns."""
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, Any]:
         tokenizer = trainer.processing_class
@@ -174,73 +166,48 @@ def make_rollout_func(generate: Callable[[list[list[int]], Any], Any], environme
             [{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)))
         rows = len(prompts)
         group_size = _group_size(trainer)
-        tasks = [task_of(p) for p in prompts]
+        first_row = trainer.accelerator.process_index * rows
         prompt_ids = [encode(p, trainer) for p in prompts]
         completion: list[list[int]] = [[] for _ in range(rows)]
         logprobs: list[list[float]] = [[] for _ in range(rows)]
         mask: list[list[int]] = [[] for _ in range(rows)]
-        solved = [0] * rows
-        speedup = [math.nan] * rows
-        best = ["compile_error"] * rows
-        turns = [0] * rows
-        order = ("compile_error", "runtime_error", "timeout", "wrong_answer", "correct")
-        active = list(range(rows))
-        gate = ["prune_easy"] * rows
-        for turn in range(1, max_turns + 1):
-            if not active:
-                break
-            generations = run(generate([prompt_ids[r] + completion[r] for r in active], trainer))
-            evaluations: list[Evaluation] = []
-            for r, generation in zip(active, generations):
-                completion[r] += list(generation.completion_ids)
-                logprobs[r] += list(generation.logprobs) if generation.logprobs else [0.0] * len(generation.completion_ids)
-                mask[r] += [1] * len(generation.completion_ids)
-                turns[r] = turn
-            first_row = trainer.accelerator.process_index * rows
-            keys = [sample_key((first_row + r) // group_size, (first_row + r) % group_size, turn) for r in active]
-            evaluations = run(_evaluate_all(environment, [tasks[r] for r in active],
-                                            [Completion(g.text, len(g.completion_ids)) for g in generations], keys))
-            verdicts = [e.verdict.name for e in evaluations]
-            for r, evaluation, verdict in zip(active, evaluations, verdicts):
-                if order.index(verdict) > order.index(best[r]):
-                    best[r] = verdict
-                if verdict == "correct":
-                    solved[r], speedup[r] = turn, evaluation.speedup
-            if turn == 1:
-                gate = _decide(trainer, verdicts, t_min, t_max)
-            still = [r for r, v in zip(active, verdicts) if v != "correct" and gate[r] == "expand"]
-            if turn < max_turns:
-                for r, evaluation, verdict in zip(active, evaluations, verdicts):
-                    if r in still:
-                        message = feedback_template.format(verdict=verdict,
-                                                           feedback=evaluation.feedback[:max_feedback_chars])
-                        ids = feedback_ids(message, trainer)
-                        completion[r] += ids
-                        logprobs[r] += [0.0] * len(ids)
-                        mask[r] += [0] * len(ids)
-            active = still
+        groups = _GatheredGroups(trainer, rows, group_size, band_for(group_size, group_size, t_min, t_max))
+
+        async def episode(row: int) -> Any:
+            async def policy(task: Any, so_far: Any, key: SampleKey) -> Completion:
+                if so_far:  # the sandbox's feedback on the last turn, env_mask 0
+                    last = so_far[-1]
+                    ids = list(feedback_ids(feedback_template.format(verdict=last.verdict.name,
+                                                                     feedback=last.feedback), trainer))
+                    completion[row].extend(ids)
+                    logprobs[row].extend([0.0] * len(ids))
+                    mask[row].extend([0] * len(ids))
+                value = generate(prompt_ids[row] + completion[row], trainer)
+                generation = await value if inspect.isawaitable(value) else value
+                ids = list(generation.completion_ids)
+                completion[row].extend(ids)
+                logprobs[row].extend(list(generation.logprobs) if generation.logprobs else [0.0] * len(ids))
+                mask[row].extend([1] * len(ids))
+                return Completion(generation.text, len(ids))
+
+            global_row = first_row + row
+            return await run_sample_episode(task_of(prompts[row]), policy, environment,
+                                            coordinator=cast(Any, groups), sample=global_row % group_size,
+                                            group_id=global_row // group_size, task_index=global_row // group_size,
+                                            max_turns=max_turns)
+
+        async def all_rows() -> list[Any]:
+            return list(await asyncio.gather(*[episode(row) for row in range(rows)]))
+
+        episodes = asyncio.run(all_rows())
         return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": logprobs, "env_mask": mask,
-                "solved_turn": solved, "speedup": speedup, "verdict": best, "gate": gate, "turns": turns}
+                "solved_turn": [e.outcome.solved_turn for e in episodes],
+                "speedup": [e.outcome.speedup for e in episodes],
+                "verdict": [e.outcome.best_verdict.name for e in episodes],
+                "gate": [e.decision.expansion.name for e in episodes],
+                "turns": [sum(1 for t in e.turns if t.completion is not None) for e in episodes]}
 
     return rollout_func
-
-
-async def _evaluate_all(environment: Callable[..., Any], tasks: list[Any], completions: list[Completion],
-                        keys: list[Any]) -> list[Evaluation]:
-    """The environment on each row's completion; one that raises gives that row a runtime_error turn
-    carrying the message, as leap.run_episodes records it."""
-
-    async def one(task: Any, completion: Completion, key: Any) -> Evaluation:
-        try:
-            value = environment(task, completion, key)
-            result = await value if inspect.isawaitable(value) else value
-        except Exception as error:  # noqa: BLE001 - a failed evaluation is a failed turn
-            return Evaluation(_core.Verdict.runtime_error, math.nan, f"the environment failed: {error}")
-        if not isinstance(result, Evaluation):
-            raise TypeError(f"the environment returned {type(result).__name__}, not a leap.Evaluation")
-        return result
-
-    return list(await asyncio.gather(*[one(t, c, k) for t, c, k in zip(tasks, completions, keys)]))
 
 
 def _group_size(trainer: Any) -> int:
@@ -248,18 +215,35 @@ def _group_size(trainer: Any) -> int:
     return int(trainer.num_generations if training else trainer.num_generations_eval)
 
 
-def _decide(trainer: Any, local_verdicts: list[str], t_min: Optional[int], t_max: Optional[int]) -> list[str]:
-    """Each local row's gate decision, with the groups formed over every process's rows (gathered in
-    process order, as TRL gathers rewards) and the local slice taken back."""
-    everyone = _gather_object(list(local_verdicts))
-    group_size = _group_size(trainer)
-    if len(everyone) % group_size:
-        raise ValueError(f"{len(everyone)} rows over all processes do not split into groups of {group_size}")
-    decisions: list[str] = []
-    for start in range(0, len(everyone), group_size):
-        verdicts = everyone[start:start + group_size]
-        stats = _core.group_stats([_core.Verdict.__members__[v] for v in verdicts])
-        expansion, _ = band_for(group_size, group_size, t_min, t_max).assess(stats)
-        decisions += [expansion.name] * group_size
-    first = trainer.accelerator.process_index * len(local_verdicts)
-    return decisions[first:first + len(local_verdicts)]
+class _GatheredGroups:
+    """What run_sample_episode asks of a coordinator (group_size, decide) for one process's rows of a
+    TRL batch: when every local row has reported its turn-1 verdict, the verdicts of all processes are
+    gathered (one collective, in process order, as TRL gathers rewards), the gate decides each group of
+    group_size consecutive rows, and each row gets its group's decision."""
+
+    def __init__(self, trainer: Any, rows: int, group_size: int, gate: Any) -> None:
+        self.trainer, self.rows, self.group_size, self.gate = trainer, rows, group_size, gate
+        self.first_row = trainer.accelerator.process_index * rows
+        self.verdicts: dict[int, str] = {}
+        self.decisions: dict[int, Any] = {}
+        self.ready: Optional[asyncio.Event] = None
+
+    def join(self, group_id: Any) -> int:
+        raise RuntimeError("make_rollout_func passes each row's sample index itself")
+
+    async def decide(self, group_id: Any, sample: int, verdict: Any, *, task_id: int = 0) -> Any:
+        if self.ready is None:
+            self.ready = asyncio.Event()
+        self.verdicts[int(group_id) * self.group_size + sample - self.first_row] = verdict.name
+        if len(self.verdicts) == self.rows:
+            everyone = _gather_object([self.verdicts[row] for row in range(self.rows)])
+            if len(everyone) % self.group_size:
+                raise ValueError(f"{len(everyone)} rows over all processes do not split into groups of "
+                                 f"{self.group_size}")
+            for start in range(0, len(everyone), self.group_size):
+                stats = _core.group_stats([_core.Verdict.__members__[v] for v in everyone[start:start + self.group_size]])
+                expansion, reason = self.gate.assess(stats)
+                self.decisions[start // self.group_size] = _core.GateDecision(expansion, reason)
+            self.ready.set()
+        await self.ready.wait()
+        return self.decisions[int(group_id)]

@@ -7,7 +7,8 @@ _generate_and_score_completions (extra fields merged into the inputs, TRL's grou
 gathered rewards, the process's slice). Two training processes are two threads whose
 accelerate.utils.gather / gather_object exchange through a barrier, in process order, as
 accelerate's collectives do. Exercised: leap_grpo_trainer's advantages over a group that straddles
-the processes, make_rollout_func's turns, gathered DCP decisions and env_mask, leap_reward. Not
+the processes, make_rollout_func's episodes (leap.run_sample_episode per row), gathered DCP
+decisions, the environment's keys and env_mask, leap_reward. Not
 exercised: a real TRL, accelerate, vLLM, a model or the loss; TRL's eval mode; async reward funcs."""
 import math
 import sys
@@ -133,19 +134,17 @@ class CharTokenizer:
         return self.encode("".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>")
 
 
-def scripted_generate(contexts, trainer):
-    """The policy: a context's prompt names the task and the sample; its turn is the count of
-    completions in it. The completion writes the plan's verdict and speedup into the kernel."""
-    results = []
-    for context in contexts:
-        text = "".join(chr(i) for i in context)
-        task, member = text.split("kernel for ", 1)[1].split("<", 1)[0].split(" #")
-        turn = text.count("<user>")  # the prompt, then one per feedback
-        plan = PLANS[task][int(member)]
-        verdict, speedup = plan[min(turn, len(plan)) - 1]
-        completion = f"```cuda\n// {verdict} {speedup} turn {turn} member {member}\n```"
-        results.append(leap.trl.Generation([ord(c) for c in completion], None, completion))
-    return results
+async def scripted_generate(context, trainer):
+    """The policy: the context's prompt names the task and the sample; its turn is the count of user
+    messages in it (the prompt's, then one per feedback). The completion writes the plan's verdict
+    and speedup into the kernel."""
+    text = "".join(chr(i) for i in context)
+    task, member = text.split("kernel for ", 1)[1].split("<", 1)[0].split(" #")
+    turn = text.count("<user>")
+    plan = PLANS[task][int(member)]
+    verdict, speedup = plan[min(turn, len(plan)) - 1]
+    completion = f"```cuda\n// {verdict} {speedup} turn {turn} member {member}\n```"
+    return leap.trl.Generation([ord(c) for c in completion], None, completion)
 
 
 async def scripted_environment(task, completion, key):
