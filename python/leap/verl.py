@@ -256,7 +256,7 @@ def sandbox_environment(executable: Any = None) -> Any:
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
                         extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None,
                         max_turns: int = 1, **kwargs: Any) -> dict[str, Any]:
-    """verl's custom reward function (``custom_reward_function.path=<this module's file or yours>``,
+    """verl's custom reward function (``custom_reward_function.path=pkg://leap.verl``,
     ``custom_reward_function.name=compute_score``): evaluates the response's kernel (the last fenced
     block, leap.environment.extract_kernel) against the task ``ground_truth`` (``extra_info["leap_task"]``
     when present) on this process's pool and returns verl's dict form: "score"

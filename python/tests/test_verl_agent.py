@@ -275,6 +275,11 @@ def test_compute_score_one_pool_per_process_and_the_encoding(verl, tmp_path):
     **reward_kwargs). A stand-in serve answers eval with a scripted result; the pool is made once
     per process and again in a forked child."""
     leap_verl, _, _ = verl
+    # verl's get_custom_reward_fn loads `pkg://leap.verl` by module name, and its reward managers
+    # await compute_score when inspect.iscoroutinefunction says so.
+    import inspect
+    assert importlib.import_module("leap.verl").compute_score is leap_verl.compute_score
+    assert inspect.iscoroutinefunction(leap_verl.compute_score)
     server = tmp_path / "serve.py"
     server.write_text(SCRIPTED_SERVE)
     leap_verl.configure_sandbox([sys.executable, str(server)], servers=1)
