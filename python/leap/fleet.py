@@ -319,7 +319,8 @@ class FleetClient:
         if response.get("ok"):
             future.set_result(response.get("result"))
         else:
-            future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, worker {worker})"))
+            future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, worker {worker})",
+                                              code=response.get("code")))
         return None
 
     def _expire(self, now):

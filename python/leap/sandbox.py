@@ -48,7 +48,12 @@ def __getattr__(name):
 
 
 class SandboxError(RuntimeError):
-    """A request the sandbox could not answer: it replied with an error, or two servers died holding it."""
+    """A request the sandbox could not answer: it replied with an error, or two servers died holding it.
+    ``code`` is the server's error code when it gave one (bad_request, internal_error, ...), else None."""
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.code = code
 
 
 # Every pool of this process, so that a forked child can let go of the parent's servers at once.
@@ -375,7 +380,8 @@ class SandboxPool:
                 if reply.get("ok"):
                     self._finish(request, result=reply.get("result"))
                 else:
-                    self._finish(request, error=SandboxError(reply.get("error", "the sandbox reported an error")))
+                    self._finish(request, error=SandboxError(reply.get("error", "the sandbox reported an error"),
+                                                             code=reply.get("code")))
         process.wait()
         self._on_exit(server, process)
 
