@@ -14,10 +14,11 @@ from ._advantages import (grpo_advantages, normalize_advantages, rank_advantages
                           rloo_advantages)
 from ._convert import dense_group_ids
 from ._core import (AdvantageNormalization, Expansion, FailBandGate, GateReason, GroupStats, KernelOrder, Outcome,
-                    Verdict, group_stats, rank_advantages_of_scores_reference, rank_advantages_reference,
-                    turn_advantages)
+                    Verdict)
+from ._signatures import (group_stats, rank_advantages_of_scores_reference, rank_advantages_reference,
+                          turn_advantages)
 
-__version__ = _core.__version__
+__version__: str = _core.__version__
 
 __all__ = [
     "AdvantageNormalization", "Expansion", "FailBandGate", "GateReason", "GroupStats", "KernelOrder", "Outcome",
