@@ -14,7 +14,9 @@ _BUILD_BASE = os.path.join("build", "python-setuptools")
 
 
 def leap_version() -> str:
-    with open(os.path.join("include", "leap", "version.hpp"), encoding="utf-8") as header:
+    """The version the C++ header defines (python/tests/test_packaging.py holds the package to it)."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(root, "include", "leap", "version.hpp"), encoding="utf-8") as header:
         text = header.read()
     parts = []
     for part in ("MAJOR", "MINOR", "PATCH"):
@@ -25,23 +27,30 @@ def leap_version() -> str:
     return ".".join(parts)
 
 
-os.makedirs(_BUILD_BASE, exist_ok=True)
-setup(
-    version=leap_version(),
-    ext_modules=[
-        Pybind11Extension(
-            "leap._core",
-            sources=["python/src/module.cpp"],
-            # The header-only core and the bindings' own headers; the module uses neither Eigen nor
-            # nlohmann/json (those are opt-in headers of the core), so nothing else is needed.
-            include_dirs=["include", "python/src"],
-            cxx_std=20,
-            # leap's thread pool uses std::thread; -pthread keeps that right on a libc where the
-            # threads library is still separate.
-            extra_compile_args=["-pthread"],
-            extra_link_args=["-pthread"],
-        )
-    ],
-    cmdclass={"build_ext": build_ext},
-    options={"build": {"build_base": _BUILD_BASE}, "egg_info": {"egg_base": _BUILD_BASE}},
-)
+def main() -> None:
+    os.makedirs(_BUILD_BASE, exist_ok=True)
+    setup(
+        version=leap_version(),
+        ext_modules=[
+            Pybind11Extension(
+                "leap._core",
+                sources=["python/src/module.cpp"],
+                # The header-only core and the bindings' own headers; the module uses neither Eigen nor
+                # nlohmann/json (those are opt-in headers of the core), so nothing else is needed.
+                include_dirs=["include", "python/src"],
+                cxx_std=20,
+                # leap's thread pool uses std::thread; -pthread keeps that right on a libc where the
+                # threads library is still separate.
+                extra_compile_args=["-pthread"],
+                extra_link_args=["-pthread"],
+            )
+        ],
+        cmdclass={"build_ext": build_ext},
+        options={"build": {"build_base": _BUILD_BASE}, "egg_info": {"egg_base": _BUILD_BASE}},
+    )
+
+
+# setuptools runs this file as __main__ (pip through setuptools.build_meta, or `python3 setup.py`);
+# the tests import it for leap_version() without building anything.
+if __name__ == "__main__":
+    main()
