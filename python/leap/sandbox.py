@@ -108,7 +108,8 @@ class SandboxPool:
     """A pool of ``leap-sandbox serve`` processes; see the module's documentation."""
 
     def __init__(self, executable: Command = "leap-sandbox",
-                 devices: Optional[Iterable[Union[int, str, None]]] = None, *, servers: Optional[int] = None, args: Iterable[object] = (), max_in_flight: Optional[int] = None,
+                 devices: Optional[Iterable[Union[int, str, None]]] = None, *, servers: Optional[int] = None,
+                 args: Iterable[object] = (), max_in_flight: Optional[int] = None,
                  env: Optional[Mapping[str, str]] = None, max_quick_deaths: int = 3,
                  after_fork: str = "start") -> None:
         """executable: the leap-sandbox program, or a list (program and leading arguments).

@@ -84,7 +84,8 @@ def test_the_python_functions_give_what_the_bindings_give():
     assert leap.rank_advantages_reference(outcomes, order) != leap.rank_advantages_reference(outcomes)
     scores = [3.0, 1.0, 1.04, 0.0]
     assert leap.rank_advantages_of_scores_reference(scores) == core.rank_advantages_of_scores_reference(scores)
-    assert leap.rank_advantages_of_scores_reference(scores, 0.05) == core.rank_advantages_of_scores_reference(scores, 0.05)
+    assert (leap.rank_advantages_of_scores_reference(scores, 0.05)
+            == core.rank_advantages_of_scores_reference(scores, 0.05))
     assert np.array_equal(leap.turn_advantages(0.5, 3, 2, 0.9), core.turn_advantages(0.5, 3, 2, 0.9))
     verdicts = [leap.Verdict.correct, leap.Verdict.timeout, leap.Verdict.compile_error]
     assert leap.group_stats(verdicts) == core.group_stats(verdicts)
