@@ -27,12 +27,23 @@ wins, and scores within ``leap_score_tolerance`` (read from the algorithm config
 The one deliberate difference from verl's GRPO: a group of one sample gets advantage 0 (it has no
 baseline); verl's GRPO gives it r / (1 + epsilon).
 """
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
 from . import _advantages
 from ._convert import dense_group_ids
+
+if TYPE_CHECKING:  # imported where verl calls in (torch is there whenever verl is), not by `import leap.verl`
+    import numpy.typing as npt
+    import torch
+
+# verl's estimator signature: (token_level_rewards, response_mask, index, epsilon, norm_adv_by_std_in_grpo,
+# config, **kwargs) -> (advantages, returns), both (batch, response_length).
+Estimator = Callable[..., "tuple[torch.Tensor, torch.Tensor]"]
 
 __all__ = ["leap_grpo_advantage", "leap_rank_advantage", "registered", "speedup_tolerance",
            "turn_and_speedup_score", "turn_score"]
@@ -41,7 +52,7 @@ TURN_SCALE = 64.0  # turn steps in turn_and_speedup_score; log-speedups are clam
 _LOG_SPEEDUP_LIMIT = TURN_SCALE / 4
 
 
-def turn_score(solved_turn, max_turns):
+def turn_score(solved_turn: int, max_turns: int) -> float:
     """The scalar reward that gives LEAP's published order: max_turns + 1 - t for a success at turn
     t >= 1, 0 for a failure (solved_turn 0)."""
     if solved_turn < 0 or solved_turn > max_turns:
@@ -49,26 +60,28 @@ def turn_score(solved_turn, max_turns):
     return float(max_turns + 1 - solved_turn) if solved_turn > 0 else 0.0
 
 
-def turn_and_speedup_score(solved_turn, max_turns, speedup=None):
+def turn_and_speedup_score(solved_turn: int, max_turns: int, speedup: Optional[float] = None) -> float:
     """A success: TURN_SCALE * (max_turns + 1 - t) + log(speedup), with the log clamped to
     +-TURN_SCALE / 4 so that an earlier turn always wins; a failure: 0. Use with
     leap_score_tolerance = speedup_tolerance(tol)."""
     base = turn_score(solved_turn, max_turns)
     if base == 0.0:
         return 0.0
-    known = speedup is not None and speedup > 0 and math.isfinite(speedup)
-    log_speedup = min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT) if known else 0.0
+    if speedup is not None and speedup > 0 and math.isfinite(speedup):
+        log_speedup = min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT)
+    else:
+        log_speedup = 0.0
     return TURN_SCALE * base + log_speedup
 
 
-def speedup_tolerance(relative):
+def speedup_tolerance(relative: float) -> float:
     """The score tolerance that makes speedups within a factor 1 + relative tie."""
     if not relative >= 0:
         raise ValueError(f"relative ({relative}) must be >= 0")
     return math.log1p(relative)
 
 
-def _setting(config, name, default):
+def _setting(config: Any, name: str, default: Any) -> Any:
     """A setting of verl's algorithm config (a dataclass, an omegaconf node or a dict), if present."""
     if config is None:
         return default
@@ -83,7 +96,7 @@ def _setting(config, name, default):
     return default if value is None else value
 
 
-def _scores_and_ids(token_level_rewards, index):
+def _scores_and_ids(token_level_rewards: torch.Tensor, index: Any) -> tuple[torch.Tensor, npt.NDArray[Any]]:
     import torch  # verl's estimators take tensors; torch is there whenever verl is
 
     if token_level_rewards.dim() != 2:
@@ -95,14 +108,16 @@ def _scores_and_ids(token_level_rewards, index):
     return scores.to(device="cpu", dtype=compute_dtype).contiguous(), dense_group_ids(np.asarray(index))
 
 
-def _broadcast(per_sequence, token_level_rewards, response_mask):
+def _broadcast(per_sequence: torch.Tensor, token_level_rewards: torch.Tensor,
+               response_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     advantages = per_sequence.to(device=token_level_rewards.device, dtype=token_level_rewards.dtype)
     advantages = advantages.unsqueeze(-1) * response_mask
     return advantages, advantages
 
 
-def leap_rank_advantage(token_level_rewards, response_mask, index, epsilon=1e-6, norm_adv_by_std_in_grpo=True,
-                        config=None, **kwargs):
+def leap_rank_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index: Any,
+                        epsilon: float = 1e-6, norm_adv_by_std_in_grpo: bool = True, config: Any = None,
+                        **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """verl estimator `leap_rank`: (wins - losses) / (G - 1) over the outcome scores within each uid
     group, ties within the config's leap_score_tolerance (default 0). epsilon and
     norm_adv_by_std_in_grpo do not apply to a rank and are ignored."""
@@ -115,8 +130,9 @@ def leap_rank_advantage(token_level_rewards, response_mask, index, epsilon=1e-6,
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
-def leap_grpo_advantage(token_level_rewards, response_mask, index, epsilon=1e-6, norm_adv_by_std_in_grpo=True,
-                        config=None, **kwargs):
+def leap_grpo_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index: Any,
+                        epsilon: float = 1e-6, norm_adv_by_std_in_grpo: bool = True, config: Any = None,
+                        **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """verl estimator `leap_grpo`: verl's GRPO, (r - mean) / (std + epsilon) with the unbiased std
     per uid group, or r - mean when norm_adv_by_std_in_grpo is False; a group of one gets 0."""
     import torch
@@ -128,10 +144,10 @@ def leap_grpo_advantage(token_level_rewards, response_mask, index, epsilon=1e-6,
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
-ESTIMATORS = {"leap_rank": leap_rank_advantage, "leap_grpo": leap_grpo_advantage}
+ESTIMATORS: dict[str, Estimator] = {"leap_rank": leap_rank_advantage, "leap_grpo": leap_grpo_advantage}
 
 
-def _register():
+def _register() -> tuple[str, ...]:
     """Registers ESTIMATORS with verl when verl is importable; returns the names registered."""
     try:
         from verl.trainer.ppo.core_algos import register_adv_est
