@@ -2,6 +2,7 @@
 """The parts of the package's build that pyproject.toml cannot hold: the C++ extension leap._core and
 the version, read from include/leap/version.hpp (where CMake reads it too), so there is no second copy
 to drift. Everything else is in pyproject.toml."""
+import glob
 import os
 import re
 
@@ -38,6 +39,9 @@ def main() -> None:
                 # The header-only core and the bindings' own headers; the module uses neither Eigen nor
                 # nlohmann/json (those are opt-in headers of the core), so nothing else is needed.
                 include_dirs=["include", "python/src"],
+            # setuptools rebuilds the module when one of these is newer than it: without them a changed
+            # header alone would leave an earlier build's module in place.
+            depends=sorted(glob.glob("include/leap/**/*.hpp", recursive=True) + glob.glob("python/src/*.hpp")),
                 cxx_std=20,
                 # leap's thread pool uses std::thread; -pthread keeps that right on a libc where the
                 # threads library is still separate.
