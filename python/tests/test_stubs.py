@@ -132,6 +132,12 @@ def test_each_class_has_exactly_the_stubs_members(class_name):
             assert is_decorated(node, "staticmethod") == isinstance(value, staticmethod), f"{class_name}.{name}"
 
 
+def has_constructor(cls):
+    """Whether pybind11 binds a constructor (a class made by the core only has none: calling it raises):
+    a bound one's docstring is pybind11's signature of it."""
+    return (cls.__init__.__doc__ or "").startswith("__init__(")
+
+
 def callables():
     """(qualified name, runtime object, stub nodes) for every function, method and constructor."""
     found = []
@@ -141,6 +147,8 @@ def callables():
             found.append((name, getattr(core, name), nodes))
         elif isinstance(node, ast.ClassDef):
             for member, member_nodes in defined_names(node.body).items():
+                if member == "__init__" and not has_constructor(getattr(core, name)):
+                    continue  # test_a_class_without_a_constructor_says_so_in_the_stub
                 if isinstance(member_nodes[0], ast.FunctionDef) and not is_decorated(member_nodes[0], "property") \
                         and (member == "__init__" or not member.startswith("_")):
                     found.append((f"{name}.{member}", getattr(getattr(core, name), member), member_nodes))
@@ -163,6 +171,18 @@ def test_each_function_takes_the_stubs_parameters(qualified, function, nodes):
     assert stub == runtime
 
 
+@pytest.mark.parametrize("class_name", sorted(n for n in dir(core) if isinstance(getattr(core, n), type)
+                                               and not has_constructor(getattr(core, n))))
+def test_a_class_without_a_constructor_says_so_in_the_stub(class_name):
+    cls = getattr(core, class_name)
+    with pytest.raises(TypeError, match="No constructor defined"):
+        cls()
+    # The stub's __init__ takes anything and never returns, so a type checker refuses the call's result.
+    (init,) = defined_names(module_stub()[class_name][0].body)["__init__"]
+    assert ast.unparse(init.returns) == "NoReturn"
+    assert init.args.vararg is not None and init.args.kwarg is not None
+
+
 def test_a_keyword_the_kernel_order_stub_names_is_accepted_and_another_refused():
     for field in ("by_turn", "by_severity", "tokens_only_when_solved"):
         assert getattr(core.KernelOrder(**{field: True}), field) is True
@@ -183,8 +203,10 @@ def test_mypy_stubtest_finds_no_difference(tmp_path):
     # `import leap` gives each class a __signature__ for inspect (leap/_signatures.py), which is no
     # part of the binding.
     classes = [n for n in dir(core) if isinstance(getattr(core, n), type)]
+    entries = [f"leap._core.{n}" for n in classes]
+    entries += [f"leap._core.{n}.__signature__" for n in classes if "__signature__" in vars(getattr(core, n))]
     allowlist = tmp_path / "allowlist"
-    allowlist.write_text("".join(f"leap._core.{n}\nleap._core.{n}.__signature__\n" for n in classes))
+    allowlist.write_text("".join(entry + "\n" for entry in entries))
     environment = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(core.__file__)))
     run = subprocess.run([sys.executable, "-m", "mypy.stubtest", "leap._core", "--allowlist", str(allowlist)],
                          capture_output=True, text=True, env=environment, cwd=str(tmp_path))
