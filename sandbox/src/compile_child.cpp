@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compile_launcher.hpp"
 #include "compiler_exit.hpp"
 #include "detail.hpp"
 
@@ -150,51 +151,22 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
   }
 }
 
-CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
-                                const std::function<CompileResult(std::chrono::nanoseconds)>& compile) {
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget, const NvrtcRequest& request) {
   const auto t0 = Clock::now();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("leap::sandbox: pipe failed: ") + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("leap::sandbox: cannot start a compile child: ") + std::strerror(e));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    if (!die_with_parent(parent)) _exit(k_exit_parent_gone);
-    reset_process_state();
-    if (const int e = keep_only_descriptors(fds[1]); e != 0) _exit(k_exit_confinement_failed);
-    ChildLimits limits;
-    limits.address_space_extra = setup.limits.address_space_bytes;
-    limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(budget.cpu).count()) + 1;
-    limits.open_files = setup.limits.max_open_files;
-    const char* step = "";
-    if (const int e = confine_compiler_process(setup, setup.root, setup.landlock, limits, step); e != 0) {
-      exit_confinement_failed("child", step, e);
-    }
-    const CompileResult r = compile(budget.cpu);
-    if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
-    _exit(write_all(3, encode_result(r)) ? 0 : 3);
-  }
-  ::close(fds[1]);
+  LaunchedCompile child = launcher.launch(request, budget);
+  const pid_t pid = child.pid();
 
   std::string data;
   const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + budget.wall};
-  CompileLimit killed_for = watch_compiler_process(fds[0], watch, data, nullptr);
-  ::close(fds[0]);
+  CompileLimit killed_for = watch_compiler_process(child.result_fd(), watch, data, nullptr);
   if (killed_for != CompileLimit::none) {
-    ::kill(-pid, SIGKILL);  // its process group: anything it started goes too
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);  // its process group: anything it started goes too (the launcher has not
+    ::kill(pid, SIGKILL);   // reaped it yet, so neither id can belong to another process)
   }
-  int wstatus = 0;
-  rusage usage{};
-  while (::wait4(pid, &wstatus, 0, &usage) < 0 && errno == EINTR) {
-  }
-  const double cpu = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
+  const std::optional<ChildExit> ended = child.release();
+  if (!ended) throw std::runtime_error("leap::sandbox: the compile launcher ended while a compile child was running");
+  const int wstatus = ended->wait_status;
+  const double cpu = ended->cpu_seconds;
   CompileResult out;
   if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_confinement_failed) {
     throw std::runtime_error("leap::sandbox: " + (data.empty() ? std::string("the compile child could not set itself up") : data));

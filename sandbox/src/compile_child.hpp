@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +15,9 @@
 #include "leap/sandbox/confinement.hpp"
 
 namespace leap::sandbox::detail {
+
+class CompileLauncher;
+struct NvrtcRequest;
 
 // Prepared once per Compiler: everything the child needs, so the child allocates nothing to confine itself.
 struct ChildSetup {
@@ -77,11 +79,10 @@ struct Watch {
 // answer or the end of file came first.
 CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string& data));
 
-// Runs `compile` in a confined child. `compile` gets the child's CPU budget and returns the raw
-// result. The returned result carries status, limit and cpu_seconds as the parent saw them. Throws
-// std::runtime_error when the child could not be started or confined (a broken environment).
-CompileResult run_compile_child(const ChildSetup& setup, ChildBudget budget,
-                                const std::function<CompileResult(std::chrono::nanoseconds cpu_budget)>& compile);
+// Runs `request` in a confined child that `launcher` forks, and watches it. The returned result
+// carries status, limit and cpu_seconds as the parent saw them. Throws std::runtime_error when the
+// child could not be started or confined (a broken environment).
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget, const NvrtcRequest& request);
 
 // NVRTC says why it cannot open a file ("cannot open source file "x": Permission denied", or "Not a
 // directory", "Too many levels of symbolic links"...) for every reason but a missing file. Each reason

@@ -21,6 +21,7 @@
 
 #include "compiler_exit.hpp"
 #include "confinement.hpp"
+#include "compile_frames.hpp"
 #include "detail.hpp"
 
 extern char** environ;
@@ -32,69 +33,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's end
 constexpr std::string_view k_ready = "leap compile worker ready";
-constexpr unsigned long long k_max_frame = 1ull << 30;
 constexpr std::chrono::seconds k_start_limit{30};  // from fork to "ready": confining takes milliseconds
 constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
 
-std::string frame(std::string_view payload) {
-  std::string out;
-  put_u64(out, payload.size());
-  out.append(payload);
-  return out;
-}
-
-enum class Sent { all, failed, past_deadline };
-
-// A request to the worker, sent before the compile's wall-clock deadline: a worker that stopped
-// reading (stopped by a signal, or wedged) fills the socket's buffer, and a blocking send would wait
-// for ever. Never SIGPIPE: a dead worker is an answer, not a signal.
-Sent send_before(int fd, std::string_view data, Clock::time_point deadline) {
-  while (!data.empty()) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return Sent::past_deadline;
-    pollfd pfd{fd, POLLOUT, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) return Sent::failed;
-    if (ready <= 0) continue;
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return Sent::failed;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return Sent::all;
-}
-
-bool read_exactly(int fd, char* out, std::size_t n) {
-  while (n > 0) {
-    const ssize_t r = ::read(fd, out, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    out += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-// In the worker: one whole frame, or false when the parent closed the socket.
-bool read_frame(int fd, std::string& payload) {
-  char head[8];
-  if (!read_exactly(fd, head, sizeof head)) return false;
-  std::string_view h(head, sizeof head);
-  unsigned long long n = 0;
-  if (!get_u64(h, n) || n > k_max_frame) return false;
-  payload.resize(static_cast<std::size_t>(n));
-  return read_exactly(fd, payload.data(), payload.size());
-}
-
-// A complete frame at the front of `data`, if there is one.
-std::optional<std::string_view> complete_frame(const std::string& data) {
-  std::string_view in(data);
-  unsigned long long n = 0;
-  if (!get_u64(in, n) || n > k_max_frame || in.size() < n) return std::nullopt;
-  return in.substr(0, static_cast<std::size_t>(n));
-}
-
-bool has_frame(const std::string& data) { return complete_frame(data).has_value(); }
 
 std::uint64_t directory_bytes(const std::string& dir) {
   std::uint64_t total = 0;

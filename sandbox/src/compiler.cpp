@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "compile_child.hpp"
+#include "compile_launcher.hpp"
 #include "compile_pool.hpp"
 #include "compiler_exit.hpp"
 #include "detail.hpp"
@@ -168,6 +169,7 @@ struct Compiler::Impl {
   detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
   std::vector<std::string> missing_layers;  // what every result says was not in force
   std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
+  std::unique_ptr<detail::CompileLauncher> launcher;  // Isolation::process: forks every compile child
 
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
@@ -249,9 +251,7 @@ struct Compiler::Impl {
     } else {
       const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
       if (config.isolation == Isolation::process) {
-        r = detail::run_compile_child(child, {budget - charged, wall, job.options.timeout, config.idle_limit}, [&](std::chrono::nanoseconds cpu_budget) {
-          return detail::nvrtc_compile(request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + wall);
-        });
+        r = detail::run_compile_child(*launcher, child, {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
       } else if (config.isolation == Isolation::worker_pool) {
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
         if (config.pool.pch) request.pch_dir = detail::pch_key(request);
@@ -283,7 +283,8 @@ struct Compiler::Impl {
   bool unconfined() const noexcept { return config.isolation == Isolation::trusted_in_process || config.unconfined; }
 
   ~Impl() {
-    pool.reset();  // the workers go before the directory they were confined in
+    pool.reset();  // the workers and children go before the directory they were confined in
+    launcher.reset();
     detail::remove_work_dir(child);
   }
 };
@@ -357,6 +358,8 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   if (m.config.pool.size == 0) m.config.pool.size = m.config.workers;
   if (m.config.isolation == Isolation::worker_pool) m.pool = std::make_unique<detail::CompilePool>(m.child, m.config.pool);
+  // Forked now, while the caller most likely has one thread: see compile_launcher.hpp.
+  if (m.config.isolation == Isolation::process) m.launcher = std::make_unique<detail::CompileLauncher>(m.child);
 }
 
 Compiler::~Compiler() = default;

@@ -17,6 +17,30 @@
 
 #include "confinement.hpp"
 
+// ThreadSanitizer keeps a background thread in every process, forked children included, and a
+// process with two threads may not create a user namespace (EINVAL). Its runtime stops that thread
+// when told that the process is about to sandbox itself, but it learns how only once the process has
+// started a thread of its own: a process that forks before that gets children it cannot stop.
+#if defined(__SANITIZE_THREAD__)
+#define LEAP_SANDBOX_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LEAP_SANDBOX_UNDER_TSAN 1
+#endif
+#endif
+#ifdef LEAP_SANDBOX_UNDER_TSAN
+#include <sanitizer/common_interface_defs.h>
+
+#include <thread>
+
+namespace {
+const bool g_sanitizer_knows_how_to_stop = [] {
+  std::thread([] {}).join();
+  return true;
+}();
+}  // namespace
+#endif
+
 namespace leap::sandbox::detail {
 namespace {
 
@@ -64,6 +88,9 @@ void remount_read_only(const char* path) noexcept {
 
 int enter_private_root(const PrivateRoot& root, const char*& step) noexcept {
   char map[64];
+#ifdef LEAP_SANDBOX_UNDER_TSAN
+  __sanitizer_sandbox_on_notify(nullptr);
+#endif
   step = "unshare(user, mount)";
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
   step = "write /proc/self/setgroups";

@@ -425,13 +425,19 @@ TEST_CASE("confinement: limits count the compile's own CPU time, not the queue",
   }
 }
 
-// The processes this process's threads have started and not yet reaped.
+// The processes this process's threads have started and not yet reaped, and theirs (a one-shot
+// compile child is the compile launcher's child).
 std::vector<pid_t> children_of_this_process() {
   std::vector<pid_t> out;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream in(task.path() / "children");
-    for (pid_t pid = 0; in >> pid;) out.push_back(pid);
-  }
+  const auto add_children_of = [&out](const std::filesystem::path& tasks) {
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream in(task.path() / "children");
+      for (pid_t pid = 0; in >> pid;) out.push_back(pid);
+    }
+  };
+  add_children_of("/proc/self/task");
+  for (std::size_t i = 0, n = out.size(); i < n; ++i) add_children_of("/proc/" + std::to_string(out[i]) + "/task");
   return out;
 }
 

@@ -189,9 +189,11 @@ TEST_CASE("confinement layers: a compiler process that cannot apply a layer it w
   REQUIRE(sb::confinement_support().full());
   leap_test::check_in_children(1, [](int) {
     Problems p;
-    sb::Compiler child(unscanned(sb::Isolation::process));  // set up while every layer was there
-    sb::Compiler pooled(unscanned(sb::Isolation::worker_pool));
+    // Taken away after the probe (cached with every layer there), before the Compilers start the
+    // processes that fork their compilers, so those inherit the loss.
     p.expect(take_away_user_namespaces(), "the test's seccomp filter could not be installed");
+    sb::Compiler child(unscanned(sb::Isolation::process));  // set up as if every layer were there
+    sb::Compiler pooled(unscanned(sb::Isolation::worker_pool));
     for (sb::Compiler* c : {&child, &pooled}) {
       try {
         const sb::CompileResult r = compile_source(*c, leap_test::plain_kernel());
