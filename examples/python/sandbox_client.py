@@ -10,41 +10,48 @@ One sandbox process per GPU; JSON lines in, one JSON response per request out, m
 import json
 import subprocess
 import sys
+from typing import Any
+
+# One JSON response: {"id": ..., "result": {...}} or {"id": ..., "error": {...}}, fields by operation.
+Response = dict[str, Any]
 
 
 class Sandbox:
     """A `leap-sandbox serve` process. Requests are sent at once; responses are matched by id."""
 
-    def __init__(self, executable):
-        self._process = subprocess.Popen([executable, "serve"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, text=True, bufsize=1)
+    def __init__(self, executable: str) -> None:
+        process = subprocess.Popen([executable, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                   bufsize=1)
+        if process.stdin is None or process.stdout is None:  # both are pipes: Popen opened them
+            raise RuntimeError("leap-sandbox serve started without its pipes")
+        self._process, self._stdin, self._stdout = process, process.stdin, process.stdout
         self._next_id = 0
-        self._early = {}  # responses that arrived before their caller asked
+        self._early: dict[int, Response] = {}  # responses that arrived before their caller asked
 
-    def request(self, op, **fields):
+    def request(self, op: str, **fields: Any) -> int:
         """Sends one request and returns its id."""
         self._next_id += 1
-        self._process.stdin.write(json.dumps({"id": self._next_id, "op": op, **fields}) + "\n")
-        self._process.stdin.flush()
+        self._stdin.write(json.dumps({"id": self._next_id, "op": op, **fields}) + "\n")
+        self._stdin.flush()
         return self._next_id
 
-    def response(self, request_id):
+    def response(self, request_id: int) -> Response:
         """Waits for the response to `request_id`."""
         while request_id not in self._early:
-            line = self._process.stdout.readline()
+            line = self._stdout.readline()
             if not line:
                 raise RuntimeError("leap-sandbox serve exited")
-            reply = json.loads(line)
+            reply: Response = json.loads(line)
             self._early[reply["id"]] = reply
         return self._early.pop(request_id)
 
-    def close(self):
+    def close(self) -> int:
         """End of input: the server finishes what is in flight and exits 0."""
-        self._process.stdin.close()
+        self._stdin.close()
         return self._process.wait()
 
 
-def main():
+def main() -> int:
     executable = sys.argv[1] if len(sys.argv) > 1 else "leap-sandbox"
     sandbox = Sandbox(executable)
     info = sandbox.response(sandbox.request("info"))["result"]
@@ -56,7 +63,7 @@ def main():
     hostile = '#include "/etc/passwd"\n'
     ids = {name: sandbox.request("compile", source=source)
            for name, source in [("good", good), ("broken", broken), ("hostile", hostile)]}
-    verdicts = {}
+    verdicts: dict[str, str] = {}
     for name, request_id in ids.items():
         result = sandbox.response(request_id)["result"]
         verdicts[name] = result["status"]

@@ -17,12 +17,13 @@ from ._advantages import (grpo_advantages, normalize_advantages, rank_advantages
 from ._convert import dense_group_ids
 from ._core import (AdvantageNormalization, AlwaysExpand, BudgetedGate, DifficultyTracker, Expansion, FailBandGate,
                     GateDecision, GateReason, GroupStats, KernelOrder, NeverExpand, Outcome, SeverityAwareGate,
-                    StepMetrics, Verdict, group_stats, rank_advantages_of_scores_reference,
-                    rank_advantages_reference, turn_advantages)
+                    StepMetrics, Verdict)
+from ._signatures import (group_stats, rank_advantages_of_scores_reference, rank_advantages_reference,
+                          turn_advantages)
 from .episode import (Completion, EpisodeBatch, Evaluation, GroupCoordinator, GroupResult, SampleEpisode, SampleKey,
                       ScoredEpisode, Turn, run_episodes, run_sample_episode, sample_key)
 
-__version__ = _core.__version__
+__version__: str = _core.__version__
 
 __all__ = [
     "AdvantageNormalization", "AlwaysExpand", "BudgetedGate", "Completion", "DifficultyTracker", "EpisodeBatch",

@@ -32,6 +32,8 @@ submit) fails with ``TimeoutError``. After a Redis restart the reader reconnects
 2 s) and resumes after the last answer it saw; a submit during an outage waits for Redis, at most until
 its deadline. Thread-safe.
 """
+from __future__ import annotations
+
 import concurrent.futures
 import hashlib
 import hmac
@@ -44,10 +46,11 @@ import socket
 import stat
 import threading
 import time
+from typing import Any, Optional, Union
 
 import redis
 
-from .sandbox import SandboxError
+from .sandbox import Result, SandboxError
 
 __all__ = ["FleetClient", "FleetKeyError", "parse_redis_url", "read_fleet_key", "PASSWORD_ENV", "USER_ENV",
            "KEY_ENV", "KEY_FILE_ENV"]
@@ -67,7 +70,7 @@ class FleetKeyError(RuntimeError):
     """No usable fleet key: too short, a file others may read, none where one is required."""
 
 
-def _checked_key(data, where):
+def _checked_key(data: bytes, where: str) -> bytes:
     data = data.rstrip(b"\r\n")
     if len(data) < KEY_MIN_BYTES:
         raise FleetKeyError(f"the fleet key {where} is {len(data)} bytes; it must be at least {KEY_MIN_BYTES} "
@@ -75,7 +78,7 @@ def _checked_key(data, where):
     return data
 
 
-def _key_from_file(path):
+def _key_from_file(path: Union[str, os.PathLike[str]]) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as e:
@@ -93,7 +96,8 @@ def _key_from_file(path):
     return _checked_key(data, f"in {path}")
 
 
-def read_fleet_key(key=None, key_file=None):
+def read_fleet_key(key: Union[str, bytes, None] = None,
+                   key_file: Union[str, os.PathLike[str], None] = None) -> Optional[bytes]:
     """The fleet key as bytes: `key`, else `key_file`'s, else the file named by $LEAP_FLEET_KEY_FILE,
     else $LEAP_FLEET_KEY; None when none is given. A key or file that is given but unusable raises
     FleetKeyError (a typo must not turn authentication off)."""
@@ -110,19 +114,21 @@ def read_fleet_key(key=None, key_file=None):
     return None
 
 
-def _signed_message(kind, stream, reply_stream, session, request_id, line):
+def _signed_message(kind: bytes, stream: bytes, reply_stream: bytes, session: bytes, request_id: bytes,
+                    line: bytes) -> bytes:
     """The bytes a tag covers, as the C++ side builds them (sandbox/src/fleet_auth.hpp): netstrings of
     the version, the kind, the stream, the reply stream, the session, the id and the line's SHA-256."""
     parts = [_TAG_VERSION, kind, stream, reply_stream, session, request_id, hashlib.sha256(line).hexdigest().encode()]
     return b"".join(b"%d:%s," % (len(p), p) for p in parts)
 
 
-def _tag(key, kind, stream, reply_stream, session, request_id, line):
+def _tag(key: bytes, kind: bytes, stream: bytes, reply_stream: bytes, session: bytes, request_id: bytes,
+         line: bytes) -> str:
     return hmac.new(key, _signed_message(kind, stream, reply_stream, session, request_id, line),
                     hashlib.sha256).hexdigest()
 
 
-def parse_redis_url(url):
+def parse_redis_url(url: str) -> tuple[str, int, int]:
     """(host, port, db) of redis://HOST:PORT[/DB], as the worker reads it. A password in the URL is
     refused: it would end up in ps and logs; set $LEAP_SANDBOX_REDIS_PASSWORD instead."""
     hint = " (expected redis://HOST:PORT[/DB], e.g. redis://10.0.0.5:6379/0)"
@@ -133,14 +139,14 @@ def parse_redis_url(url):
         raise ValueError(f"Redis URL {url!r}: credentials in a URL end up in ps and logs; put the password in "
                          f"${PASSWORD_ENV} (and an ACL user in ${USER_ENV}) instead")
     if rest.startswith("["):
-        host, _, port = rest[1:].partition("]")
-        port = port[1:] if port.startswith(":") else port
+        host, _, port_text = rest[1:].partition("]")
+        port_text = port_text[1:] if port_text.startswith(":") else port_text
     else:
-        host, _, port = rest.partition(":")
+        host, _, port_text = rest.partition(":")
     if not host:
         raise ValueError(f"Redis URL {url!r}: no host" + hint)
     try:
-        port = int(port) if port else 6379
+        port = int(port_text) if port_text else 6379
         db = int(path) if path else 0
     except ValueError:
         raise ValueError(f"Redis URL {url!r}: port and database must be numbers" + hint) from None
@@ -149,15 +155,17 @@ def parse_redis_url(url):
     return host, port, db
 
 
-def _delay(attempt):
-    return min(0.05 * (2 ** min(attempt, 6)), 2.0)
+def _delay(attempt: int) -> float:
+    return min(0.05 * 2.0 ** min(attempt, 6), 2.0)
 
 
 class FleetClient:
     """Submits requests to a fleet's request stream and collects answers; see the module's documentation."""
 
-    def __init__(self, url="redis://127.0.0.1:6379", *, stream="leap:requests", name=None, timeout=600.0,
-                 request_maxlen=1_000_000, block_ms=200, key=None, key_file=None, insecure_no_key=False):
+    def __init__(self, url: str = "redis://127.0.0.1:6379", *, stream: str = "leap:requests",
+                 name: Optional[str] = None, timeout: float = 600.0, request_maxlen: int = 1_000_000,
+                 block_ms: int = 200, key: Union[str, bytes, None] = None,
+                 key_file: Union[str, os.PathLike[str], None] = None, insecure_no_key: bool = False) -> None:
         """url: redis://HOST:PORT[/DB]; the password comes from $LEAP_SANDBOX_REDIS_PASSWORD.
         stream: the fleet's request stream (the workers' --stream).
         name: names this client's reply stream; unique per client (default <hostname>-<pid>-<random>).
@@ -196,22 +204,22 @@ class FleetClient:
             last = self._submitter.xrevrange(self.reply_stream, "+", "-", count=1)
         except _CONNECTION_ERRORS as e:
             raise ConnectionError(f"cannot reach Redis at {url}: {e} (is it running, and reachable from here?)") from e
-        self._last_seen = last[0][0].encode() if last else b"0-0"
+        self._last_seen: bytes = last[0][0].encode() if last else b"0-0"
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._submit_lock = threading.Lock()
-        self._waiting = {}  # id -> (future, deadline)
+        self._waiting: dict[int, tuple[concurrent.futures.Future[Result], float]] = {}  # id -> (future, deadline)
         self._stats = dict(submitted=0, answered=0, duplicates_dropped=0, timeouts=0, reconnects=0, forged_dropped=0)
         self._closing = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="leap-fleet-reader", daemon=True)
         self._reader.start()
 
     @property
-    def authenticated(self):
+    def authenticated(self) -> bool:
         """False only under insecure_no_key without a key."""
         return self._key is not None
 
-    def _check_process(self):
+    def _check_process(self) -> None:
         # A forked child has a copy of this object but not its reader thread; its sockets and locks are
         # the parent's (a lock held at the fork stays held). Nothing in it may be used there.
         if os.getpid() != self._pid:
@@ -221,7 +229,7 @@ class FleetClient:
                 "stay with the parent). Create a new FleetClient in the child, after the fork")
 
     # -- requests ---------------------------------------------------------------------------------
-    def submit(self, op, *, timeout=None, **fields):
+    def submit(self, op: str, *, timeout: Optional[float] = None, **fields: Any) -> concurrent.futures.Future[Result]:
         """Any request: submit("compile", source=...); the client sets "id". Returns a Future."""
         self._check_process()
         if "id" in fields:
@@ -229,7 +237,7 @@ class FleetClient:
         if self._closing.is_set():
             raise RuntimeError("the FleetClient is closed")
         deadline = time.monotonic() + (self._timeout if timeout is None else float(timeout))
-        future = concurrent.futures.Future()
+        future: concurrent.futures.Future[Result] = concurrent.futures.Future()
         with self._lock:
             request_id = next(self._ids)
             self._waiting[request_id] = (future, deadline)
@@ -256,26 +264,28 @@ class FleetClient:
                     self._stats["reconnects"] += 1
         return future
 
-    def compile(self, source, *, arch=None, timeout=None):
+    def compile(self, source: str, *, arch: Optional[str] = None,
+                timeout: Optional[float] = None) -> concurrent.futures.Future[Result]:
         fields = {"source": source}
         if arch:
             fields["arch"] = arch
         return self.submit("compile", timeout=timeout, **fields)
 
-    def eval(self, task, source, *, timeout=None):
+    def eval(self, task: Union[str, dict[str, Any]], source: str, *,
+             timeout: Optional[float] = None) -> concurrent.futures.Future[Result]:
         """task: a built-in task's name or a spec dict."""
         return self.submit("eval", timeout=timeout, task=task, source=source)
 
-    def info(self, *, timeout=None):
+    def info(self, *, timeout: Optional[float] = None) -> concurrent.futures.Future[Result]:
         return self.submit("info", timeout=timeout)
 
-    def stats(self):
+    def stats(self) -> dict[str, int]:
         self._check_process()
         with self._lock:
             return dict(self._stats, pending=len(self._waiting))
 
     # -- answers ----------------------------------------------------------------------------------
-    def _forged(self, fields):
+    def _forged(self, fields: dict[bytes, bytes]) -> Optional[str]:
         """Why an answer entry is not signed for this client, or None when it is."""
         if self._key is None:
             return None
@@ -290,7 +300,7 @@ class FleetClient:
             return "the tag does not match (forged, or copied from another request)"
         return None
 
-    def _drop_forged(self, entry_id, why):
+    def _drop_forged(self, entry_id: bytes, why: str) -> None:
         with self._lock:
             self._stats["forged_dropped"] += 1
             n = self._stats["forged_dropped"]
@@ -299,7 +309,8 @@ class FleetClient:
                          "the fleet key writes to this stream)", entry_id.decode(errors="replace"), self.reply_stream,
                          why, n)
 
-    def _settle(self, line, worker, signed_id):
+    def _settle(self, line: str, worker: str, signed_id: Optional[bytes]) -> Optional[str]:
+        """Settles the future the response answers; returns why the response is refused, or None."""
         try:
             response = json.loads(line)
             request_id = response["id"]
@@ -311,7 +322,7 @@ class FleetClient:
             entry = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
             if entry is None:
                 self._stats["duplicates_dropped"] += 1
-                return
+                return None
             self._stats["answered"] += 1
         future = entry[0]
         if future.done():  # cancelled by the caller
@@ -323,7 +334,7 @@ class FleetClient:
                                               code=response.get("code")))
         return None
 
-    def _expire(self, now):
+    def _expire(self, now: float) -> None:
         with self._lock:
             overdue = [(i, f) for i, (f, deadline) in self._waiting.items() if deadline <= now]
             for i, _ in overdue:
@@ -334,7 +345,7 @@ class FleetClient:
                 f"request {request_id} on {self.stream} got no answer before its deadline (are workers running "
                 "on that stream, and is the timeout long enough for the fleet's backlog?)"))
 
-    def _read_loop(self):
+    def _read_loop(self) -> None:
         attempt = 0
         while not self._closing.is_set():
             try:
@@ -344,7 +355,7 @@ class FleetClient:
                     with self._lock:
                         self._stats["reconnects"] += 1
                     attempt = 0
-                done = []
+                done: list[bytes] = []
                 for _, entries in batches or []:
                     for entry_id, fields in entries:
                         self._last_seen = entry_id
@@ -380,7 +391,7 @@ class FleetClient:
             self._expire(time.monotonic())
 
     # -- lifetime ---------------------------------------------------------------------------------
-    def close(self):
+    def close(self) -> None:
         """Stops the reader, fails the futures still waiting and deletes the reply stream. In a forked
         child, does nothing: the reader, the connections and the reply stream are the parent's."""
         if os.getpid() != self._pid or self._closing.is_set():
@@ -398,8 +409,8 @@ class FleetClient:
         self._submitter.close()
         self._reader_redis.close()
 
-    def __enter__(self):
+    def __enter__(self) -> FleetClient:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -25,6 +25,8 @@ environment), or raises RuntimeError with ``after_fork="raise"``. Request ids ca
 and a random nonce, and a reply whose id this pool did not send is dropped and counted
 (``unmatched_replies``), so no answer reaches another process's future.
 """
+from __future__ import annotations
+
 import concurrent.futures
 import itertools
 import json
@@ -34,11 +36,18 @@ import subprocess
 import threading
 import time
 import weakref
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+# A response's "result": the JSON object the server answered with (fields by operation: status,
+# log, verdict, speedup, feedback, ...).
+Result = dict[str, Any]
+# What Popen runs: a program, or a program and its leading arguments.
+Command = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
 __all__ = ["FleetClient", "SandboxError", "SandboxPool"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # leap.sandbox.FleetClient is the fleet's client (leap.fleet), imported on first use so that the
     # pool above needs no redis package.
     if name == "FleetClient":
@@ -57,10 +66,10 @@ class SandboxError(RuntimeError):
 
 
 # Every pool of this process, so that a forked child can let go of the parent's servers at once.
-_live_pools = weakref.WeakSet()
+_live_pools: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     for pool in list(_live_pools):
         pool._leave_parent()
 
@@ -69,7 +78,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _request_id_prefix():
+def _request_id_prefix() -> str:
     """Ids unique to this process and this pool: the pid, and a nonce for a pid used again."""
     return f"{os.getpid()}-{secrets.token_hex(8)}-"
 
@@ -77,23 +86,23 @@ def _request_id_prefix():
 class _Request:
     __slots__ = ("id", "line", "future", "attempts")
 
-    def __init__(self, request_id, line):
+    def __init__(self, request_id: str, line: str) -> None:
         self.id = request_id
         self.line = line
-        self.future = concurrent.futures.Future()
+        self.future: concurrent.futures.Future[Result] = concurrent.futures.Future()
         self.attempts = 0
 
 
 class _Server:
     """One serve process and the requests it holds."""
 
-    def __init__(self, slot, device):
+    def __init__(self, slot: int, device: Optional[str]) -> None:
         self.slot = slot
         self.device = device
-        self.process = None
-        self.pending = {}  # id -> _Request, sent to this process and not answered
+        self.process: Optional[subprocess.Popen[str]] = None
+        self.pending: dict[str, _Request] = {}  # sent to this process and not answered
         self.write_lock = threading.Lock()
-        self.reader = None
+        self.reader: Optional[threading.Thread] = None
         self.started_at = 0.0
         self.answered = 0
         self.quick_deaths = 0  # deaths in a row before answering anything
@@ -103,8 +112,11 @@ class _Server:
 class SandboxPool:
     """A pool of ``leap-sandbox serve`` processes; see the module's documentation."""
 
-    def __init__(self, executable="leap-sandbox", devices=None, *, servers=None, args=(), max_in_flight=None,
-                 env=None, max_quick_deaths=3, after_fork="start"):
+    def __init__(self, executable: Command = "leap-sandbox",
+                 devices: Optional[Iterable[Union[int, str, None]]] = None, *, servers: Optional[int] = None,
+                 args: Iterable[object] = (), max_in_flight: Optional[int] = None,
+                 env: Optional[Mapping[str, str]] = None, max_quick_deaths: int = 3,
+                 after_fork: str = "start") -> None:
         """executable: the leap-sandbox program, or a list (program and leading arguments).
         devices:  CUDA device ids, one server each (CUDA_VISIBLE_DEVICES=<id> for it). Default: the ids
                   in this process's CUDA_VISIBLE_DEVICES, else one server that sees every device.
@@ -119,17 +131,19 @@ class SandboxPool:
         self._command = [os.fspath(part) for part in command] + ["serve"] + [str(a) for a in args]
         if devices is not None and servers is not None:
             raise ValueError("pass devices or servers, not both")
-        if devices is None:
+        # One entry per server: its CUDA_VISIBLE_DEVICES, or None to inherit the environment's.
+        slots: list[Optional[str]]
+        if devices is not None:
+            slots = [None if d is None else str(d) for d in devices]
+        elif servers is not None:
+            slots = [None] * int(servers)
+        else:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
-            if servers is not None:
-                devices = [None] * int(servers)
-            else:
-                devices = [d.strip() for d in visible.split(",") if d.strip()] or [None]
-        devices = list(devices)
-        if not devices:
+            slots = [d.strip() for d in visible.split(",") if d.strip()] or [None]
+        if not slots:
             raise ValueError("a pool needs at least one server")
         self._env = dict(os.environ if env is None else env)
-        self._max_in_flight = int(max_in_flight) if max_in_flight is not None else 64 * len(devices)
+        self._max_in_flight = int(max_in_flight) if max_in_flight is not None else 64 * len(slots)
         if self._max_in_flight < 1:
             raise ValueError(f"max_in_flight ({max_in_flight}) must be >= 1")
         self._max_quick_deaths = max_quick_deaths
@@ -137,14 +151,14 @@ class SandboxPool:
             raise ValueError(f"after_fork={after_fork!r}: expected 'start' or 'raise'")
         self._after_fork = after_fork
         self._owner_pid = os.getpid()
-        self._forked_from = None   # the parent's pid in a forked child whose servers are not started yet
+        self._forked_from: Optional[int] = None   # the parent's pid in a forked child whose servers are not started yet
         self._id_prefix = _request_id_prefix()
         self._ids = itertools.count(1)
         self._state = threading.Condition()  # guards everything below and each server's pending
         self._in_flight = 0
         self._closing = False
         self._closed = False
-        self._servers = [_Server(slot, None if d is None else str(d)) for slot, d in enumerate(devices)]
+        self._servers = [_Server(slot, device) for slot, device in enumerate(slots)]
         self.restarts = 0  # servers started again after dying
         self.retried = 0   # requests sent again after their server died
         self.unmatched_replies = 0  # replies dropped: an id this pool did not send, or one answered already
@@ -157,7 +171,7 @@ class SandboxPool:
         _live_pools.add(self)
 
     # ---- requests ---------------------------------------------------------------------------------
-    def submit(self, op, *, timeout=None, **fields):
+    def submit(self, op: str, *, timeout: Optional[float] = None, **fields: Any) -> concurrent.futures.Future[Result]:
         """Sends {"op": op, **fields}; returns a Future of the response's result."""
         if "id" in fields or "op" in fields:
             raise ValueError("the pool sets a request's id and op itself")
@@ -187,30 +201,32 @@ class SandboxPool:
         self._send(request)
         return request.future
 
-    def compile(self, source, *, timeout=None, **fields):
+    def compile(self, source: str, *, timeout: Optional[float] = None,
+                **fields: Any) -> concurrent.futures.Future[Result]:
         """Compiles CUDA source (fields: arch, ...); the result has status ok|error|timeout|refused and the log."""
         return self.submit("compile", timeout=timeout, source=source, **fields)
 
-    def eval(self, task, source, *, timeout=None, **fields):
+    def eval(self, task: Union[str, Mapping[str, Any]], source: str, *, timeout: Optional[float] = None,
+             **fields: Any) -> concurrent.futures.Future[Result]:
         """Evaluates a candidate against a task (a built-in name or a spec object); fields: seed, time, ..."""
         return self.submit("eval", timeout=timeout, task=task, source=source, **fields)
 
-    def info(self, *, timeout=None):
+    def info(self, *, timeout: Optional[float] = None) -> concurrent.futures.Future[Result]:
         return self.submit("info", timeout=timeout)
 
     @property
-    def in_flight(self):
+    def in_flight(self) -> int:
         self._in_this_process()
         with self._state:
             return self._in_flight
 
-    def pending_by_server(self):
+    def pending_by_server(self) -> list[int]:
         """How many requests each server holds (sent, not answered), by slot."""
         self._in_this_process()
         with self._state:
             return [len(s.pending) for s in self._servers]
 
-    def server_pids(self):
+    def server_pids(self) -> list[Optional[int]]:
         """The process ids of the running servers, by slot (for monitoring, and for tests); None for a
         slot with no server (in a forked child before its first request)."""
         self._in_this_process()
@@ -218,7 +234,7 @@ class SandboxPool:
             return [s.process.pid if s.process is not None else None for s in self._servers]
 
     # ---- shutdown ---------------------------------------------------------------------------------
-    def close(self, timeout=None):
+    def close(self, timeout: Optional[float] = None) -> None:
         """Waits until every accepted request has its answer, then ends the servers (end of input; they
         exit 0 when idle). Idempotent. In a forked child it ends the child's servers only."""
         self._in_this_process()
@@ -239,7 +255,8 @@ class SandboxPool:
             if process is None:
                 continue
             try:
-                process.stdin.close()
+                if process.stdin is not None:
+                    process.stdin.close()
             except OSError:
                 pass
             try:
@@ -250,14 +267,14 @@ class SandboxPool:
             if server.reader is not None and server.reader is not threading.current_thread():
                 server.reader.join()
 
-    def __enter__(self):
+    def __enter__(self) -> SandboxPool:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---- fork ---------------------------------------------------------------------------------------
-    def _leave_parent(self):
+    def _leave_parent(self) -> None:
         """In a forked child (called by the fork hook, or on first use where the fork ran no hooks):
         lets go of the parent's servers without reading or writing their pipes. /dev/null takes the
         numbers of the child's copies of the pipe ends: the parent's servers then see the end of input
@@ -271,11 +288,14 @@ class SandboxPool:
         try:
             for server in self._servers:
                 process = server.process
-                for stream in (() if process is None else (process.stdin, process.stdout)):
+                streams = () if process is None else (process.stdin, process.stdout)
+                for stream in streams:
+                    if stream is None:
+                        continue
                     try:
                         os.dup2(devnull, stream.fileno())
-                    except (AttributeError, OSError, ValueError):
-                        pass  # no such stream, or closed already
+                    except (OSError, ValueError):
+                        pass  # closed already
         finally:
             os.close(devnull)
         self._forked_from = self._owner_pid
@@ -288,11 +308,11 @@ class SandboxPool:
         self.restarts = self.retried = self.unmatched_replies = 0
         _live_pools.add(self)
 
-    def _in_this_process(self):
+    def _in_this_process(self) -> None:
         if os.getpid() != self._owner_pid:
             self._leave_parent()
 
-    def _own_servers(self):
+    def _own_servers(self) -> None:
         """Before a request: a forked child's pool starts its own servers (or refuses, by after_fork)."""
         self._in_this_process()
         if self._forked_from is None:
@@ -316,7 +336,7 @@ class SandboxPool:
             self._forked_from = None
 
     # ---- internals --------------------------------------------------------------------------------
-    def _start(self, server):
+    def _start(self, server: _Server) -> None:
         env = dict(self._env)
         if server.device is not None:
             env["CUDA_VISIBLE_DEVICES"] = server.device
@@ -329,11 +349,11 @@ class SandboxPool:
                                          name=f"leap-sandbox-reader-{server.slot}", daemon=True)
         server.reader.start()
 
-    def _least_busy(self):
+    def _least_busy(self) -> Optional[_Server]:
         alive = [s for s in self._servers if not s.disabled and s.process is not None]
         return min(alive, key=lambda s: len(s.pending)) if alive else None
 
-    def _send(self, request):
+    def _send(self, request: _Request) -> None:
         """Sends a request to the least busy server; a write to a dying server is left to the reader,
         which retries what the dead server held."""
         with self._state:
@@ -344,15 +364,17 @@ class SandboxPool:
                 return
             request.attempts += 1
             server.pending[request.id] = request
-            process = server.process
+            stdin = server.process.stdin if server.process is not None else None
         try:
             with server.write_lock:
-                process.stdin.write(request.line)
-                process.stdin.flush()
+                if stdin is None:  # never: _least_busy picks a running server, and Popen opened the pipe
+                    raise BrokenPipeError("the server has no input pipe")
+                stdin.write(request.line)
+                stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             pass  # the reader sees the end of output and hands the request on
 
-    def _finish(self, request, result=None, error=None):
+    def _finish(self, request: _Request, result: Any = None, error: Optional[BaseException] = None) -> None:
         """Resolves a request's future and frees its slot. Called with self._state held."""
         if error is not None:
             request.future.set_exception(error)
@@ -361,8 +383,8 @@ class SandboxPool:
         self._in_flight -= 1
         self._state.notify_all()
 
-    def _read(self, server, process):
-        for line in process.stdout:
+    def _read(self, server: _Server, process: subprocess.Popen[str]) -> None:
+        for line in process.stdout if process.stdout is not None else ():
             try:
                 reply = json.loads(line)
             except ValueError:
@@ -385,7 +407,7 @@ class SandboxPool:
         process.wait()
         self._on_exit(server, process)
 
-    def _on_exit(self, server, process):
+    def _on_exit(self, server: _Server, process: subprocess.Popen[str]) -> None:
         with self._state:
             if server.process is not process:
                 return
@@ -418,7 +440,7 @@ class SandboxPool:
                     self.retried += 1
                 self._send(request)
 
-    def _kill_all(self):
+    def _kill_all(self) -> None:
         for server in getattr(self, "_servers", []):
             if server.process is not None and server.process.poll() is None:
                 server.process.kill()

@@ -19,6 +19,8 @@ def test_installed_package_imports_from_the_prefix(tmp_path):
                    check=True, capture_output=True)
     site = prefix / relative
     assert (site / "leap" / "__init__.py").is_file()
+    # The stubs and the PEP 561 marker, as in the wheel: type checkers read leap's types from here.
+    assert (site / "leap" / "_core.pyi").is_file() and (site / "leap" / "py.typed").is_file()
     program = ("import leap, leap.verl, leap.sandbox, numpy as np; "
                "assert leap.__file__.startswith(%r), leap.__file__; "
                "print(leap.__version__, leap.rank_advantages(np.array([1, 0]), np.array([0, 0])).tolist())" % str(site))

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the package's two builds promise: the leap imported is the one this run means (the build tree
+under CTest, the venv's site-packages under check_wheel.py), its version is include/leap/version.hpp's
+(the one place it is written; CMake and setup.py read it there), the wheel installs the stubs and
+py.typed, and a type checker reads leap's types from wherever leap is installed (PEP 561)."""
+import importlib.metadata
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import leap
+import leap._core as core
+
+SOURCE = os.environ.get("LEAP_SOURCE_DIR")
+
+
+def header_version():
+    with open(os.path.join(SOURCE, "include", "leap", "version.hpp"), encoding="utf-8") as f:
+        text = f.read()
+    macros = [re.search(rf"^#define LEAP_VERSION_{p} ([0-9]+)$", text, re.MULTILINE).group(1)
+              for p in ("MAJOR", "MINOR", "PATCH")]
+    string = re.search(r'version_string = "([^"]+)"', text).group(1)
+    return ".".join(macros), string
+
+
+def test_leap_is_imported_from_where_this_run_expects():
+    expected = os.environ.get("LEAP_EXPECTED_PACKAGE_DIR")
+    if not expected:
+        pytest.skip("LEAP_EXPECTED_PACKAGE_DIR is not set (run through CTest or check_wheel.py)")
+    assert os.path.dirname(os.path.realpath(leap.__file__)) == os.path.realpath(expected)
+    assert os.path.dirname(os.path.realpath(core.__file__)) == os.path.realpath(expected)
+
+
+def test_the_version_is_the_headers():
+    assert leap.__version__ == core.__version__
+    if not SOURCE:
+        pytest.skip("LEAP_SOURCE_DIR is not set (run through CTest or check_wheel.py)")
+    from_macros, from_string = header_version()
+    assert from_string == from_macros  # version.hpp's two spellings agree
+    assert leap.__version__ == from_macros
+
+
+def test_setup_py_reads_the_headers_version():
+    if not SOURCE:
+        pytest.skip("LEAP_SOURCE_DIR is not set (run through CTest or check_wheel.py)")
+    pytest.importorskip("pybind11.setup_helpers")
+    spec = importlib.util.spec_from_file_location("leap_setup", os.path.join(SOURCE, "setup.py"))
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)  # defines leap_version(); setup() runs only as __main__
+    assert setup.leap_version() == header_version()[0]
+
+
+def test_the_wheels_metadata_and_files():
+    if not os.environ.get("LEAP_EXPECT_WHEEL"):
+        pytest.skip("not the installed wheel (check_wheel.py sets LEAP_EXPECT_WHEEL)")
+    distribution = importlib.metadata.distribution("leap")
+    assert distribution.version == leap.__version__
+    assert [r for r in distribution.requires] == ["numpy"]
+    files = {str(f): f for f in distribution.files}
+    for name in ("leap/__init__.py", "leap/_core.pyi", "leap/py.typed"):
+        assert name in files, sorted(files)
+    assert os.path.realpath(files["leap/__init__.py"].locate()) == os.path.realpath(leap.__file__)
+    # Only the package: no sandbox, no C++ headers, no tests.
+    assert all(name.startswith(("leap/", "leap-")) for name in files), sorted(files)
+    assert any(re.fullmatch(r"leap/_core\..*\.so", name) for name in files)
+
+
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory):
+    """One cache for this file's mypy runs: the second reuses what the first learnt of numpy's stubs."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def run_mypy(tmp_path, cache, source):
+    pytest.importorskip("mypy")
+    program = tmp_path / "uses_leap.py"
+    program.write_text(textwrap.dedent(source))
+    # mypy finds leap on the interpreter's search path (site-packages, or PYTHONPATH for the build
+    # tree) and, since leap has py.typed, reads its annotations and _core.pyi.
+    return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(cache), "--no-error-summary",
+                           str(program)], capture_output=True, text=True, cwd=str(tmp_path))
+
+
+def test_a_type_checker_reads_leaps_types(tmp_path, mypy_cache):
+    run = run_mypy(tmp_path, mypy_cache, """\
+        import leap
+
+        outcomes = [leap.Outcome(solved_turn=1, best_verdict=leap.Verdict.correct), leap.Outcome()]
+        advantages: list[float] = leap.rank_advantages_reference(outcomes, leap.KernelOrder.with_speedup(0.05))
+        gate = leap.FailBandGate.leap_default(8)
+        decision: leap.Expansion = gate.decide(3, 8)
+        expansion, reason = gate.assess(leap.group_stats([leap.Verdict.timeout, leap.Verdict.correct]))
+        reason_name: str = reason.name
+        version: str = leap.__version__
+        """)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_type_checker_finds_a_misuse_of_leap(tmp_path, mypy_cache):
+    run = run_mypy(tmp_path, mypy_cache, """\
+        import leap
+
+        leap.turn_advantages("1.0", 3, 1, 0.9)
+        leap.Outcome(solved_turns=1)
+        count: str = leap.group_stats([]).n_fail
+        """)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "uses_leap.py:3: error" in run.stdout and "[arg-type]" in run.stdout
+    assert 'uses_leap.py:4: error: Unexpected keyword argument "solved_turns"' in run.stdout
+    assert "uses_leap.py:5: error" in run.stdout and "[assignment]" in run.stdout
