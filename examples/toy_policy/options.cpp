@@ -69,7 +69,7 @@ void print_help() {
       "  --budget N        training evaluations per run (default 48000)\n"
       "  --lr LIST         learning rates, each variant reported at its best (default 1,3,10)\n"
       "  --study           the full study: --seeds 1-5 --lr 0.3,1,3,10,30 --budget 60000, default and\n"
-      "                    hard mixes\n"
+      "                    hard mixes (the same short screen, one column per mix)\n"
       "  --hard            the hard mix: recoverable tasks rarely succeed on turn 1\n"
       "  --tasks N         tasks in the simulated set (default 40)\n"
       "  --group-size N    samples per task and step, G (default 8)\n"
@@ -82,7 +82,8 @@ void print_help() {
       "  --gpu-ms X        modelled GPU time per candidate that compiles (default 100, an assumption)\n"
       "  --threads N       worker threads (default: hardware threads); results do not depend on it\n"
       "  --out DIR         summary.md, summary.json, data files and plots (default toy_policy_out)\n"
-      "  --json            print one JSON summary on stdout instead of the tables\n");
+      "  --tables          print the full tables (summary.md) instead of the short screen of claims\n"
+      "  --json            print one JSON summary on stdout instead of the screen\n");
 }
 
 std::optional<Options> parse(int argc, char** argv) {
@@ -157,6 +158,8 @@ std::optional<Options> parse(int argc, char** argv) {
       options.out_dir = value();
     } else if (arg == "--json") {
       options.json = true;
+    } else if (arg == "--tables") {
+      options.tables = true;
     } else {
       throw std::invalid_argument("unknown option " + arg + " (see --help)");
     }

@@ -27,6 +27,7 @@ struct Options {
   double compile_ms = 48.0;  // bench_compile: one worker, each compile in its own child, 20.9 per second
   double gpu_ms = 100.0;     // assumed GPU time (trials + timed runs) of a candidate that compiles
   bool json = false;
+  bool tables = false;  // the full tables on stdout instead of the short screen of claims
   std::string out_dir = "toy_policy_out";
 };
 

@@ -26,7 +26,8 @@ void Progress::update(std::size_t done) {
 }
 
 void Progress::finish() {
-  if (terminal_) std::fprintf(out_, "\n");
+  // "\r" then clear to the end of the line (ANSI EL): the live line disappears.
+  if (terminal_) std::fprintf(out_, "\r\033[K");
   std::fflush(out_);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // How far a long run has got, on stderr, for a person watching it. On a terminal: one line rewritten
-// in place. To a pipe or a file: a line every few seconds at most, so a log stays short and shows the
-// run was alive.
+// in place and erased at the end, so that the screen the program ends with holds only its answer (it
+// says how long the work took). To a pipe or a file: a line every few seconds at most, so a log stays
+// short and shows the run was alive.
 #pragma once
 
 #include <chrono>
@@ -17,7 +18,7 @@ class Progress {
   // Called as often as convenient; prints only when a line is due.
   void update(std::size_t done);
 
-  // Ends the live line (terminal).
+  // Erases the live line (terminal); prints nothing else.
   void finish();
 
  private:
