@@ -71,7 +71,14 @@ if(table EQUAL -1)
   message(FATAL_ERROR "out/summary.md has no summary table:\n${markdown}")
 endif()
 
-run_toy(study --study ${small})
+# --study with its own grid of five learning rates and its two mixes, on a smaller budget.
+execute_process(COMMAND "${TOY_POLICY}" --study --seeds 1-3 --budget 800 --tasks 8 --group-size 4 --eval-interval 200
+                        --eval-samples 4 --threads 2 --out out WORKING_DIRECTORY "${WORK_DIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "toy_policy --study failed (${rc}): ${err}")
+endif()
+set(study_all "${err}${out}")
 check_screen(study "default;hard")
 
 # --tables prints the tables summary.md holds, and no screen.

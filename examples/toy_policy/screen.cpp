@@ -115,8 +115,8 @@ std::vector<std::string> screen_lines(const Options& options, const Claims& clai
   lines.push_back("LEAP vs GRPO on a SIMULATED kernel-writing environment (a toy: no model, no compiler, no GPU)");
   lines.push_back("seeds " + seeds_text(options.seeds) + ", " + std::to_string(options.tasks) + " tasks, G = " +
                   std::to_string(options.group_size) + ", " + std::to_string(options.max_turns) + " turns, " +
-                  std::to_string(options.budget) + " evaluations a run, each variant at its best lr of " +
-                  list_text(options.learning_rates));
+                  std::to_string(options.budget) + " evaluations a run; lr " + list_text(options.learning_rates) +
+                  ", best per variant");
   lines.push_back("");
 
   lines.push_back("Does LEAP converge faster than multi-turn GRPO? Evaluations to the target, LEAP / GRPO,");

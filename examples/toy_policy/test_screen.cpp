@@ -20,8 +20,8 @@ using namespace toy;
 
 namespace {
 
-// A study small enough for a unit test, shaped like --study: two mixes and five seeds, so that every
-// cell has its widest form ("4/5", two mix columns).
+// A study small enough for a unit test, shaped like --study: two mixes, five seeds and five learning
+// rates, so that every line has its widest form ("4/5", two mix columns, the whole grid).
 struct SmallStudy {
   Options options;
   std::vector<Variant> variants;
@@ -30,22 +30,20 @@ struct SmallStudy {
   std::vector<std::vector<PairResult>> pairs;
 
   SmallStudy() {
-    options.seeds = {1, 2, 3, 4, 5};
-    options.learning_rates = {3.0};
-    options.budget = 1500;
-    options.tasks = 8;
-    options.group_size = 4;
-    options.eval_interval = 300;
-    options.eval_samples = 4;
-    options.threads = 2;
-    options.mixes = {false, true};
+    // --study's own seeds, learning-rate grid and mixes (the setup line lists the grid), on a budget
+    // and task set small enough for a unit test.
+    std::vector<std::string> args = {"toy_policy", "--study", "--budget", "800", "--tasks", "8", "--group-size", "4",
+                                     "--eval-interval", "200", "--eval-samples", "4", "--threads", "2"};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    options = parse(static_cast<int>(argv.size()), argv.data()).value();
     variants = make_variants(options);
     std::vector<std::vector<std::vector<Task>>> tasks(options.mixes.size());
     for (std::size_t mix = 0; mix < options.mixes.size(); ++mix) {
       for (std::uint64_t seed : options.seeds) tasks[mix].push_back(make_tasks(options.tasks, seed, options.mixes[mix]));
     }
     const std::vector<RunKey> keys = every_run(options, variants.size());
-    results = run_all(options, keys, tasks, variants, 2);
+    results = run_all(options, keys, tasks, variants, thread_count(options, keys.size()));
     const std::vector<Pair> pair_list = make_pairs(options, variants);
     for (std::size_t mix = 0; mix < options.mixes.size(); ++mix) {
       studies.push_back(summarise(options, mix, keys, results, variants.size()));
