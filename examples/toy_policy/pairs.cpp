@@ -62,7 +62,7 @@ std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std:
     const VariantSummary& vb = study.variants[b];
     PairResult result;
     result.pair = pair;
-    for (int m = 0; m < 2; ++m) {
+    for (std::size_t m = 0; m < 2; ++m) {
       const Metric metric = m == 0 ? Metric::acc_turn1 : Metric::acc_final;
       for (std::size_t t = 0; t < target_fractions.size(); ++t) {
         const double target = study.target(metric, target_fractions[t]);

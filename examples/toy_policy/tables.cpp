@@ -75,7 +75,7 @@ std::string tables(const Options& options, const std::vector<Variant>& variants,
   out << "|\n";
   for (const PairResult& p : pairs) {
     out << "| " << p.pair.a << " vs " << p.pair.b << " | " << p.pair.what;
-    for (int m = 0; m < 2; ++m) {
+    for (std::size_t m = 0; m < 2; ++m) {
       for (std::size_t t = 0; t < target_fractions.size(); ++t) out << " | " << cell(p.evaluation_ratio[m][t], "%.2fx");
     }
     out << " | " << cell(p.hours_ratio, "%.2fx") << " | " << cell(p.evaluations_ratio_total, "%.2fx") << " | "
