@@ -41,44 +41,46 @@ bool send_u64s(int fd, unsigned long long a, unsigned long long b) noexcept {
   return ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
 }
 
-// Two descriptors passed with one byte; false when the peer is gone.
-bool send_descriptors(int socket, int first, int second) noexcept {
+// One byte with room for two descriptors beside it: the message that hands a compile's socket and
+// result pipe to the launcher.
+struct DescriptorMessage {
   char byte = 'L';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  DescriptorMessage() noexcept {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  DescriptorMessage(const DescriptorMessage&) = delete;  // points into itself
+};
+
+// Two descriptors passed with one byte; false when the peer is gone.
+bool send_descriptors(int socket, int first, int second) noexcept {
+  DescriptorMessage m;
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(2 * sizeof(int));
   const int fds[2] = {first, second};
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
   ssize_t n;
-  while ((n = ::sendmsg(socket, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  while ((n = ::sendmsg(socket, &m.msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   return n == 1;
 }
 
 // 1: two descriptors received; 0: the peer closed the socket; -1: anything else (nothing to act on).
 int receive_descriptors(int socket, int& first, int& second) noexcept {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  DescriptorMessage m;
   ssize_t n;
-  while ((n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  while ((n = ::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
   if (n == 0) return 0;
   if (n < 0) return errno == EAGAIN ? -1 : 0;
-  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  const cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
     return -1;
   }

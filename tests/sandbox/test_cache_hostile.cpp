@@ -102,24 +102,12 @@ TEST_CASE("cache: a compile child killed once is not replayed to later compiles 
   std::thread killer([&] {
     // Kill the first compile child that appears: a process whose parent is this process's compile
     // launcher (see compile_launcher.hpp), running NVRTC.
-    const auto parent_of = [](const std::string& pid) -> long {
-      std::ifstream stat("/proc/" + pid + "/stat");
-      std::string line;
-      std::getline(stat, line);
-      const std::size_t close = line.rfind(')');
-      if (close == std::string::npos) return -1;
-      std::istringstream rest(line.substr(close + 2));
-      char state = 0;
-      long ppid = -1;
-      rest >> state >> ppid;
-      return ppid;
-    };
     while (!stop) {
       for (const auto& e : std::filesystem::directory_iterator("/proc")) {
         const std::string name = e.path().filename().string();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const long ppid = parent_of(name);
-        if (ppid > 0 && ppid != self && parent_of(std::to_string(ppid)) == self) {
+        const long ppid = leap_test::parent_of(name);
+        if (ppid > 0 && ppid != self && leap_test::parent_of(std::to_string(ppid)) == self) {
           ::kill(std::stoi(name), SIGKILL);
           return;
         }

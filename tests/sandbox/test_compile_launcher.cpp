@@ -33,12 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-void require_confinement() {
-  const sb::ConfinementSupport& s = sb::confinement_support();
-  INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
-  REQUIRE(s.full());
-}
-
 std::size_t threads_of(pid_t pid) {
   std::size_t n = 0;
   std::error_code ec;
@@ -49,18 +43,6 @@ std::size_t threads_of(pid_t pid) {
   return n;
 }
 
-long parent_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const std::size_t close = line.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(line.substr(close + 2));
-  char state = 0;
-  long ppid = -1;
-  rest >> state >> ppid;
-  return ppid;
-}
 
 // A confined setup and a launcher over it, with the request for one plain kernel.
 struct Fixture {
@@ -85,13 +67,13 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("compile launcher: the process that forks compile children has one thread, and is their parent", "[sandbox][launcher]") {
-  require_confinement();
+  leap_test::require_confinement();
   Fixture f;
   // ThreadSanitizer keeps a thread of its own in every process until the child sandboxes itself.
   CHECK(threads_of(f.launcher->pid()) == (leap_test::k_thread_sanitizer ? 2u : 1u));
   sb::detail::LaunchedCompile child = f.launcher->launch(f.request(leap_test::plain_kernel()), f.budget);
-  CHECK(parent_of(child.pid()) == f.launcher->pid());
-  CHECK(parent_of(f.launcher->pid()) == ::getpid());
+  CHECK(leap_test::parent_of(child.pid()) == f.launcher->pid());
+  CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
   std::string answer;
   char buf[4096];
   for (ssize_t n; (n = ::read(child.result_fd(), buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
@@ -111,7 +93,7 @@ TEST_CASE("compile launcher: the process that forks compile children has one thr
 TEST_CASE("compile launcher: compiles finish while the caller's other threads allocate without pause", "[sandbox][launcher]") {
   // Forked from this process instead, a child could inherit an allocator lock held by one of these
   // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
-  require_confinement();
+  leap_test::require_confinement();
   Fixture f;
   std::atomic<bool> stop{false};
   std::vector<std::thread> churn;
@@ -139,7 +121,7 @@ TEST_CASE("compile launcher: compiles finish while the caller's other threads al
 }
 
 TEST_CASE("compile launcher: a launcher killed from outside is replaced, and compiles go on", "[sandbox][launcher]") {
-  require_confinement();
+  leap_test::require_confinement();
   Fixture f;
   const pid_t first = f.launcher->pid();
   ::kill(first, SIGKILL);
@@ -148,11 +130,11 @@ TEST_CASE("compile launcher: a launcher killed from outside is replaced, and com
   INFO(r.log);
   CHECK(r.ok());
   CHECK(f.launcher->pid() != first);
-  CHECK(parent_of(f.launcher->pid()) == ::getpid());
+  CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
 }
 
 TEST_CASE("compile launcher: a child abandoned before its release is killed and reaped by the launcher", "[sandbox][launcher]") {
-  require_confinement();
+  leap_test::require_confinement();
   Fixture f;
   const std::string slow = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
                            "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";

@@ -32,12 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-void require_confinement() {
-  const sb::ConfinementSupport& s = sb::confinement_support();
-  INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
-  REQUIRE(s.full());
-}
-
 sb::CompilerConfig pooled(unsigned max_compiles = 256) {
   sb::CompilerConfig c = leap_test::config(sb::Isolation::worker_pool, 1);
   c.pool.size = 1;
@@ -92,7 +86,7 @@ void check_same(const sb::CompileResult& a, const sb::CompileResult& b) {
 }  // namespace
 
 TEST_CASE("compile pool: a candidate's result is the same whatever compiled before it in the worker", "[sandbox][pool][isolation]") {
-  require_confinement();
+  leap_test::require_confinement();
   const sb::CompileJob target = heavy_job(k_target_body);
 
   // Fresh: every compile in a new worker.
@@ -148,7 +142,7 @@ TEST_CASE("compile pool: a candidate's result is the same whatever compiled befo
 }
 
 TEST_CASE("compile pool: a worker killed mid-compile is replaced and the next compile succeeds", "[sandbox][pool]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::Compiler c(pooled());
   REQUIRE(c.compile(heavy_job(k_target_body)).ok());
   const std::vector<int> before = c.pool_stats().worker_pids;
@@ -174,7 +168,7 @@ TEST_CASE("compile pool: a worker killed mid-compile is replaced and the next co
 
 TEST_CASE("compile pool: a worker dead or stopped while idle is replaced before a candidate is given to it",
           "[sandbox][pool]") {
-  require_confinement();
+  leap_test::require_confinement();
   // The OOM killer or an operator kills it between two compiles (gone, its socket closed), or an
   // operator or a debugger stops it (alive, but it reads nothing); the pool has not looked yet.
   const auto [signal, state] = GENERATE(std::pair{SIGKILL, 'Z'}, std::pair{SIGSTOP, 'T'});
@@ -202,7 +196,7 @@ TEST_CASE("compile pool: a worker dead or stopped while idle is replaced before 
 }
 
 TEST_CASE("compile pool: a worker that stops reading cannot hold a request past the wall-clock limit", "[sandbox][pool][limits]") {
-  require_confinement();
+  leap_test::require_confinement();
   const sb::detail::ChildSetup setup = sb::detail::make_child_setup({}, sb::ConfinementLimits{}, true);
   {
     sb::detail::CompileWorker worker(setup, sb::detail::WorkerSettings{});
@@ -264,7 +258,7 @@ TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory 
 
 TEST_CASE("compile pool: a worker that stops making progress mid-compile is ended in its idle window and replaced",
           "[sandbox][pool][limits][idle]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::CompilerConfig config = pooled();
   config.idle_limit = std::chrono::milliseconds(1500);
   sb::Compiler c(config);
@@ -296,7 +290,7 @@ TEST_CASE("compile pool: a worker that stops making progress mid-compile is ende
 }
 
 TEST_CASE("compile pool: a worker serves its compile count, then a fresh one takes over", "[sandbox][pool]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::Compiler c(pooled(2));
   for (int i = 0; i < 5; ++i) {
     CHECK(c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).ok());
@@ -308,7 +302,7 @@ TEST_CASE("compile pool: a worker serves its compile count, then a fresh one tak
 }
 
 TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool goes on", "[sandbox][pool][limits]") {
-  require_confinement();
+  leap_test::require_confinement();
   SECTION("address space") {
     if (leap_test::k_sanitizer) {
       WARN(leap_test::k_no_address_space_limits);
@@ -338,7 +332,7 @@ TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool g
 }
 
 TEST_CASE("compile pool: results say what the PCH did, in JSON too, and a cache hit says none", "[sandbox][pool]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::CompilerConfig config = pooled();
   config.cache = std::make_shared<sb::CompileCache>();
   sb::Compiler c(config);
@@ -362,7 +356,7 @@ TEST_CASE("compile pool: results say what the PCH did, in JSON too, and a cache 
 }
 
 TEST_CASE("compile pool: a PCH that does not fit the worker's directory changes nothing but the speed", "[sandbox][pool][isolation]") {
-  require_confinement();
+  leap_test::require_confinement();
   const sb::CompileJob target = heavy_job(k_target_body);
   sb::Compiler one_shot(leap_test::config(sb::Isolation::process, 1));
   const sb::CompileResult reference = one_shot.compile(target);

@@ -155,12 +155,6 @@ std::vector<std::string> shadow_lines() {
   return lines;
 }
 
-void require_confinement() {
-  const sb::ConfinementSupport& s = sb::confinement_support();
-  INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
-  REQUIRE(s.full());
-}
-
 // The pid of `parent`'s only child, waiting up to 20 s for it to appear.
 pid_t child_of(pid_t parent) {
   const std::string path = "/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children";
@@ -201,7 +195,7 @@ const std::string k_macro_bomb =  // 10^7 initialisers: gigabytes in NVRTC's fro
 }  // namespace
 
 TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists every layer", "[sandbox][confinement]") {
-  require_confinement();
+  leap_test::require_confinement();
   const sb::ConfinementSupport& s = sb::confinement_support();
   CHECK(s.landlock_abi == sb::detail::landlock_abi());
   CHECK(s.missing().empty());
@@ -236,7 +230,7 @@ TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists
 }
 
 TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer on or off", "[sandbox][confinement][leak]") {
-  require_confinement();
+  leap_test::require_confinement();
   const Canary canary;
   const std::vector<std::string> shadow = shadow_lines();
   leap_test::TempDir cache_dir;
@@ -295,7 +289,7 @@ TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer
 }
 
 TEST_CASE("confinement: a pooled compile worker leaks no host file either, one candidate after another", "[sandbox][confinement][leak][pool]") {
-  require_confinement();
+  leap_test::require_confinement();
   const Canary canary;
   // One worker for every form, the jail's lexer off: the worker's confinement, applied once before its
   // first source, holds for all of them, and its PCH directory lets nothing through.
@@ -341,7 +335,7 @@ TEST_CASE("confinement: without it the same sources do leak (the leak test can f
 }
 
 TEST_CASE("confinement: toolkit headers that include their siblings compile (mma.h, cooperative_groups.h)", "[sandbox][confinement]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
   const sb::CompileResult wmma = compile_source(c,
       "#include <mma.h>\n"
@@ -375,7 +369,7 @@ TEST_CASE("confinement: toolkit headers that include their siblings compile (mma
 }
 
 TEST_CASE("confinement: a compile past its address-space limit ends promptly as a resource error", "[sandbox][confinement][limits]") {
-  require_confinement();
+  leap_test::require_confinement();
   if (leap_test::k_sanitizer) {
     WARN(leap_test::k_no_address_space_limits);
     return;
@@ -396,7 +390,7 @@ TEST_CASE("confinement: a compile past its address-space limit ends promptly as 
 }
 
 TEST_CASE("confinement: limits count the compile's own CPU time, not the queue", "[sandbox][confinement][limits]") {
-  require_confinement();
+  leap_test::require_confinement();
   SECTION("a batch queued behind one worker finishes although it waits longer than each compile's limit") {
     sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
     leap_test::check_queue_time_not_charged(c, 12);
@@ -459,7 +453,7 @@ const std::string k_slow_kernel =  // seconds of NVRTC's optimiser
 
 TEST_CASE("confinement: a compile child that stops making progress is ended in its idle window, not at the backstop",
           "[sandbox][confinement][limits][idle]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::CompilerConfig config = leap_test::config(sb::Isolation::process, 1);
   config.idle_limit = std::chrono::milliseconds(1500);
   sb::Compiler c(config);
@@ -539,7 +533,7 @@ void check_dies_with_its_parent(const std::function<void()>& start, std::chrono:
 }
 
 TEST_CASE("confinement: no compile child or worker outlives its parent by a second", "[sandbox][confinement][lifetime]") {
-  require_confinement();
+  leap_test::require_confinement();
   const Subreaper subreaper;
   SECTION("a compile child whose parent is killed") {
     check_dies_with_its_parent(
@@ -579,7 +573,7 @@ TEST_CASE("confinement: no compile child or worker outlives its parent by a seco
 }
 
 TEST_CASE("confinement: the worker program starts without a GPU, confined, and answers its probe", "[sandbox][confinement][worker]") {
-  require_confinement();
+  leap_test::require_confinement();
   REQUIRE_FALSE(sb::find_worker_executable().empty());
   auto call = [](sb::WorkerProcess& w, const char* op) {
     const std::vector<std::uint8_t> req = nlohmann::json::to_cbor(nlohmann::json{{"op", op}});
@@ -618,7 +612,7 @@ TEST_CASE("confinement: the worker program starts without a GPU, confined, and a
 }
 
 TEST_CASE("confinement: results say when they were compiled unconfined", "[sandbox][confinement]") {
-  require_confinement();
+  leap_test::require_confinement();
   sb::Compiler confined(leap_test::config(sb::Isolation::process, 1));
   CHECK_FALSE(compile_source(confined, leap_test::plain_kernel()).unconfined);
   sb::Compiler trusted(leap_test::config(sb::Isolation::trusted_in_process, 1));
@@ -643,7 +637,7 @@ int in_child(const std::function<int()>& body) {
 }  // namespace
 
 TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets threads run", "[sandbox][confinement][seccomp]") {
-  require_confinement();
+  leap_test::require_confinement();
   const sb::detail::SeccompFilter filter = sb::detail::compile_child_filter();
   auto confined = [&](const std::function<int()>& body) {
     return in_child([&] {
@@ -669,7 +663,7 @@ TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets 
 }
 
 TEST_CASE("confinement: Landlock leaves the allowed tree readable and nothing else", "[sandbox][confinement][landlock]") {
-  require_confinement();
+  leap_test::require_confinement();
   leap_test::TempDir allowed;
   const std::string inside = allowed.write("inside.h", "ok").string();
   const int abi = sb::detail::landlock_abi();
@@ -711,7 +705,7 @@ TEST_CASE("confinement: the log filter gives every file that cannot be opened th
 
 
 TEST_CASE("confinement: the private root holds only what is bound into it", "[sandbox][confinement][mounts]") {
-  require_confinement();
+  leap_test::require_confinement();
   if (!sb::confinement_support().mount_namespace) {
     WARN("no private mount namespace here (" << sb::confinement_support().mount_namespace_reason << "); the log filter stands in");
     return;
@@ -737,7 +731,7 @@ TEST_CASE("confinement: the private root holds only what is bound into it", "[sa
 }
 
 TEST_CASE("confinement: info reports the layers in force, --unconfined results say so, on every command", "[sandbox][confinement][cli]") {
-  require_confinement();
+  leap_test::require_confinement();
   leap_test::TempDir dir;
   const leap_test::CliRun info = leap_test::run_cli("info --json", dir);
   REQUIRE(info.exit_code == 0);

@@ -50,9 +50,11 @@ inline const char* plain_kernel() {
 
 }  // namespace leap_test
 
+#include <sstream>
 #include <vector>
 
 #include <leap/sandbox/compiler.hpp>
+#include <leap/sandbox/confinement.hpp>
 #include <leap/sandbox/driver_probe.hpp>
 #include <leap/sandbox/evaluator.hpp>
 
@@ -112,6 +114,26 @@ void check_in_children(int count, Body problems) {
     CHECK(WEXITSTATUS(status) == 0);
   }
 }
+// Untrusted compiles refuse to run without every confinement layer; a test that needs them says so.
+inline void require_confinement() {
+  const leap::sandbox::ConfinementSupport& s = leap::sandbox::confinement_support();
+  INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
+  REQUIRE(s.full());
+}
+// A process's parent as /proc/PID/stat says; -1 when it is gone.
+inline long parent_of(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 2));
+  char state = 0;
+  long ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+inline long parent_of(pid_t pid) { return parent_of(std::to_string(pid)); }
 inline leap::sandbox::ProbeOptions probe_library(std::string lib) {
   leap::sandbox::ProbeOptions o;
   o.library = std::move(lib);
