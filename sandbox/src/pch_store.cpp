@@ -312,7 +312,7 @@ void PchStore::evict(const std::string& keep) {
     return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
   });
   for (const Entry& e : entries) {
-    if (total <= budget_ / 4 * 3) break;
+    if (total <= budget_) break;  // creations are rare, so each one may scan: no low-water mark needed
     if (e.key == keep) continue;
     remove_entry(e.key);
     total -= e.bytes;

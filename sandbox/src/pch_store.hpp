@@ -18,7 +18,8 @@
 // match is refused and removed; the compile goes on without a PCH.
 //
 // Budget: the files' bytes, at most `budget_bytes`; the least recently used (by the record's mtime,
-// touched on each use) go first, down to three quarters of the budget.
+// touched on each use) go first once a new PCH takes the total over the budget; one PCH larger than
+// the whole budget is not kept.
 #pragma once
 
 #include <sys/stat.h>
