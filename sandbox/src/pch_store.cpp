@@ -122,7 +122,7 @@ std::string stored_pch_key(const NvrtcRequest& request, const std::string& prefi
   return to_hex(sha256(framed));
 }
 
-PchStore::Lock::Lock(int fd) noexcept : fd_(fd) {
+PchStore::Lock::Lock(std::mutex& threads, int fd) noexcept : threads_(threads), fd_(fd) {
   while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
   }
 }
@@ -179,7 +179,7 @@ PchStore::~PchStore() {
   }
 }
 
-PchStore::Lock PchStore::lock() const { return Lock(lock_fd_); }
+PchStore::Lock PchStore::lock() const { return Lock(lock_threads_, lock_fd_); }
 
 std::string PchStore::record_bytes(const std::string& key, const struct ::stat& st) const {
   std::string body(k_record_magic);

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -51,12 +52,13 @@ class PchStore {
   // create a PCH once.
   class Lock {
    public:
-    explicit Lock(int fd) noexcept;
+    Lock(std::mutex& threads, int fd) noexcept;
     ~Lock();
     Lock(const Lock&) = delete;
     Lock& operator=(const Lock&) = delete;
 
    private:
+    std::unique_lock<std::mutex> threads_;  // flock does not exclude threads sharing one descriptor
     int fd_;
   };
   Lock lock() const;
@@ -79,6 +81,7 @@ class PchStore {
   std::uint64_t budget_;
   int dir_fd_ = -1, files_fd_ = -1, records_fd_ = -1, incoming_fd_ = -1, lock_fd_ = -1;
   std::uint64_t evictions_ = 0;
+  mutable std::mutex lock_threads_;
 };
 
 // The key of the PCH for a header prefix: the toolkit (its version and include directories, in the
