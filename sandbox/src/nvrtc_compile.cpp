@@ -9,6 +9,7 @@
 
 #include "compiler_exit.hpp"
 #include "detail.hpp"
+#include "pch_heap.hpp"
 #include "leap/sandbox/sha256.hpp"
 
 namespace leap::sandbox::detail {
@@ -182,7 +183,9 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
   const auto t0 = Clock::now();
   FlowPayload payload{clock, cpu_of(clock) + cpu_budget, wall_deadline};
   if (!job.use_pch.empty()) {
+    populate_nvrtc_file_mappings(true);  // why: pch_heap.hpp
     CompileResult out = compile_once(job, payload, true);
+    populate_nvrtc_file_mappings(false);
     // Not used (refused as incompatible, evicted meanwhile, its heap address taken): NVRTC's warning
     // about it would be in the log, so what a compile without it says is the answer.
     if (out.pch != PchUse::hit && out.status != CompileStatus::timeout) out = compile_once(job, payload, false);

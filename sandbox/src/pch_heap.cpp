@@ -24,6 +24,7 @@ namespace {
 
 std::atomic<std::uintptr_t> g_address{0};
 std::atomic<std::size_t> g_heap_bytes{0};
+std::atomic<bool> g_populate{false};
 
 // Stands in for mmap in libnvrtc only (its GOT slot points here). Async-signal-safe and allocation-free:
 // it runs inside NVRTC in a confined child.
@@ -37,6 +38,7 @@ void* nvrtc_mmap(void* addr, std::size_t length, int prot, int flags, int fd, of
     // Taken (EEXIST), or a kernel older than 4.17 that read the flag as a hint and chose elsewhere.
     if (p != MAP_FAILED) ::munmap(p, length);
   }
+  if (fd != -1 && (flags & MAP_PRIVATE) != 0 && g_populate.load(std::memory_order_relaxed)) flags |= MAP_POPULATE;
   return ::mmap(addr, length, prot, flags, fd, offset);
 }
 
@@ -150,6 +152,8 @@ std::uintptr_t pin_nvrtc_pch_heap(std::uintptr_t address, std::string& why) {
 }
 
 std::uintptr_t pinned_nvrtc_pch_heap() noexcept { return g_address.load(); }
+
+void populate_nvrtc_file_mappings(bool on) noexcept { g_populate.store(on, std::memory_order_relaxed); }
 
 std::uintptr_t pch_heap_address_for(const std::string& secret) {
   const Digest d = hmac_sha256(secret, "leap-sandbox/pch-heap-address/v1");
