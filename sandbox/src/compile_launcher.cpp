@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <thread>
 
 #include "compile_frames.hpp"
 #include "compiler_exit.hpp"
@@ -342,7 +343,14 @@ std::optional<LaunchedCompile> CompileLauncher::try_launch(const std::string& me
 void CompileLauncher::restart_if_gone() {
   const std::lock_guard lock(mutex_);
   int status = 0;
-  if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) return;  // alive: the failure was this compile's
+  // A launcher killed from outside closes its sockets while it exits, a moment before it can be
+  // reaped: on a busy machine the failed launch can see the first and waitpid not yet the second. So
+  // a launcher that looks alive is given a short while to finish dying before it is taken as alive.
+  const auto settle = Clock::now() + std::chrono::milliseconds(500);
+  while (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (Clock::now() >= settle) return;  // alive: the failure was this compile's
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   pid_ = -1;  // reaped just now, or earlier
   stop();
   start();
