@@ -242,8 +242,43 @@ void BM_HeavyNvcc(benchmark::State& state, const HeavyKernel& k) {
 void BM_HeavyCli(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
   const std::filesystem::path file = write_candidate(k);
-  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --quiet --arch sm_90 '" + file.string() + "' > /dev/null",
+  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --no-pch --quiet --arch sm_90 '" + file.string() + "' > /dev/null",
               [&] { write_candidate(k); });
+#else
+  state.SkipWithError("built without the leap-sandbox program");
+#endif
+}
+
+// The CLI with precompiled headers kept on disk (--pch-dir). Cold disk: an empty PCH directory each
+// time, so the process makes the PCH of the kernel's #include lines (in a confined worker of its
+// own) and then compiles with it. Warm disk: the PCH is already there, made by an earlier process.
+void BM_HeavyCliColdDisk(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
+#ifdef LEAP_SANDBOX_CLI
+  const std::filesystem::path file = write_candidate(k);
+  const std::filesystem::path dir = work_dir() / (std::string("pch-cold-") + k.name);
+  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" + dir.string() + "' --quiet --arch sm_90 '" +
+                         file.string() + "' > /dev/null",
+              [&] {
+                std::filesystem::remove_all(dir);
+                write_candidate(k);
+              });
+#else
+  state.SkipWithError("built without the leap-sandbox program");
+#endif
+}
+
+std::filesystem::path warm_pch_dir() { return work_dir() / "pch-warm"; }
+
+void BM_HeavyCliWarmDisk(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
+#ifdef LEAP_SANDBOX_CLI
+  const std::filesystem::path file = write_candidate(k);
+  const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" + warm_pch_dir().string() +
+                          "' --quiet --arch sm_90 '" + file.string() + "' > /dev/null";
+  if (std::system(cmd.c_str()) != 0) {  // an earlier process makes the PCH, untimed
+    state.SkipWithError("the warm-up compile failed");
+    return;
+  }
+  run_command(state, cmd, [&] { write_candidate(k); });
 #else
   state.SkipWithError("built without the leap-sandbox program");
 #endif
@@ -272,6 +307,25 @@ void BM_HeavyPoolFirst(benchmark::State& state, const HeavyKernel& k) {
     created += r.pch == sb::PchUse::created ? 1 : 0;
   }
   state.counters["pch_created_rate"] = static_cast<double>(created) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+}
+
+// The first compile of a fresh pooled worker (a new serve or fleet worker) when the PCH is on disk.
+void BM_HeavyPoolFirstWarmDisk(benchmark::State& state, const HeavyKernel& k) {
+  (void)sb::confinement_support();
+  sb::CompilerConfig cfg = pool_config();
+  cfg.pch_directory = warm_pch_dir();
+  {
+    sb::Compiler warm_up(cfg);  // makes the PCH if no earlier case did, untimed
+    if (!compiled(state, warm_up.compile(heavy_job(k)))) return;
+  }
+  std::size_t hits = 0;
+  for (auto _ : state) {
+    sb::Compiler c(cfg);
+    const sb::CompileResult r = c.compile(heavy_job(k));
+    if (!compiled(state, r)) break;
+    hits += r.pch == sb::PchUse::hit ? 1 : 0;
+  }
+  state.counters["pch_hit_rate"] = static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
 }
 
 void BM_HeavyPoolWarm(benchmark::State& state, const HeavyKernel& k) {
@@ -349,9 +403,12 @@ void print_ratios(const RatioReporter& rep) {
     const std::optional<double> nvcc = rep.median("BM_HeavyNvcc" + tag);
     std::printf(" %s\n", k.name);
     line("nvcc -cubin (process)", "BM_HeavyNvcc" + tag, std::nullopt);
-    line("leap-sandbox compile --no-cache (process)", "BM_HeavyCli" + tag, nvcc);
+    line("leap-sandbox compile --no-pch (process)", "BM_HeavyCli" + tag, nvcc);
+    line("leap-sandbox compile, cold disk (process)", "BM_HeavyCliColdDisk" + tag, nvcc);
+    line("leap-sandbox compile, warm disk (process)", "BM_HeavyCliWarmDisk" + tag, nvcc);
     line("confined child per compile (no PCH)", "BM_HeavyChild" + tag, nvcc);
     line("fresh pooled worker (PCH created)", "BM_HeavyPoolFirst" + tag, nvcc);
+    line("fresh pooled worker, warm disk", "BM_HeavyPoolFirstWarmDisk" + tag, nvcc);
     line("warm pooled worker (PCH hit, as serve)", "BM_HeavyPoolWarm" + tag, nvcc);
   }
   const std::optional<double> nvcc = rep.median("BM_NvccCubinProcess");
@@ -367,7 +424,9 @@ int main(int argc, char** argv) {
   for (const HeavyKernel& k : k_heavy) {
     const std::string tag = std::string("/") + k.name;
     for (auto [name, fn] : {std::pair{"BM_HeavyNvcc", &BM_HeavyNvcc}, std::pair{"BM_HeavyCli", &BM_HeavyCli},
+                            std::pair{"BM_HeavyCliColdDisk", &BM_HeavyCliColdDisk}, std::pair{"BM_HeavyCliWarmDisk", &BM_HeavyCliWarmDisk},
                             std::pair{"BM_HeavyChild", &BM_HeavyChild}, std::pair{"BM_HeavyPoolFirst", &BM_HeavyPoolFirst},
+                            std::pair{"BM_HeavyPoolFirstWarmDisk", &BM_HeavyPoolFirstWarmDisk},
                             std::pair{"BM_HeavyPoolWarm", &BM_HeavyPoolWarm}}) {
       benchmark::RegisterBenchmark((std::string(name) + tag).c_str(), fn, k)
           ->Unit(benchmark::kMillisecond)

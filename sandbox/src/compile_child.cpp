@@ -94,6 +94,24 @@ ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const 
   return s;
 }
 
+bool enable_stored_pch(ChildSetup& s, const std::string& files_dir, std::uint64_t heap_bytes) {
+  constexpr const char* k_tmp = "/leap-tmp";  // inside the private root
+  if (s.confined && !s.private_root) return false;
+  s.pch_heap_bytes = heap_bytes;
+  s.pch_scratch_bytes = 64ull << 20;  // NVRTC's temporary file is unlinked at once and holds little
+  if (!s.confined) {
+    s.tmpdir_env = "TMPDIR=" + s.work_dir;  // the child's own empty working directory
+    return true;
+  }
+  s.root.binds.push_back({files_dir, files_dir});
+  s.landlock.rules.push_back({files_dir, false});
+  s.root.scratch = k_tmp;
+  s.root.scratch_bytes = s.pch_scratch_bytes;
+  s.landlock.rules.push_back({k_tmp, true, true});
+  s.tmpdir_env = std::string("TMPDIR=") + k_tmp;
+  return true;
+}
+
 void remove_work_dir(const ChildSetup& setup) noexcept {
   remove_private_dir(setup.work_dir, false);
 }
@@ -172,9 +190,15 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
     throw std::runtime_error("leap::sandbox: " + (data.empty() ? std::string("the compile child could not set itself up") : data));
   }
   std::optional<CompileResult> decoded;
-  if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) decoded = decode_result(data);
+  unsigned long long pch = 0;
+  std::string_view body(data);
+  if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && get_u64(body, pch) &&
+      pch <= static_cast<unsigned long long>(PchUse::created)) {
+    decoded = decode_result(body);
+  }
   if (decoded) {
     out = std::move(*decoded);
+    out.pch = static_cast<PchUse>(pch);  // a stored PCH used, or none
     out.limit = CompileLimit::none;
     if (out.status == CompileStatus::timeout) mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
     out.cpu_seconds = cpu;

@@ -29,7 +29,18 @@ struct ChildSetup {
   PrivateRoot root;               // its mountpoint is `work_dir`
   std::string work_dir;           // an empty directory: the private root's mountpoint, else the cwd
   ConfinementLimits limits;
+  // Stored precompiled headers (enable_stored_pch): NVRTC maps its PCH heap and, using a PCH, backs
+  // it with a temporary file, so a one-shot child then gets a small tmpfs as TMPDIR, the heap on top
+  // of its address-space limit, and a file size limit of the tmpfs's size.
+  std::string tmpdir_env;           // "TMPDIR=..."; empty = none
+  std::uint64_t pch_heap_bytes = 0;
+  std::uint64_t pch_scratch_bytes = 0;
 };
+
+// Lets compile processes of this setup read the stored PCH files in `files_dir` (read-only: bound into
+// the private root, and a Landlock read rule). False where a confined child could not use them (no
+// private root: nowhere private to put NVRTC's temporary file); the setup is then unchanged.
+bool enable_stored_pch(ChildSetup& setup, const std::string& files_dir, std::uint64_t heap_bytes);
 // Builds the setup for these include directories; work_dir is made with make_private_dir (a random
 // name in a directory of this process's own, mode 0700) and must be removed with remove_work_dir.
 ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined);

@@ -15,11 +15,14 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <thread>
 
 #include "compile_frames.hpp"
 #include "compiler_exit.hpp"
 #include "confinement.hpp"
 #include "detail.hpp"
+
+extern char** environ;
 
 namespace leap::sandbox::detail {
 namespace {
@@ -101,9 +104,13 @@ int receive_descriptors(int socket, int& first, int& second) noexcept {
   if (!get_u64(in, cpu_ns) || !get_u64(in, wall_ns)) _exit(3);
   const std::chrono::nanoseconds cpu_budget(cpu_ns);
   ChildLimits limits;
-  limits.address_space_extra = setup.limits.address_space_bytes;
+  limits.address_space_extra = setup.limits.address_space_bytes + setup.pch_heap_bytes;  // the heap is the sandbox's, not the candidate's share
   limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(cpu_budget).count()) + 1;
   limits.open_files = setup.limits.max_open_files;
+  limits.file_size = setup.pch_scratch_bytes;  // NVRTC's temporary file when it uses a PCH; 0 otherwise
+  // On the stack: this process never returns from here, and allocates nothing to set it.
+  char* environment[] = {const_cast<char*>(setup.tmpdir_env.c_str()), nullptr};
+  if (!setup.tmpdir_env.empty()) environ = environment;
   const char* step = "";
   if (const int e = confine_compiler_process(setup, setup.root, setup.landlock, limits, step); e != 0) {
     exit_confinement_failed("child", step, e);
@@ -112,7 +119,10 @@ int receive_descriptors(int socket, int& first, int& second) noexcept {
   if (!request) _exit(3);
   const CompileResult r = nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
   if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
-  _exit(write_all(3, encode_result(r)) ? 0 : 3);
+  std::string reply;
+  put_u64(reply, static_cast<unsigned long long>(r.pch));
+  reply += encode_result(r);
+  _exit(write_all(3, reply) ? 0 : 3);
 }
 
 struct Child {
@@ -335,7 +345,14 @@ std::optional<LaunchedCompile> CompileLauncher::try_launch(const std::string& me
 void CompileLauncher::restart_if_gone() {
   const std::lock_guard lock(mutex_);
   int status = 0;
-  if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) return;  // alive: the failure was this compile's
+  // A launcher killed from outside closes its sockets while it exits, a moment before it can be
+  // reaped: on a busy machine the failed launch can see the first and waitpid not yet the second. So
+  // a launcher that looks alive is given a short while to finish dying before it is taken as alive.
+  const auto settle = Clock::now() + std::chrono::milliseconds(500);
+  while (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (Clock::now() >= settle) return;  // alive: the failure was this compile's
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   pid_ = -1;  // reaped just now, or earlier
   stop();
   start();

@@ -67,7 +67,7 @@ struct Prepared {
   if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
   const ChildSetup& setup = *p.setup;
   ChildLimits limits;
-  limits.address_space_extra = setup.limits.address_space_bytes + (p.settings.pch ? p.settings.pch_heap_bytes : 0);
+  limits.address_space_extra = setup.limits.address_space_bytes + p.settings.pch_heap_bytes;
   limits.open_files = setup.limits.max_open_files;
   limits.file_size = p.settings.scratch_bytes;  // a PCH file; the directory's own budget is the tmpfs size
   ::signal(SIGXFSZ, SIG_IGN);  // a PCH past the file limit fails to write (EFBIG); the compile goes on
@@ -87,6 +87,8 @@ struct Prepared {
     if (!request) _exit(3);
     const bool key_ok = request->pch_dir.find('/') == std::string::npos && request->pch_dir.find("..") == std::string::npos;
     request->pch_dir = p.settings.pch && key_ok && !request->pch_dir.empty() ? p.scratch + "/" + request->pch_dir : "";
+    const bool name_ok = request->create_pch.find('/') == std::string::npos && request->create_pch.find("..") == std::string::npos;
+    request->create_pch = name_ok && !request->create_pch.empty() ? p.scratch + "/" + request->create_pch : "";
     const std::chrono::nanoseconds budget(cpu_ns);
     // RLIMIT_CPU as the backstop of the parent's sampling: this compile's budget beyond what the
     // worker has used so far (the soft limit may go up again for the next compile; the hard one stays).
@@ -121,6 +123,9 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
     p->scratch = k_private_scratch;
     p->root.scratch = k_private_scratch;
     p->root.scratch_bytes = settings.scratch_bytes;
+    p->root.scratch_source = settings.scratch_source;
+  } else if (!settings.scratch_source.empty()) {
+    p->scratch = settings.scratch_source;
   } else {
     host_scratch_.path = make_private_dir("worker-scratch");
     p->scratch = host_scratch_.path;

@@ -25,6 +25,9 @@ struct WorkerSettings {
   // NVRTC's PCH heap, reserved once a compile asks for a PCH: the sandbox's own, so it is added to the
   // address-space limit rather than taken from the candidate's share.
   std::uint64_t pch_heap_bytes = 0;
+  // A host directory to use as the scratch directory instead of a private one (bound read-write into
+  // the private root): where a worker that creates a stored PCH writes it. Not removed by the worker.
+  std::string scratch_source;
 };
 
 class CompileWorker {

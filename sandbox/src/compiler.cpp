@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -28,6 +29,9 @@
 #include "detail.hpp"
 #include "elf_kernels.hpp"
 #include "nvrtc_compile.hpp"
+#include "pch_heap.hpp"
+#include "pch_store.hpp"
+#include "compile_worker.hpp"
 #include "leap/sandbox/compat_headers.hpp"
 #include "leap/sandbox/confinement.hpp"
 
@@ -170,6 +174,73 @@ struct Compiler::Impl {
   std::vector<std::string> missing_layers;  // what every result says was not in force
   std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
   std::unique_ptr<detail::CompileLauncher> launcher;  // Isolation::process: forks every compile child
+  std::unique_ptr<detail::PchStore> pch_store;  // CompilerConfig::pch_directory, where usable
+  std::uint64_t pch_heap = 0;
+  mutable std::mutex pch_mutex;
+  StoredPchStats pch_stats;
+  std::set<std::string> pch_failed;  // prefixes whose PCH could not be made: not tried again by this Compiler
+
+  // Sets request.use_pch to the stored PCH of the source's trusted header prefix, making it first
+  // when there is none. The PCH is made by a fresh compile worker that is sent the prefix alone (never
+  // the candidate's source) and the request's options and in-memory headers, all of them in the key:
+  // so what it writes is a function of the key, and a candidate can choose which PCH it uses, not what
+  // is in it. The worker is confined like any other (Landlock, seccomp, private root); its one
+  // writable place is a fresh directory of the store's, where NVRTC writes the file, which the parent
+  // then renames into place and records.
+  void attach_stored_pch(detail::NvrtcRequest& request) {
+    const std::string prefix = detail::trusted_header_prefix(request.source);
+    if (prefix.empty()) return;
+    const std::string key = detail::stored_pch_key(request, prefix, version_tag, pch_stats.heap_address, pch_heap);
+    bool refused = false;
+    std::optional<std::string> path = pch_store->find(key, &refused);
+    {
+      std::lock_guard lock(pch_mutex);
+      if (refused) ++pch_stats.refused;
+      if (path) ++pch_stats.found;
+      if (!path && pch_failed.contains(key)) return;
+    }
+    if (!path) path = create_stored_pch(key, prefix, request);
+    if (path) {
+      request.use_pch = *path;
+      request.pch_dir.clear();
+    }
+  }
+
+  std::optional<std::string> create_stored_pch(const std::string& key, const std::string& prefix, const detail::NvrtcRequest& request) {
+    const detail::PchStore::Lock lock = pch_store->lock();  // one creation at a time on the machine
+    if (std::optional<std::string> made = pch_store->find(key)) return made;  // by another process meanwhile
+    const std::string incoming = pch_store->make_incoming();
+    std::optional<std::string> stored;
+    {
+      detail::WorkerSettings settings;
+      settings.pch = false;
+      settings.scratch_bytes = config.pool.pch_scratch_bytes;
+      settings.pch_heap_bytes = pch_heap;
+      settings.scratch_source = incoming;
+      detail::CompileWorker creator(child, settings);
+      detail::NvrtcRequest make;
+      make.source = prefix;
+      make.file_name = "leap-pch-prefix.cu";
+      make.headers = request.headers;
+      make.flags = request.flags;
+      make.want_ptx = false;
+      make.create_pch = "prefix.pch";
+      // The sandbox's own work, not charged to the candidate that asked for it.
+      const detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600), std::chrono::milliseconds(60000), config.idle_limit};
+      const detail::CompileWorker::Outcome outcome = creator.compile(make, budget);
+      if (outcome.result.status == CompileStatus::ok) stored = pch_store->adopt(key, incoming + "/prefix.pch");
+    }  // the creator is gone before its directory is
+    pch_store->remove_incoming(incoming);
+    std::lock_guard guard(pch_mutex);
+    if (stored) {
+      ++pch_stats.created;
+    } else {
+      ++pch_stats.creation_failed;
+      pch_failed.insert(key);
+    }
+    pch_stats.evictions = pch_store->evictions();
+    return stored;
+  }
 
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
@@ -250,11 +321,12 @@ struct Compiler::Impl {
               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(charged).count()) + " ms";
     } else {
       const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
+      if (pch_store) attach_stored_pch(request);
       if (config.isolation == Isolation::process) {
         r = detail::run_compile_child(*launcher, child, {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
       } else if (config.isolation == Isolation::worker_pool) {
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
-        if (config.pool.pch) request.pch_dir = detail::pch_key(request);
+        if (config.pool.pch && request.use_pch.empty()) request.pch_dir = detail::pch_key(request);
         r = pool->compile(request, {budget - charged, wall, job.options.timeout, config.idle_limit});
       } else {
         const auto cpu_start = thread_cpu();
@@ -354,6 +426,22 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
       throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child or worker cannot load it itself)");
     }
     m.child = detail::make_child_setup(m.include_dirs, m.config.limits, !m.config.unconfined);
+    // Before the launcher and the workers are forked: they carry the heap's placement and the binds.
+    const bool pch_wanted = m.config.isolation == Isolation::process || m.config.pool.pch;
+    if (m.config.pch_directory && pch_wanted) {
+      auto store = std::make_unique<detail::PchStore>(*m.config.pch_directory, m.config.pch_disk_bytes);
+      m.pch_heap = nvrtc_pch_heap_bytes();
+      std::string why;
+      m.pch_stats.heap_address = detail::pin_nvrtc_pch_heap(detail::pch_heap_address_for(store->secret()), why);
+      if (m.pch_stats.heap_address == 0) {
+        m.pch_stats.why = why;
+      } else if (!detail::enable_stored_pch(m.child, store->files_dir(), m.pch_heap)) {
+        m.pch_stats.why = "no private root here: a confined compile has nowhere private for NVRTC's temporary file";
+      } else {
+        m.pch_store = std::move(store);
+        m.pch_stats.in_use = true;
+      }
+    }
   }
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   if (m.config.pool.size == 0) m.config.pool.size = m.config.workers;
@@ -404,5 +492,9 @@ std::vector<CompileResult> Compiler::compile_batch(std::span<const CompileJob> j
 const CompilerConfig& Compiler::config() const noexcept { return impl_->config; }
 CompileCache* Compiler::cache() const noexcept { return impl_->config.cache.get(); }
 CompilePoolStats Compiler::pool_stats() const { return impl_->pool ? impl_->pool->stats() : CompilePoolStats{}; }
+StoredPchStats Compiler::stored_pch_stats() const {
+  std::lock_guard lock(impl_->pch_mutex);
+  return impl_->pch_stats;
+}
 
 }  // namespace leap::sandbox

@@ -56,6 +56,9 @@ struct PrivateRoot {
   // worker's PCH directory); empty = none. It lives as long as the namespace: it goes with the worker.
   std::string scratch;
   std::uint64_t scratch_bytes = 0;
+  // When set, the scratch directory is this host directory bound read-write instead of a tmpfs: the
+  // process that creates a stored PCH writes it straight into the store's file system.
+  std::string scratch_source;
   uid_t uid = 0;            // the parent's ids, mapped to root inside the new user namespace
   gid_t gid = 0;
 };

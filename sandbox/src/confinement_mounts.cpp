@@ -124,7 +124,12 @@ int enter_private_root(const PrivateRoot& root, const char*& step) noexcept {
       return ENAMETOOLONG;
     }
     if (const int e = make_dirs(target, scratch, sizeof scratch); e != 0) return e;
-    if (::mount("leap-scratch", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) return errno;
+    if (!root.scratch_source.empty()) {
+      step = "bind the scratch directory";
+      if (::mount(root.scratch_source.c_str(), target, nullptr, MS_BIND, nullptr) != 0) return errno;
+    } else if (::mount("leap-scratch", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) {
+      return errno;
+    }
   }
   step = "pivot_root";
   std::snprintf(target, sizeof target, "%s/.old", base);

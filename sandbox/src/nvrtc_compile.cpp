@@ -9,6 +9,7 @@
 
 #include "compiler_exit.hpp"
 #include "detail.hpp"
+#include "pch_heap.hpp"
 #include "leap/sandbox/sha256.hpp"
 
 namespace leap::sandbox::detail {
@@ -87,7 +88,7 @@ PchUse take_pch_messages(std::string& log, std::string_view file_name, std::stri
 
 namespace {
 
-// One nvrtcCompileProgram; `pch` says whether the request's PCH directory is used.
+// One nvrtcCompileProgram; `pch` says whether the request's PCH directory, or its stored PCH, is used.
 CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool pch) {
   CompileResult out;
   std::vector<const char*> header_src, header_names;
@@ -111,11 +112,16 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
   for (const std::string& e : job.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
 
   std::vector<std::string> flags = job.flags;
-  if (pch) {
+  const bool stored = pch && !job.use_pch.empty();
+  const std::string pch_dir = stored ? job.use_pch.substr(0, job.use_pch.rfind('/')) : job.pch_dir;
+  if (stored) {
+    flags.insert(flags.end(), {"--use-pch=" + job.use_pch, "--pch-messages=true", "--pch-verbose=false"});
+  } else if (pch) {
     // Messages on (they are how NVRTC says it used a PCH; taken out of the log below), the reasons a
     // PCH did not fit off (they would make the log depend on what compiled before).
     flags.insert(flags.end(), {"-pch", "--pch-dir=" + job.pch_dir, "--pch-messages=true", "--pch-verbose=false"});
   }
+  if (!job.create_pch.empty()) flags.insert(flags.end(), {"--create-pch=" + job.create_pch, "--pch-messages=false"});
   std::vector<const char*> argv;
   for (const std::string& f : flags) argv.push_back(f.c_str());
   rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
@@ -127,9 +133,9 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
     out.log.resize(n - 1);
   }
   if (pch) {
-    out.pch = take_pch_messages(out.log, job.file_name, job.pch_dir);
+    out.pch = take_pch_messages(out.log, job.file_name, pch_dir);
     // NVRTC 13.0 says NVRTC_SUCCESS even when writing the PCH failed; that compile fails, and is redone.
-    if (rc == NVRTC_SUCCESS && nvrtcGetPCHCreateStatus(prog) == NVRTC_SUCCESS) out.pch = PchUse::created;
+    if (!stored && rc == NVRTC_SUCCESS && nvrtcGetPCHCreateStatus(prog) == NVRTC_SUCCESS) out.pch = PchUse::created;
   }
   if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && flow_callback(&payload, nullptr) != 0)) {
     out.status = CompileStatus::timeout;
@@ -176,6 +182,16 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
                             Clock::time_point wall_deadline) {
   const auto t0 = Clock::now();
   FlowPayload payload{clock, cpu_of(clock) + cpu_budget, wall_deadline};
+  if (!job.use_pch.empty()) {
+    populate_nvrtc_file_mappings(true);  // why: pch_heap.hpp
+    CompileResult out = compile_once(job, payload, true);
+    populate_nvrtc_file_mappings(false);
+    // Not used (refused as incompatible, evicted meanwhile, its heap address taken): NVRTC's warning
+    // about it would be in the log, so what a compile without it says is the answer.
+    if (out.pch != PchUse::hit && out.status != CompileStatus::timeout) out = compile_once(job, payload, false);
+    out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return out;
+  }
   const bool pch = !job.pch_dir.empty() && (::mkdir(job.pch_dir.c_str(), 0700) == 0 || errno == EEXIST);
   CompileResult out = compile_once(job, payload, pch);
   if (pch && failed_for_the_pch(out)) {
@@ -221,6 +237,8 @@ std::string encode_request(const NvrtcRequest& r) {
   put_strings(out, r.name_expressions);
   put_u64(out, (r.want_ptx ? 1u : 0u) | (r.want_cubin ? 2u : 0u));
   put_bytes(out, r.pch_dir);
+  put_bytes(out, r.use_pch);
+  put_bytes(out, r.create_pch);
   return out;
 }
 
@@ -235,7 +253,7 @@ std::optional<NvrtcRequest> decode_request(std::string_view in) {
   if (!get_strings(in, r.flags) || !get_strings(in, r.name_expressions) || !get_u64(in, want) || want > 3) return std::nullopt;
   r.want_ptx = (want & 1u) != 0;
   r.want_cubin = (want & 2u) != 0;
-  if (!get_bytes(in, r.pch_dir) || !in.empty()) return std::nullopt;
+  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.create_pch) || !in.empty()) return std::nullopt;
   return r;
 }
 

@@ -29,6 +29,13 @@ struct NvrtcRequest {
   // prefix before reusing a PCH, but not the contents of in-memory headers (a PCH made with one
   // "task.h" is used for a different "task.h" of the same name).
   std::string pch_dir;
+  // A stored PCH (pch_store.hpp) to use, by its path as the compile process sees it; empty = none.
+  // Authenticated by the parent before the request is sent. A compile that does not use it (NVRTC
+  // refused it, or it is gone) is compiled again without it, so the result never depends on it.
+  std::string use_pch;
+  // A compile worker that creates a stored PCH: the file name (no directory) to write it to in its
+  // scratch directory; empty = none.
+  std::string create_pch;
 };
 
 NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs);

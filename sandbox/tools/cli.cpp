@@ -36,6 +36,12 @@ std::string default_cache_dir() {
   return {};
 }
 
+std::optional<std::string> default_pch_dir() {
+  const std::string dir = default_cache_dir();
+  if (dir.empty()) return std::nullopt;
+  return dir + "/pch";
+}
+
 void warn_unconfined() {
   static bool said = false;
   if (said) return;
@@ -56,6 +62,7 @@ leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::op
   if (const std::string dir = default_cache_dir(); !dir.empty()) cache.directory = dir;
   if (cache_max_mb) cache.disk_bytes = *cache_max_mb << 20;
   c.compiler.cache = std::make_shared<leap::sandbox::CompileCache>(cache);
+  c.compiler.pch_directory = default_pch_dir();
   return c;
 }
 

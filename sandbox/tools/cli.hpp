@@ -41,6 +41,9 @@ long parse_number(const std::string& option, const std::string& text, long lo, l
 // $LEAP_SANDBOX_CACHE_DIR, else $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox; empty if
 // none of them is set.
 std::string default_cache_dir();
+// Where the precompiled headers are kept on disk, shared by compile, eval, serve and the fleet worker:
+// "pch" in the default cache directory (its own MAC key and budget); nullopt when there is none.
+std::optional<std::string> default_pch_dir();
 
 // The evaluator that eval and serve use: the default cache (its disk budget cache_max_mb, else the
 // library's default), the given arch, seed and timing switch; `unconfined` compiles without the OS

@@ -30,6 +30,9 @@ struct CompileCommandLine {
   bool quiet = false;
   std::optional<std::string> cache_dir;
   std::optional<std::size_t> cache_max_mb;
+  bool no_pch = false;
+  std::optional<std::string> pch_dir;
+  std::optional<std::size_t> pch_max_mb;
   sb::CompileOptions options;
   sb::CompilerConfig config;
   std::vector<std::string> files;
@@ -46,6 +49,9 @@ CompileCommandLine parse(const Arguments& args) {
     else if (a == "--timeout-ms") c.options.timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 1, 3600000));
     else if (a == "--cache-dir") c.cache_dir = option_value(args, i);
     else if (a == "--no-cache") c.no_cache = true;
+    else if (a == "--no-pch") c.no_pch = true;
+    else if (a == "--pch-dir") c.pch_dir = option_value(args, i);
+    else if (a == "--pch-max-mb") c.pch_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 64, 1L << 24));
     else if (a == "--cache-max-mb") c.cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else if (a == "-j") c.config.workers = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
     else if (a.starts_with("-j") && a.size() > 2) c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
@@ -156,6 +162,11 @@ int run_compile(const Arguments& args) {
     if (c.cache_max_mb) cache.disk_bytes = *c.cache_max_mb << 20;
     c.config.cache = std::make_shared<sb::CompileCache>(cache);
   }
+  if (!c.no_pch) {
+    if (c.pch_dir) c.config.pch_directory = *c.pch_dir;
+    else if (const std::optional<std::string> dir = default_pch_dir()) c.config.pch_directory = *dir;
+    if (c.pch_max_mb) c.config.pch_disk_bytes = static_cast<std::uint64_t>(*c.pch_max_mb) << 20;
+  }
   if (c.config.unconfined || c.config.isolation == sb::Isolation::trusted_in_process) warn_unconfined();
   sb::Compiler compiler(c.config);
   Progress progress(!c.quiet && jobs.size() > 4);
@@ -213,6 +224,13 @@ const Command compile_command{"compile", "compile [options] FILE...",
   --cache-max-mb N     the disk cache's budget in MiB (default 1024): least recently used entries
                        go first; the directory is 0700 and entries are authenticated (HMAC)
   --no-cache           no cache at all
+  --pch-dir D          where precompiled headers are kept on disk (default: pch in the cache
+                       directory); shared with eval, serve and the fleet worker. A source that
+                       starts with #include <...> lines compiles with the PCH of exactly those
+                       lines, made once from them alone by a confined process; results say
+                       "pch": "hit" when one was used
+  --pch-max-mb N       their budget in MiB (default 4096): least recently used go first
+  --no-pch             no precompiled headers
   -j N                 compile N files at a time (default: number of CPUs, at most 8)
   -D NAME[=VALUE]      define a macro (repeatable)
   --header NAME=FILE   ship FILE as the header NAME (#include "NAME" finds it; repeatable); it goes

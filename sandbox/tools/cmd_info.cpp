@@ -64,6 +64,21 @@ json compile_pool_json() {
           {"nvrtc_pch_heap_bytes", sb::nvrtc_pch_heap_bytes()}};
 }
 
+// Precompiled headers kept on disk (compile, eval, serve, worker): where, their budget, and the one
+// thing they change about a compile process's address space.
+const char* k_stored_pch_heap =
+    "NVRTC's PCH heap is placed at one per-machine address (derived from the directory's key) in every compile "
+    "process, so a PCH file serves every process; everything else stays randomised";
+
+json stored_pch_json() {
+  const sb::CompilerConfig defaults;
+  const std::optional<std::string> dir = default_pch_dir();
+  return {{"directory", dir ? json(*dir) : json(nullptr)},
+          {"disk_bytes", defaults.pch_disk_bytes},
+          {"heap", k_stored_pch_heap},
+          {"needs", "a private root for a one-shot compile child (else not used, and stored_pch_stats says why)"}};
+}
+
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
   const sb::TimerChoice timer = sb::timer_choice();
@@ -83,6 +98,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
                   {"confinement", confinement_json()},
                   {"compile_pool", compile_pool_json()},
+                  {"stored_pch", stored_pch_json()},
                   {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
                   {"compat_headers", compat_json()},
                   {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
@@ -134,6 +150,9 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
             << pool.max_compiles_per_worker << " compiles or any kill, limit or crash; NVRTC precompiled headers "
             << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
             << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per worker)\n";
+  const std::optional<std::string> pch_dir = default_pch_dir();
+  std::cout << "precompiled headers on disk (compile, eval, serve, worker): " << (pch_dir ? *pch_dir : std::string("none (no cache directory)"))
+            << ", " << (sb::CompilerConfig{}.pch_disk_bytes >> 20) << " MiB budget; " << k_stored_pch_heap << "\n";
   const std::string worker = sb::find_worker_executable();
   std::cout << "evaluation worker: " << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
   return 0;

@@ -119,7 +119,10 @@ int run_serve(const Arguments& args) {
   config.worker.allow_pageable_host_access = allow_pageable;
   config.compiler.pool.size = jobs;
   if (pool_max_compiles) config.compiler.pool.max_compiles_per_worker = *pool_max_compiles;
-  if (no_pch) config.compiler.pool.pch = false;
+  if (no_pch) {
+    config.compiler.pool.pch = false;
+    config.compiler.pch_directory.reset();
+  }
   sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator, limits);
   std::mutex out_mutex;
@@ -171,7 +174,9 @@ const Command serve_command{"serve", "serve [options]",
                           Compiles run in -j long-lived workers, each confined once (Landlock,
                           seccomp, a private root, rlimits) before it reads any source, keeping
                           NVRTC's precompiled headers; results say "pch": "hit" | "created" | "none"
-  --no-pch                no precompiled headers in the compile workers
+  --no-pch                no precompiled headers in the compile workers, neither their own nor
+                          those kept on disk (pch in the cache directory, shared with compile and
+                          the fleet worker)
   --unconfined            compile without Landlock, seccomp and the private root, for machines that
                           lack them; never for untrusted source
   --accept-weaker-confinement

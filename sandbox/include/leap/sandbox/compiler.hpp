@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -86,9 +88,29 @@ struct CompilerConfig {
   // (deadlocked, stopped by a signal) is ended, with limit `idle`, instead of holding its caller until
   // the wall-clock backstop. A process waiting for a busy machine's CPU is not idle. 0 = no window.
   std::chrono::milliseconds idle_limit{5000};
+  // Precompiled headers kept on disk in this directory and shared by every Compiler on the machine that
+  // names it (the CLI's one-shot compiles, serve's and fleet workers' pools): a candidate whose source
+  // starts with `#include <...>` lines of toolkit headers compiles with the PCH of exactly those lines,
+  // made once, from those lines alone, by a confined process that sees no candidate. Authenticated
+  // and budgeted like the disk cache (see the README, "Compile workers and precompiled headers").
+  // nullopt = none. Isolation::process and worker_pool only.
+  std::optional<std::filesystem::path> pch_directory;
+  std::uint64_t pch_disk_bytes = 4ull << 30;  // the PCH files' budget; least recently used go first
   // Tests of the OS confinement only: every #include reaches NVRTC unscanned, so the tests show the
   // confinement holds on its own.
   bool skip_include_jail_for_tests = false;
+};
+
+// What a Compiler's stored precompiled headers (CompilerConfig::pch_directory) have done so far.
+struct StoredPchStats {
+  bool in_use = false;        // false: no directory, or this machine cannot keep PCHs across processes (`why`)
+  std::string why;
+  std::uintptr_t heap_address = 0;  // where NVRTC's PCH heap is placed in every compile process here
+  std::size_t found = 0;      // compiles given a PCH from disk
+  std::size_t created = 0;    // PCHs this Compiler made and stored
+  std::size_t refused = 0;    // records that did not match their file (removed)
+  std::size_t creation_failed = 0;
+  std::size_t evictions = 0;
 };
 
 struct BatchProgress {
@@ -120,6 +142,7 @@ class Compiler {
   const CompilerConfig& config() const noexcept;
   CompileCache* cache() const noexcept;
   CompilePoolStats pool_stats() const;  // all zero unless Isolation::worker_pool
+  StoredPchStats stored_pch_stats() const;
 
  private:
   struct Impl;
