@@ -60,7 +60,7 @@ class SandboxError(RuntimeError):
     """A request the sandbox could not answer: it replied with an error, or two servers died holding it.
     ``code`` is the server's error code when it gave one (bad_request, internal_error, ...), else None."""
 
-    def __init__(self, message, code=None):
+    def __init__(self, message: str, code: Optional[str] = None) -> None:
         super().__init__(message)
         self.code = code
 
