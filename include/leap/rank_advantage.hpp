@@ -130,6 +130,34 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
     default: return false;
   }
 }
+
+// An order with a speedup or token key and every match worth 1 (with_speedup, with_speedup_and_tokens)
+// on a batch whose first group has 4, 8 or 16 members: the banded lanes (rank_lanes.hpp) in a loop
+// compiled for that size and for whether the token key is on, each advantage read from a table. A
+// group that does not fit the bands, or has another size, takes group_advantages. Returns false,
+// having done nothing, for any other first size.
+template <class Real>
+bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                             std::span<Real> out, const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
+  const auto groups_of = [&]<std::size_t N, bool Tokens>() {
+    for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
+      if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
+        group_advantages(group, order, rank, group_out);
+      }
+    });
+    return true;
+  };
+  const auto sized = [&]<bool Tokens>() {
+    switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
+      case 4: return groups_of.template operator()<4, Tokens>();
+      case 8: return groups_of.template operator()<8, Tokens>();
+      case 16: return groups_of.template operator()<16, Tokens>();
+      default: return false;
+    }
+  };
+  return rank.encoder.tokens_solved || rank.encoder.tokens_unsolved ? sized.template operator()<true>()
+                                                                    : sized.template operator()<false>();
+}
 #endif
 
 template <class Real, class Order>
@@ -150,6 +178,10 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
     rank.encoder = KeyEncoder(order);
 #if LEAP_DETAIL_SIMD_LANES
     if (rank.encoder.class_only && class_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) {
+      return;
+    }
+    if (!rank.encoder.class_only && !rank.encoder.turn_weighted &&
+        band_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) {
       return;
     }
 #endif

@@ -121,7 +121,47 @@ struct KeyEncoder {
         token_factor(1.0 + order.token_tolerance),
         turn_weighted(order.turn_weighted()),
         turn_weight(order.turn_weight),
-        class_only(!order.speedup_key_on() && !(order.token_tolerance >= 0.0)) {}
+        class_only(!order.speedup_key_on() && !(order.token_tolerance >= 0.0)) {
+    build_band_table();
+  }
+
+  // The banded keys' table (detail/rank_lanes.hpp), by band_index: the power of two that places the
+  // outcome's class in its band (NaN: a solved turn past band_max_turn under by_turn, which the bands
+  // cannot hold), and whether the speedup and token keys apply to that class (all ones or zero).
+  static constexpr std::size_t band_entries = 40;  // solved: min(turn, 31); unsolved: 32 + verdict
+  static constexpr int band_max_turn = 27;          // under by_turn, turns 1..27 take class indices 30..4
+  double band_scale[band_entries];
+  std::uint64_t band_speedup_on[band_entries];
+  std::uint64_t band_tokens_on[band_entries];
+
+  static std::size_t band_index(const Outcome& o) noexcept {
+    const auto turn = static_cast<std::uint32_t>(o.solved_turn);  // >= 0, validated by every caller
+    const std::uint32_t solved = turn != 0 ? ~0u : 0u;
+    const std::uint32_t unsolved_index = 32u + (static_cast<std::uint32_t>(o.best_verdict) & 7u);
+    return (std::min(turn, 31u) & solved) | (unsolved_index & ~solved);
+  }
+
+ private:
+  void build_band_table() noexcept {
+    const auto scale_of = [](int band) {  // 2^(64 band - 960): class index 0..30 -> 2^-960 .. 2^960
+      return std::bit_cast<double>(static_cast<std::uint64_t>(64 * band + 63) << 52);
+    };
+    for (std::size_t index = 0; index < band_entries; ++index) {
+      const bool solved = index >= 1 && index < 32;
+      int band = 0;
+      if (solved) {
+        band = by_turn != 0.0 ? 31 - static_cast<int>(index) : 4;
+      } else if (index >= 32) {
+        band = static_cast<int>(by_severity * severity(static_cast<Verdict>(index - 32)));
+      }
+      const bool fits = !solved || by_turn == 0.0 || static_cast<int>(index) <= band_max_turn;
+      band_scale[index] = fits ? scale_of(band) : std::numeric_limits<double>::quiet_NaN();
+      band_speedup_on[index] = solved && speedup_on ? ~std::uint64_t{0} : 0;
+      band_tokens_on[index] = (solved ? tokens_solved : tokens_unsolved) ? ~std::uint64_t{0} : 0;
+    }
+  }
+
+ public:
 
   static double severity(Verdict verdict) noexcept {
     static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank

@@ -24,6 +24,8 @@
 // weighted_advantage.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -231,6 +233,141 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
   write_lane_advantages(score_out, turn_out, n, encode, out);
 }
 
+// ---- Banded keys: the class and the speedup band in one double compare ---------------------------
+//
+// A member i gets two doubles, a win key W_i and a threshold H_i, such that "i beats j on the class
+// or, within one class, on the speedup band" is exactly W_i > H_j. Each class owns a band of
+// exponents: the class's index b (0..30, higher beats lower) scales by 2^(64 b - 960), an exact
+// power of two. A known speedup s (solved, key on, s > 0) gives W = s * 2^(..) and H = ((1 + tol) * s)
+// * 2^(..), the very product compare() forms, scaled; an unknown one gives W = 2^-31 * 2^(..), below
+// every threshold of its class, and H = 2^31 * 2^(..), above every win key of its class, so it ties
+// on speed with the whole class. Since known s and (1 + tol) * s lie in [2^-30, 2^30) (checked), the
+// bands do not overlap: the lowest win key of band b + 1 exceeds the highest threshold of band b by
+// 2^2, so a better class always wins, and inside a class the scaling cancels (multiplying by a power
+// of two is exact away from overflow and subnormals: every key lies in [2^-991, 2^991]).
+// Class indices: an unsolved member takes its severity rank (0..3; 0 without by_severity), a solved
+// one 4 without by_turn, else 31 - solved_turn for turns 1..27. A group with a later solved turn or a
+// known speedup outside the range does not fit, and takes the kernels above (band_fits is false).
+//
+// Then score_j = #{i : W_j > H_i} - #{i : W_i > H_j}: two compares per member pair, the same work as
+// the class-only kernel in double lanes. The token key, when on, decides the pairs where neither
+// compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
+// tol) * s, 2^-31 < 2^31), so padding and the diagonal add nothing.
+
+inline constexpr double band_speed_low = 0x1p-30;  // a known speedup must be >= this
+inline constexpr double band_speed_high = 0x1p30;  // and its threshold (1 + tol) * s below this
+
+// The banded keys of members a and b, one per lane, as four vectors (win key, threshold, tokens,
+// tokens scaled); `misfit` gets all ones in a lane whose member does not fit the bands. Two members
+// at a time so that the choices are lane masks rather than branches or scalar bit juggling.
+struct BandPair {
+  lanes_f64 win, threshold, tokens, tokens_scaled;
+};
+
+[[gnu::always_inline]] inline BandPair band_pair(const Outcome& a, const Outcome& b, const KeyEncoder& encode,
+                                                  lanes_i64& misfit) noexcept {
+  const std::size_t ia = KeyEncoder::band_index(a);
+  const std::size_t ib = KeyEncoder::band_index(b);
+  const lanes_f64 zero = {};
+  const lanes_f64 speedup = {a.speedup, b.speedup};
+  const lanes_f64 scale = {encode.band_scale[ia], encode.band_scale[ib]};
+  const lanes_i64 speedup_on = {static_cast<std::int64_t>(encode.band_speedup_on[ia]),
+                                static_cast<std::int64_t>(encode.band_speedup_on[ib])};
+  const lanes_i64 tokens_on = {static_cast<std::int64_t>(encode.band_tokens_on[ia]),
+                               static_cast<std::int64_t>(encode.band_tokens_on[ib])};
+  const lanes_f64 threshold = encode.speedup_factor * speedup;  // compare()'s (1 + tol) * s
+  const lanes_i64 known = speedup_on & (speedup > zero);         // NaN, 0 or negative: unknown
+  const lanes_i64 in_range = (speedup >= zero + band_speed_low) & (threshold < zero + band_speed_high);
+  misfit |= (known & ~in_range) | (scale != scale);
+  const auto blend = [](lanes_i64 mask, lanes_f64 yes, lanes_f64 no) {
+    return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) | (reinterpret_cast<lanes_i64>(no) & ~mask));
+  };
+  const lanes_f64 tokens = blend(tokens_on, lanes_f64{static_cast<double>(a.tokens), static_cast<double>(b.tokens)},
+                                 zero + std::numeric_limits<double>::quiet_NaN());
+  return {blend(known, speedup, zero + 0x1p-31) * scale, blend(known, threshold, zero + 0x1p31) * scale, tokens,
+          encode.token_factor * tokens};
+}
+
+// The banded pass over the first n <= 2K members: writes each lane's score (wins - losses, every
+// match worth 1) and returns true, or returns false having written nothing when the group does not
+// fit the bands. Tokens: whether the token key is on for some class (off, it would only tie).
+template <std::size_t K, bool Tokens>
+[[gnu::always_inline]] inline bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode,
+                                                    std::int64_t* score_out) noexcept {
+  constexpr std::size_t lanes = 2 * K;
+  // Members in pairs; an odd last member is paired with itself (the copy lands in a padding lane,
+  // which no one reads). Lanes past that hold zeros: they are never an opponent (i < n below).
+  lanes_f64 w[K] = {}, h[K] = {}, t[K] = {}, t_scaled[K] = {};
+  lanes_i64 misfit = {};
+  for (std::size_t k = 0; 2 * k < n; ++k) {
+    const std::size_t i = 2 * k;
+    const BandPair pair = band_pair(group[i], group[i + 1 < n ? i + 1 : i], encode, misfit);
+    w[k] = pair.win;
+    h[k] = pair.threshold;
+    t[k] = pair.tokens;
+    t_scaled[k] = pair.tokens_scaled;
+  }
+  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
+  alignas(16) double win[lanes], threshold[lanes];  // the same keys, for broadcasting member i's
+  std::memcpy(win, w, sizeof w);
+  std::memcpy(threshold, h, sizeof h);
+  const lanes_f64 zero = {};
+  lanes_i64 score[K] = {};
+  if constexpr (!Tokens) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const lanes_f64 wi = zero + win[i];
+      const lanes_f64 hi = zero + threshold[i];
+      for (std::size_t k = 0; k < K; ++k) score[k] += (h[k] < wi) - (w[k] > hi);  // masks are -1: +1 where lane j beats i
+    }
+  } else {
+    alignas(16) double tokens[lanes], tokens_scaled[lanes];
+    std::memcpy(tokens, t, sizeof t);
+    std::memcpy(tokens_scaled, t_scaled, sizeof t_scaled);
+    for (std::size_t i = 0; i < n; ++i) {
+      const lanes_f64 wi = zero + win[i];
+      const lanes_f64 hi = zero + threshold[i];
+      const lanes_f64 ti = zero + tokens[i];
+      const lanes_f64 ti_scaled = zero + tokens_scaled[i];
+      for (std::size_t k = 0; k < K; ++k) {
+        const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;  // class or speed: lane j beats i, i beats j
+        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;  // fewer tokens win
+        score[k] += (beaten - beats) | (~(beats | beaten) & (token_beaten - token_beats));  // tokens only on a tie
+      }
+    }
+  }
+  std::memcpy(score_out, score, sizeof score);
+  return true;
+}
+
+template <std::size_t K>
+bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, std::int64_t* score_out) noexcept {
+  return encode.tokens_solved || encode.tokens_unsolved ? band_lane_scores<K, true>(group, n, encode, score_out)
+                                                        : band_lane_scores<K, false>(group, n, encode, score_out);
+}
+
+// One group of 2..2K members under an order with a speedup or token key and turn_weight = 1; false,
+// having written nothing, when it does not fit the bands.
+template <std::size_t K, class Real>
+bool band_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  alignas(16) std::int64_t score[2 * K];
+  if (!band_lane_scores<K>(group.data(), group.size(), encode, score)) return false;
+  write_lane_advantages(score, score, group.size(), encode, out);
+  return true;
+}
+
+// A group of exactly N members (4, 8 or 16), N known to the compiler, Tokens fixed for the batch, each
+// advantage read from a table (see class_group_of_size). False, having written nothing, when the
+// group does not fit the bands.
+template <std::size_t N, bool Tokens, class Real>
+bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
+  static_assert(N % 4 == 0 && N <= 16, "whole vectors");
+  static constexpr ScoreAdvantages<N> advantage{};
+  alignas(16) std::int64_t score[N];
+  if (!band_lane_scores<N / 2, Tokens>(group, N, encode, score)) return false;
+  for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[j])));
+  return true;
+}
+
 // Scores one group of 2..16 members in lanes; see the file comment.
 template <class Real>
 void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
@@ -241,8 +378,15 @@ void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& enc
     if (n <= 12) return class_lanes<3>(group, encode, out);
     return class_lanes<4>(group, encode, out);
   }
-  // With speedup or tokens, each pair once in scalar code beats all pairs in 2-lane vectors up to
-  // small_group_max (measured on bench_advantages' batch at G = 8: 16.8 against 17.8 ns per result).
+  // With speedup or tokens and every match worth 1, the banded keys when the group fits them.
+  if (!encode.turn_weighted) {
+    if (n <= 4 && band_lanes<2>(group, encode, out)) return;
+    if (n > 4 && n <= 8 && band_lanes<4>(group, encode, out)) return;
+    if (n > 8 && n <= 12 && band_lanes<6>(group, encode, out)) return;
+    if (n > 12 && band_lanes<8>(group, encode, out)) return;
+  }
+  // Otherwise each pair once in scalar code beats all pairs in 2-lane vectors up to small_group_max
+  // (measured on bench_advantages' batch at G = 8: 16.8 against 17.8 ns per result).
   if (n <= small_group_max) return small_group_advantages(group, encode, out);
   return key_lanes<8>(group, encode, out);
 }
