@@ -293,7 +293,7 @@ struct BandPair {
 // fit the bands. Tokens: whether the token key is on for some class (off, it would only tie).
 template <std::size_t K, bool Tokens>
 [[gnu::always_inline]] inline bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode,
-                                                    std::int64_t* score_out) noexcept {
+                                                    lanes_i64* score) noexcept {
   constexpr std::size_t lanes = 2 * K;
   // Members in pairs; an odd last member is paired with itself (the copy lands in a padding lane,
   // which no one reads). Lanes past that hold zeros: they are never an opponent (i < n below).
@@ -312,7 +312,7 @@ template <std::size_t K, bool Tokens>
   std::memcpy(win, w, sizeof w);
   std::memcpy(threshold, h, sizeof h);
   const lanes_f64 zero = {};
-  lanes_i64 score[K] = {};
+  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{};
   if constexpr (!Tokens) {
     for (std::size_t i = 0; i < n; ++i) {
       const lanes_f64 wi = zero + win[i];
@@ -335,23 +335,91 @@ template <std::size_t K, bool Tokens>
       }
     }
   }
-  std::memcpy(score_out, score, sizeof score);
   return true;
 }
 
+// The token order on a group of exactly N members, N known to the compiler: each pair once. Member i
+// meets only the lanes after it (from its own vector when i is even, whose lane i is i itself and
+// ties; from the next when i is odd, the lane before having met it already); the lanes' results
+// add to their scores as above, and their sum, negated, to i's. Half the vector steps of the square
+// pass: the token key's match costs ten vector operations where the class and speed alone cost
+// four, so halving the steps pays there. Writes the K score vectors.
+template <std::size_t N>
+[[gnu::always_inline]] inline bool band_token_triangle(const Outcome* group, const KeyEncoder& encode,
+                                                       lanes_i64* score) noexcept {
+  constexpr std::size_t K = N / 2;
+  lanes_f64 w[K], h[K], t[K], t_scaled[K];
+  lanes_i64 misfit = {};
+  for (std::size_t k = 0; k < K; ++k) {
+    const BandPair pair = band_pair(group[2 * k], group[2 * k + 1], encode, misfit);
+    w[k] = pair.win;
+    h[k] = pair.threshold;
+    t[k] = pair.tokens;
+    t_scaled[k] = pair.tokens_scaled;
+  }
+  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
+  alignas(16) double win[N], threshold[N], tokens[N], tokens_scaled[N];
+  std::memcpy(win, w, sizeof w);
+  std::memcpy(threshold, h, sizeof h);
+  std::memcpy(tokens, t, sizeof t);
+  std::memcpy(tokens_scaled, t_scaled, sizeof t_scaled);
+  const lanes_f64 zero = {};
+  lanes_i64 against[N];  // against[i]: lane sums of the results of i's matches (+1 where the lane won)
+  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{};
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < N; ++i) {
+    const lanes_f64 wi = zero + win[i];
+    const lanes_f64 hi = zero + threshold[i];
+    const lanes_f64 ti = zero + tokens[i];
+    const lanes_f64 ti_scaled = zero + tokens_scaled[i];
+    lanes_i64 against_i = {};
+#pragma GCC unroll 8
+    for (std::size_t k = (i + 1) / 2; k < K; ++k) {
+      const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;
+      const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
+      const lanes_i64 result = (beaten - beats) | (~(beats | beaten) & (token_beaten - token_beats));
+      score[k] += result;
+      against_i += result;
+    }
+    against[i] = against_i;
+  }
+  // Member i loses what its opponents won: subtract the horizontal sums, two members per vector
+  // (lane 0 of {a_i[0] + a_i[1], a_i+1[0] + a_i+1[1]} is i's), without leaving the vector registers.
+  for (std::size_t k = 0; k < K; ++k) {
+    const lanes_i64 a = against[2 * k];
+    const lanes_i64 b = against[2 * k + 1];
+    score[k] -= __builtin_shufflevector(a, b, 0, 2) + __builtin_shufflevector(a, b, 1, 3);
+  }
+  return true;
+}
+
+// score / (N - 1) for K vectors of scores, in lanes: the same correctly rounded division as
+// write_lane_advantages, two members at a time.
+template <std::size_t K, class Real>
+[[gnu::always_inline]] inline void write_score_vectors(const lanes_i64* score, std::size_t n, Real* out) noexcept {
+  const lanes_f64 opponents = lanes_f64{} + static_cast<double>(n - 1);
+  for (std::size_t k = 0; k < K; ++k) {
+    const lanes_f64 advantage = lanes_f64{static_cast<double>(score[k][0]), static_cast<double>(score[k][1])} / opponents;
+    out[2 * k] = static_cast<Real>(advantage[0]);
+    out[2 * k + 1] = static_cast<Real>(advantage[1]);
+  }
+}
+
 template <std::size_t K>
-bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, std::int64_t* score_out) noexcept {
-  return encode.tokens_solved || encode.tokens_unsolved ? band_lane_scores<K, true>(group, n, encode, score_out)
-                                                        : band_lane_scores<K, false>(group, n, encode, score_out);
+bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, lanes_i64* score) noexcept {
+  return encode.tokens_solved || encode.tokens_unsolved ? band_lane_scores<K, true>(group, n, encode, score)
+                                                        : band_lane_scores<K, false>(group, n, encode, score);
 }
 
 // One group of 2..2K members under an order with a speedup or token key and turn_weight = 1; false,
 // having written nothing, when it does not fit the bands.
 template <std::size_t K, class Real>
 bool band_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
-  alignas(16) std::int64_t score[2 * K];
+  lanes_i64 score[K];
   if (!band_lane_scores<K>(group.data(), group.size(), encode, score)) return false;
-  write_lane_advantages(score, score, group.size(), encode, out);
+  alignas(16) std::int64_t scores[2 * K];
+  std::memcpy(scores, score, sizeof score);
+  write_lane_advantages(scores, scores, group.size(), encode, out);
   return true;
 }
 
@@ -361,10 +429,13 @@ bool band_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::s
 template <std::size_t N, bool Tokens, class Real>
 bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
   static_assert(N % 4 == 0 && N <= 16, "whole vectors");
-  static constexpr ScoreAdvantages<N> advantage{};
-  alignas(16) std::int64_t score[N];
-  if (!band_lane_scores<N / 2, Tokens>(group, N, encode, score)) return false;
-  for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[j])));
+  lanes_i64 score[N / 2];
+  if constexpr (Tokens) {
+    if (!band_token_triangle<N>(group, encode, score)) return false;
+  } else {
+    if (!band_lane_scores<N / 2, false>(group, N, encode, score)) return false;
+  }
+  write_score_vectors<N / 2>(score, N, out);
   return true;
 }
 
