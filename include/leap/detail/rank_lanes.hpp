@@ -344,8 +344,8 @@ template <std::size_t K, bool Tokens>
 // add to their scores as above, and their sum, negated, to i's. Half the vector steps of the square
 // pass: the token key's match costs ten vector operations where the class and speed alone cost
 // four, so halving the steps pays there. Writes the K score vectors.
-template <std::size_t N>
-[[gnu::always_inline]] inline bool band_token_triangle(const Outcome* group, const KeyEncoder& encode,
+template <std::size_t N, bool Tokens>
+[[gnu::always_inline]] inline bool band_triangle(const Outcome* group, const KeyEncoder& encode,
                                                        lanes_i64* score) noexcept {
   constexpr std::size_t K = N / 2;
   lanes_f64 w[K], h[K], t[K], t_scaled[K];
@@ -376,8 +376,11 @@ template <std::size_t N>
 #pragma GCC unroll 8
     for (std::size_t k = (i + 1) / 2; k < K; ++k) {
       const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;
-      const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
-      const lanes_i64 result = (beaten - beats) | (~(beats | beaten) & (token_beaten - token_beats));
+      lanes_i64 result = beaten - beats;
+      if constexpr (Tokens) {
+        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
+        result |= ~(beats | beaten) & (token_beaten - token_beats);
+      }
       score[k] += result;
       against_i += result;
     }
@@ -430,11 +433,7 @@ template <std::size_t N, bool Tokens, class Real>
 bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
   static_assert(N % 4 == 0 && N <= 16, "whole vectors");
   lanes_i64 score[N / 2];
-  if constexpr (Tokens) {
-    if (!band_token_triangle<N>(group, encode, score)) return false;
-  } else {
-    if (!band_lane_scores<N / 2, false>(group, N, encode, score)) return false;
-  }
+  if (!band_triangle<N, Tokens>(group, encode, score)) return false;
   write_score_vectors<N / 2>(score, N, out);
   return true;
 }
