@@ -128,7 +128,7 @@ struct KeyEncoder {
   // The banded keys' table (detail/rank_lanes.hpp), by band_index: the power of two that places the
   // outcome's class in its band (NaN: a solved turn past band_max_turn under by_turn, which the bands
   // cannot hold), and whether the speedup and token keys apply to that class (all ones or zero).
-  static constexpr std::size_t band_entries = 40;  // solved: min(turn, 31); unsolved: 32 + verdict
+  static constexpr std::size_t band_entries = 38;  // solved: min(turn, 31); unsolved: 32 + min(verdict, 5)
   static constexpr int band_max_turn = 27;          // under by_turn, turns 1..27 take class indices 30..4
   double band_scale[band_entries];
   std::uint64_t band_speedup_on[band_entries];
@@ -137,7 +137,7 @@ struct KeyEncoder {
   static std::size_t band_index(const Outcome& o) noexcept {
     const auto turn = static_cast<std::uint32_t>(o.solved_turn);  // >= 0, validated by every caller
     const std::uint32_t solved = turn != 0 ? ~0u : 0u;
-    const std::uint32_t unsolved_index = 32u + (static_cast<std::uint32_t>(o.best_verdict) & 7u);
+    const std::uint32_t unsolved_index = 32u + std::min(static_cast<std::uint32_t>(o.best_verdict), 5u);  // see severity
     return (std::min(turn, 31u) & solved) | (unsolved_index & ~solved);
   }
 
@@ -164,8 +164,10 @@ struct KeyEncoder {
  public:
 
   static double severity(Verdict verdict) noexcept {
-    static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank
-    return rank[static_cast<unsigned>(verdict) & 7u];
+    // By the enum's value, see failure_severity_rank; any value past the enum reads as the last entry,
+    // 0, as failure_severity_rank's fall-through gives it (a mask would wrap 9 to 1).
+    static constexpr double rank[6] = {0, 1, 1, 2, 3, 0};
+    return rank[std::min(static_cast<unsigned>(verdict), 5u)];
   }
   // condition ? a : b, as a bit blend.
   static double select(bool condition, double a, double b) noexcept {
