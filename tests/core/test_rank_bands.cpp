@@ -26,13 +26,13 @@ constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 // What the bands claim to hold, stated independently of the kernel: every solved turn at most 27
-// when the turn counts, every known speedup s with 2^-30 <= s and (1 + tol) * s < 2^30.
+// when the turn counts, every known speedup s with 2^-30 <= s and (1 + tol) * s <= 2^30.
 bool fits_bands(const std::vector<Outcome>& group, const KernelOrder& order) {
   for (const Outcome& o : group) {
     if (o.solved_turn <= 0) continue;
     if (order.by_turn && o.solved_turn > 27) return false;
     const bool known = order.speedup_tolerance >= 0.0 && o.speedup > 0.0;
-    if (known && !(o.speedup >= 0x1p-30 && (1.0 + order.speedup_tolerance) * o.speedup < 0x1p30)) return false;
+    if (known && !(o.speedup >= 0x1p-30 && (1.0 + order.speedup_tolerance) * o.speedup <= 0x1p30)) return false;
   }
   return true;
 }
@@ -57,12 +57,13 @@ double edge_speedup(std::mt19937_64& rng, double tolerance) {
                          0x1p30 / (1.0 + tolerance),
                          std::nextafter(0x1p30 / (1.0 + tolerance), infinity),
                          std::nextafter(0x1p30, 0.0),
+                         0x1p30,
                          1e-300,
                          1e300,
                          std::numeric_limits<double>::denorm_min()};
   const int pick = std::uniform_int_distribution<int>(0, 29)(rng);
   if (pick < 5) return pool[pick];  // the band edges, most often
-  if (pick < 18) return pool[std::uniform_int_distribution<int>(0, 17)(rng)];
+  if (pick < 18) return pool[std::uniform_int_distribution<int>(0, 18)(rng)];
   return std::exp(std::uniform_real_distribution<double>(-1.0, 1.0)(rng));
 }
 

@@ -127,12 +127,13 @@ struct KeyEncoder {
 
   // The banded keys' table (detail/rank_lanes.hpp), by band_index: the power of two that places the
   // outcome's class in its band (NaN: a solved turn past band_max_turn under by_turn, which the bands
-  // cannot hold), and whether the speedup and token keys apply to that class (all ones or zero).
+  // cannot hold), and whether the speedup and token keys apply to that class (0 or NaN, added to the
+  // value: adding 0 is exact, adding NaN makes it unknown, one vector add where a mask blend is three).
   static constexpr std::size_t band_entries = 38;  // solved: min(turn, 31); unsolved: 32 + min(verdict, 5)
   static constexpr int band_max_turn = 27;          // under by_turn, turns 1..27 take class indices 30..4
   double band_scale[band_entries];
-  std::uint64_t band_speedup_on[band_entries];
-  std::uint64_t band_tokens_on[band_entries];
+  double band_speedup_off[band_entries];  // 0 where the speedup key applies, NaN (added: unknown) where not
+  double band_tokens_off[band_entries];   // likewise for the token key
 
   static std::size_t band_index(const Outcome& o) noexcept {
     const auto turn = static_cast<std::uint32_t>(o.solved_turn);  // >= 0, validated by every caller
@@ -156,8 +157,9 @@ struct KeyEncoder {
       }
       const bool fits = !solved || by_turn == 0.0 || static_cast<int>(index) <= band_max_turn;
       band_scale[index] = fits ? scale_of(band) : std::numeric_limits<double>::quiet_NaN();
-      band_speedup_on[index] = solved && speedup_on ? ~std::uint64_t{0} : 0;
-      band_tokens_on[index] = (solved ? tokens_solved : tokens_unsolved) ? ~std::uint64_t{0} : 0;
+      const double off = std::numeric_limits<double>::quiet_NaN();
+      band_speedup_off[index] = solved && speedup_on ? 0.0 : off;
+      band_tokens_off[index] = (solved ? tokens_solved : tokens_unsolved) ? 0.0 : off;
     }
   }
 

@@ -239,12 +239,12 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // or, within one class, on the speedup band" is exactly W_i > H_j. Each class owns a band of
 // exponents: the class's index b (0..30, higher beats lower) scales by 2^(64 b - 960), an exact
 // power of two. A known speedup s (solved, key on, s > 0) gives W = s * 2^(..) and H = ((1 + tol) * s)
-// * 2^(..), the very product compare() forms, scaled; an unknown one gives W = 2^-31 * 2^(..), below
-// every threshold of its class, and H = 2^31 * 2^(..), above every win key of its class, so it ties
-// on speed with the whole class. Since known s and (1 + tol) * s lie in [2^-30, 2^30) (checked), the
-// bands do not overlap: the lowest win key of band b + 1 exceeds the highest threshold of band b by
-// 2^2, so a better class always wins, and inside a class the scaling cancels (multiplying by a power
-// of two is exact away from overflow and subnormals: every key lies in [2^-991, 2^991]).
+// * 2^(..), the very product compare() forms, scaled; an unknown one gives W = 2^-30 * 2^(..), not
+// above any threshold of its class, and H = 2^30 * 2^(..), not below any win key of its class, so it
+// ties on speed with the whole class. Since known s and (1 + tol) * s lie in [2^-30, 2^30] (checked),
+// the bands do not overlap: the lowest win key of band b + 1 exceeds the highest threshold of band b
+// by 2^4, so a better class always wins, and inside a class the scaling cancels (multiplying by a
+// power of two is exact away from overflow and subnormals: every key lies in [2^-990, 2^990]).
 // Class indices: an unsolved member takes its severity rank (0..3; 0 without by_severity), a solved
 // one 4 without by_turn, else 31 - solved_turn for turns 1..27. A group with a later solved turn or a
 // known speedup outside the range does not fit, and takes the kernels above (band_fits is false).
@@ -254,8 +254,8 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
 // tol) * s, 2^-31 < 2^31), so padding and the diagonal add nothing.
 
-inline constexpr double band_speed_low = 0x1p-30;  // a known speedup must be >= this
-inline constexpr double band_speed_high = 0x1p30;  // and its threshold (1 + tol) * s below this
+inline constexpr double band_speed_low = 0x1p-30;   // a known speedup must be >= this
+inline constexpr double band_speed_high = 0x1p30;   // and its threshold (1 + tol) * s <= this
 
 // The banded keys of members a and b, one per lane, as four vectors (win key, threshold, tokens,
 // tokens scaled); `misfit` gets all ones in a lane whose member does not fit the bands. Two members
@@ -269,23 +269,23 @@ struct BandPair {
   const std::size_t ia = KeyEncoder::band_index(a);
   const std::size_t ib = KeyEncoder::band_index(b);
   const lanes_f64 zero = {};
-  const lanes_f64 speedup = {a.speedup, b.speedup};
   const lanes_f64 scale = {encode.band_scale[ia], encode.band_scale[ib]};
-  const lanes_i64 speedup_on = {static_cast<std::int64_t>(encode.band_speedup_on[ia]),
-                                static_cast<std::int64_t>(encode.band_speedup_on[ib])};
-  const lanes_i64 tokens_on = {static_cast<std::int64_t>(encode.band_tokens_on[ia]),
-                               static_cast<std::int64_t>(encode.band_tokens_on[ib])};
+  // NaN where the key does not apply to the class; then NaN, 0 or negative all mean unknown.
+  const lanes_f64 speedup = lanes_f64{a.speedup, b.speedup} + lanes_f64{encode.band_speedup_off[ia], encode.band_speedup_off[ib]};
   const lanes_f64 threshold = encode.speedup_factor * speedup;  // compare()'s (1 + tol) * s
-  const lanes_i64 known = speedup_on & (speedup > zero);         // NaN, 0 or negative: unknown
-  const lanes_i64 in_range = (speedup >= zero + band_speed_low) & (threshold < zero + band_speed_high);
-  misfit |= (known & ~in_range) | (scale != scale);
+  const lanes_i64 known = speedup > zero;
   const auto blend = [](lanes_i64 mask, lanes_f64 yes, lanes_f64 no) {
     return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) | (reinterpret_cast<lanes_i64>(no) & ~mask));
   };
-  const lanes_f64 tokens = blend(tokens_on, lanes_f64{static_cast<double>(a.tokens), static_cast<double>(b.tokens)},
-                                 zero + std::numeric_limits<double>::quiet_NaN());
-  return {blend(known, speedup, zero + 0x1p-31) * scale, blend(known, threshold, zero + 0x1p31) * scale, tokens,
-          encode.token_factor * tokens};
+  // Unknown: the bottom and top of the range, which tie with every known speedup of the class (a
+  // known s >= 2^-30 is not below 2^-30, a known s <= (1 + tol) s <= 2^30 not above 2^30) and with
+  // each other. Out of range, a known speedup shows by leaving [2^-30, 2^30]: one check for both.
+  const lanes_f64 win = blend(known, speedup, zero + band_speed_low);
+  const lanes_f64 high = blend(known, threshold, zero + band_speed_high);
+  misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
+  const lanes_f64 tokens = lanes_f64{static_cast<double>(a.tokens), static_cast<double>(b.tokens)} +
+                           lanes_f64{encode.band_tokens_off[ia], encode.band_tokens_off[ib]};
+  return {win * scale, high * scale, tokens, encode.token_factor * tokens};
 }
 
 // The banded pass over the first n <= 2K members: writes each lane's score (wins - losses, every
