@@ -12,9 +12,13 @@
 //   class-only KernelOrder, a batch whose groups  the same lanes in a loop compiled for that size, each
 //   have 4, 8 or 16 members                       advantage read from a table (other sizes in the batch
 //                                                 take the rows below)
-//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (with a
-//                                                 speedup or token key, G <= 12: each pair once;
-//                                                 detail/rank_lanes.hpp; scalar up to 12 without
+//   speedup or token key, every match worth 1,   banded keys in the same kind of loop: class and
+//   a batch whose groups have 4, 8 or 16 members  speedup band as one double compare, each pair once
+//                                                 (a group the bands cannot hold takes the rows below)
+//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (banded
+//                                                 keys where they hold and every match is worth 1;
+//                                                 else with a speedup or token key, G <= 12: each pair
+//                                                 once; detail/rank_lanes.hpp; scalar up to 12 without
 //                                                 GCC/Clang vector extensions)
 //   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for

@@ -8,6 +8,8 @@
 //   tokens   NaN where the token key does not apply to this outcome's class
 // and a match is: the class if it differs, else the speedup band, else the token band, each written
 // with exactly the expressions of KernelOrder::compare so the results agree bit for bit.
+// KeyEncoder also holds the table of the banded keys, which fold the class and the speedup band into
+// one double per side for groups of up to 16 (detail/rank_lanes.hpp, where they are described).
 //
 // pairwise: every pair once over the keys, O(G^2). Used below pairwise_crossover.
 // sorted:   O(G log G), exact even where tolerance bands make ties non-transitive:

@@ -10,18 +10,27 @@
 // Written with the vector lanes of simd_lanes.hpp. Other compilers use the scalar
 // small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
 //
-// Two kernels:
+// Three kernels:
 //   class_lanes   orders with neither speedup nor token key (KernelOrder{}, LEAP as published):
 //                 the match is decided by the class alone, held as a 32-bit integer (class32 below)
-//   key_lanes     the speedup and token keys too, in double lanes with the very products compare()
-//                 forms, so results agree with it bit for bit; used for 12 < G <= 16 (below, the
-//                 scalar pass that plays each pair once is faster)
-// class_group_of_size runs class_lanes' pass for a group of exactly 4, 8 or 16 members, the size
-// known to the compiler, and reads each advantage from a table instead of dividing: the loop of a
-// trainer's batch, whose groups have one size (rank_advantage.hpp picks it).
-// Both also count T_j, the part of the score the turn decided (matches between members solved at
-// different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) / (G - 1) as in
-// weighted_advantage.
+//   band_lanes    a speedup or token key with every match worth 1 (with_speedup, with_speedup_and_
+//                 tokens): the class and the speedup band folded into one double per side by
+//                 power-of-two scaling ("banded keys" below), so a match is two double compares, and
+//                 the token key's two more where those tie. Exact: the scaling is exact and the
+//                 compares are compare()'s own products. Groups the bands cannot hold (a solved turn
+//                 past 27, a known speedup outside [2^-30, 2^30]) are refused, and take:
+//   key_lanes     the speedup and token keys as they are, in double lanes with the very products
+//                 compare() forms, so results agree with it bit for bit; used for 12 < G <= 16 with
+//                 turn_weight < 1 or a group that does not fit the bands (below, the scalar pass
+//                 that plays each pair once is faster)
+// class_group_of_size and band_group_of_size run those passes for a group of exactly 4, 8 or 16
+// members, the size known to the compiler: the loop of a trainer's batch, whose groups have one size
+// (rank_advantage.hpp picks it). The class kernel reads each advantage from a table; the banded one
+// plays each pair once (a triangle of vector steps) and divides in lanes.
+// class_lanes and key_lanes also count T_j, the part of the score the turn decided (matches between
+// members solved at different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) /
+// (G - 1) as in weighted_advantage. The banded keys do not, so turn-weighted orders with a speedup
+// or token key take key_lanes or the scalar pass.
 #pragma once
 
 #include <algorithm>
@@ -246,13 +255,14 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // by 2^4, so a better class always wins, and inside a class the scaling cancels (multiplying by a
 // power of two is exact away from overflow and subnormals: every key lies in [2^-990, 2^990]).
 // Class indices: an unsolved member takes its severity rank (0..3; 0 without by_severity), a solved
-// one 4 without by_turn, else 31 - solved_turn for turns 1..27. A group with a later solved turn or a
-// known speedup outside the range does not fit, and takes the kernels above (band_fits is false).
+// one 4 without by_turn, else 31 - solved_turn for turns 1..27 (KeyEncoder's band table). A group
+// with a later solved turn or a known speedup outside the range does not fit: the banded kernels
+// return false without writing, and the caller takes the kernels that compare keys as they are.
 //
 // Then score_j = #{i : W_j > H_i} - #{i : W_i > H_j}: two compares per member pair, the same work as
 // the class-only kernel in double lanes. The token key, when on, decides the pairs where neither
 // compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
-// tol) * s, 2^-31 < 2^31), so padding and the diagonal add nothing.
+// tol) * s, 2^-30 < 2^30), so padding and the diagonal add nothing.
 
 inline constexpr double band_speed_low = 0x1p-30;   // a known speedup must be >= this
 inline constexpr double band_speed_high = 0x1p30;   // and its threshold (1 + tol) * s <= this
