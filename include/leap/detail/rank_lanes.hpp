@@ -25,8 +25,8 @@
 //                 that plays each pair once is faster)
 // class_group_of_size and band_group_of_size run those passes for a group of exactly 4, 8 or 16
 // members, the size known to the compiler: the loop of a trainer's batch, whose groups have one size
-// (rank_advantage.hpp picks it). The class kernel reads each advantage from a table; the banded one
-// plays each pair once (a triangle of vector steps) and divides in lanes.
+// (rank_advantage.hpp picks it). Both read each advantage from a table of score / (G - 1); the banded
+// one plays each pair once (a triangle of vector steps).
 // class_lanes and key_lanes also count T_j, the part of the score the turn decided (matches between
 // members solved at different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) /
 // (G - 1) as in weighted_advantage. The banded keys do not, so turn-weighted orders with a speedup
@@ -406,15 +406,14 @@ template <std::size_t N, bool Tokens>
   return true;
 }
 
-// score / (N - 1) for K vectors of scores, in lanes: the same correctly rounded division as
-// write_lane_advantages, two members at a time.
-template <std::size_t K, class Real>
-[[gnu::always_inline]] inline void write_score_vectors(const lanes_i64* score, std::size_t n, Real* out) noexcept {
-  const lanes_f64 opponents = lanes_f64{} + static_cast<double>(n - 1);
-  for (std::size_t k = 0; k < K; ++k) {
-    const lanes_f64 advantage = lanes_f64{static_cast<double>(score[k][0]), static_cast<double>(score[k][1])} / opponents;
-    out[2 * k] = static_cast<Real>(advantage[0]);
-    out[2 * k + 1] = static_cast<Real>(advantage[1]);
+// score / (N - 1) for the N / 2 vectors of scores of a group of N, read from ScoreAdvantages' table
+// (the same bits as dividing: a division per pair of members costs more than the loads).
+template <std::size_t N, class Real>
+[[gnu::always_inline]] inline void write_score_vectors(const lanes_i64* score, Real* out) noexcept {
+  static constexpr ScoreAdvantages<N> advantage{};
+  for (std::size_t k = 0; k < N / 2; ++k) {
+    out[2 * k] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][0])));
+    out[2 * k + 1] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][1])));
   }
 }
 
@@ -444,7 +443,7 @@ bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* ou
   static_assert(N % 4 == 0 && N <= 16, "whole vectors");
   lanes_i64 score[N / 2];
   if (!band_triangle<N, Tokens>(group, encode, score)) return false;
-  write_score_vectors<N / 2>(score, N, out);
+  write_score_vectors<N>(score, out);
   return true;
 }
 
