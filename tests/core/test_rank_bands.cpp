@@ -134,6 +134,7 @@ TEST_CASE("a band edge: within (1 + tol) ties, one ulp past it wins, in every ke
   }
 }
 
+#if LEAP_DETAIL_SIMD_LANES
 TEST_CASE("banded lanes == oracle on groups full of band edges, G = 2..16", "[rank][property][bands]") {
   std::mt19937_64 rng(20261201);
   std::size_t fitted = 0;
@@ -165,7 +166,6 @@ TEST_CASE("banded lanes == oracle on groups full of band edges, G = 2..16", "[ra
   REQUIRE(fitted < rounds);      // and the fallback was taken too
 }
 
-#if LEAP_DETAIL_SIMD_LANES
 TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, both token settings",
           "[rank][property][bands]") {
   std::mt19937_64 rng(99);
