@@ -373,6 +373,9 @@ void trainer_rank_turn_weighted(benchmark::State& state, Residency residency) {
   order.turn_weight = 0.5;
   trainer_rank(state, residency, order);
 }
+void trainer_rank_speedup(benchmark::State& state, Residency residency) {
+  trainer_rank(state, residency, leap::KernelOrder::with_speedup(0.05));
+}
 void trainer_rank_speedup_tokens(benchmark::State& state, Residency residency) {
   trainer_rank(state, residency, leap::KernelOrder::with_speedup_and_tokens());
 }
@@ -398,6 +401,7 @@ void register_trainer_family(std::int64_t rows, std::int64_t iterations) {
       {"stream_rewards", trainer_stream_rewards},
       {"rank_published", trainer_rank_published},
       {"rank_turn_weighted", trainer_rank_turn_weighted},
+      {"rank_speedup", trainer_rank_speedup},
       {"rank_speedup_tokens", trainer_rank_speedup_tokens},
       {"grpo", trainer_baseline<true>},
       {"rloo", trainer_baseline<false>},

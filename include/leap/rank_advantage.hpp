@@ -12,9 +12,13 @@
 //   class-only KernelOrder, a batch whose groups  the same lanes in a loop compiled for that size, each
 //   have 4, 8 or 16 members                       advantage read from a table (other sizes in the batch
 //                                                 take the rows below)
-//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (with a
-//                                                 speedup or token key, G <= 12: each pair once;
-//                                                 detail/rank_lanes.hpp; scalar up to 12 without
+//   speedup or token key, every match worth 1,   banded keys in the same kind of loop: class and
+//   a batch whose groups have 4, 8 or 16 members  speedup band as one double compare, each pair once
+//                                                 (a group the bands cannot hold takes the rows below)
+//   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (banded
+//                                                 keys where they hold and every match is worth 1;
+//                                                 else with a speedup or token key, G <= 12: each pair
+//                                                 once; detail/rank_lanes.hpp; scalar up to 12 without
 //                                                 GCC/Clang vector extensions)
 //   KernelOrder, G < detail::pairwise_crossover   each pair once, O(G^2), vectorised
 //   KernelOrder, larger G                         sorting and counting, O(G log G), exact also for
@@ -130,6 +134,34 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
     default: return false;
   }
 }
+
+// An order with a speedup or token key and every match worth 1 (with_speedup, with_speedup_and_tokens)
+// on a batch whose first group has 4, 8 or 16 members: the banded lanes (rank_lanes.hpp) in a loop
+// compiled for that size and for whether the token key is on, each advantage read from a table. A
+// group that does not fit the bands, or has another size, takes group_advantages. Returns false,
+// having done nothing, for any other first size.
+template <class Real>
+bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
+                             std::span<Real> out, const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
+  const auto groups_of = [&]<std::size_t N, bool Tokens>() {
+    for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
+      if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
+        group_advantages(group, order, rank, group_out);
+      }
+    });
+    return true;
+  };
+  const auto sized = [&]<bool Tokens>() {
+    switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
+      case 4: return groups_of.template operator()<4, Tokens>();
+      case 8: return groups_of.template operator()<8, Tokens>();
+      case 16: return groups_of.template operator()<16, Tokens>();
+      default: return false;
+    }
+  };
+  return rank.encoder.tokens_solved || rank.encoder.tokens_unsolved ? sized.template operator()<true>()
+                                                                    : sized.template operator()<false>();
+}
 #endif
 
 template <class Real, class Order>
@@ -150,6 +182,10 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
     rank.encoder = KeyEncoder(order);
 #if LEAP_DETAIL_SIMD_LANES
     if (rank.encoder.class_only && class_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) {
+      return;
+    }
+    if (!rank.encoder.class_only && !rank.encoder.turn_weighted &&
+        band_groups_of_one_size(results, group_ids, out, order, rank, access.batch())) {
       return;
     }
 #endif

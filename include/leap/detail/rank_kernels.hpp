@@ -8,6 +8,8 @@
 //   tokens   NaN where the token key does not apply to this outcome's class
 // and a match is: the class if it differs, else the speedup band, else the token band, each written
 // with exactly the expressions of KernelOrder::compare so the results agree bit for bit.
+// KeyEncoder also holds the table of the banded keys, which fold the class and the speedup band into
+// one double per side for groups of up to 16 (detail/rank_lanes.hpp, where they are described).
 //
 // pairwise: every pair once over the keys, O(G^2). Used below pairwise_crossover.
 // sorted:   O(G log G), exact even where tolerance bands make ties non-transitive:
@@ -121,11 +123,55 @@ struct KeyEncoder {
         token_factor(1.0 + order.token_tolerance),
         turn_weighted(order.turn_weighted()),
         turn_weight(order.turn_weight),
-        class_only(!order.speedup_key_on() && !(order.token_tolerance >= 0.0)) {}
+        class_only(!order.speedup_key_on() && !(order.token_tolerance >= 0.0)) {
+    build_band_table();
+  }
+
+  // The banded keys' table (detail/rank_lanes.hpp), by band_index: the power of two that places the
+  // outcome's class in its band (NaN: a solved turn past band_max_turn under by_turn, which the bands
+  // cannot hold), and whether the speedup and token keys apply to that class (0 or NaN, added to the
+  // value: adding 0 is exact, adding NaN makes it unknown, one vector add where a mask blend is three).
+  static constexpr std::size_t band_entries = 38;  // solved: min(turn, 31); unsolved: 32 + min(verdict, 5)
+  static constexpr int band_max_turn = 27;          // under by_turn, turns 1..27 take class indices 30..4
+  double band_scale[band_entries];
+  double band_speedup_off[band_entries];  // 0 where the speedup key applies, NaN (added: unknown) where not
+  double band_tokens_off[band_entries];   // likewise for the token key
+
+  static std::size_t band_index(const Outcome& o) noexcept {
+    const auto turn = static_cast<std::uint32_t>(o.solved_turn);  // >= 0, validated by every caller
+    const std::uint32_t solved = turn != 0 ? ~0u : 0u;
+    const std::uint32_t unsolved_index = 32u + std::min(static_cast<std::uint32_t>(o.best_verdict), 5u);  // see severity
+    return (std::min(turn, 31u) & solved) | (unsolved_index & ~solved);
+  }
+
+ private:
+  void build_band_table() noexcept {
+    const auto scale_of = [](int band) {  // 2^(64 band - 960): class index 0..30 -> 2^-960 .. 2^960
+      return std::bit_cast<double>(static_cast<std::uint64_t>(64 * band + 63) << 52);
+    };
+    for (std::size_t index = 0; index < band_entries; ++index) {
+      const bool solved = index >= 1 && index < 32;
+      int band = 0;
+      if (solved) {
+        band = by_turn != 0.0 ? 31 - static_cast<int>(index) : 4;
+      } else if (index >= 32) {
+        band = static_cast<int>(by_severity * severity(static_cast<Verdict>(index - 32)));
+      }
+      const bool fits = !solved || by_turn == 0.0 || static_cast<int>(index) <= band_max_turn;
+      band_scale[index] = fits ? scale_of(band) : std::numeric_limits<double>::quiet_NaN();
+      const double off = std::numeric_limits<double>::quiet_NaN();
+      band_speedup_off[index] = solved && speedup_on ? 0.0 : off;
+      band_tokens_off[index] = (solved ? tokens_solved : tokens_unsolved) ? 0.0 : off;
+    }
+  }
+
+ public:
 
   static double severity(Verdict verdict) noexcept {
-    static constexpr double rank[8] = {0, 1, 1, 2, 3, 0, 0, 0};  // by the enum's value, see failure_severity_rank
-    return rank[static_cast<unsigned>(verdict) & 7u];
+    // By the enum's value, see failure_severity_rank; any value past the enum reads as the last entry,
+    // 0, as failure_severity_rank's fall-through gives it (a mask would wrap 9 to 1).
+    static constexpr double rank[6] = {0, 1, 1, 2, 3, 0};
+    return rank[std::min(static_cast<unsigned>(verdict), 5u)];
   }
   // condition ? a : b, as a bit blend.
   static double select(bool condition, double a, double b) noexcept {

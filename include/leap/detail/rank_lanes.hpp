@@ -10,20 +10,31 @@
 // Written with the vector lanes of simd_lanes.hpp. Other compilers use the scalar
 // small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
 //
-// Two kernels:
+// Three kernels:
 //   class_lanes   orders with neither speedup nor token key (KernelOrder{}, LEAP as published):
 //                 the match is decided by the class alone, held as a 32-bit integer (class32 below)
-//   key_lanes     the speedup and token keys too, in double lanes with the very products compare()
-//                 forms, so results agree with it bit for bit; used for 12 < G <= 16 (below, the
-//                 scalar pass that plays each pair once is faster)
-// class_group_of_size runs class_lanes' pass for a group of exactly 4, 8 or 16 members, the size
-// known to the compiler, and reads each advantage from a table instead of dividing: the loop of a
-// trainer's batch, whose groups have one size (rank_advantage.hpp picks it).
-// Both also count T_j, the part of the score the turn decided (matches between members solved at
-// different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) / (G - 1) as in
-// weighted_advantage.
+//   band_lanes    a speedup or token key with every match worth 1 (with_speedup, with_speedup_and_
+//                 tokens): the class and the speedup band folded into one double per side by
+//                 power-of-two scaling ("banded keys" below), so a match is two double compares, and
+//                 the token key's two more where those tie. Exact: the scaling is exact and the
+//                 compares are compare()'s own products. Groups the bands cannot hold (a solved turn
+//                 past 27, a known speedup outside [2^-30, 2^30]) are refused, and take:
+//   key_lanes     the speedup and token keys as they are, in double lanes with the very products
+//                 compare() forms, so results agree with it bit for bit; used for 12 < G <= 16 with
+//                 turn_weight < 1 or a group that does not fit the bands (below, the scalar pass
+//                 that plays each pair once is faster)
+// class_group_of_size and band_group_of_size run those passes for a group of exactly 4, 8 or 16
+// members, the size known to the compiler: the loop of a trainer's batch, whose groups have one size
+// (rank_advantage.hpp picks it). Both read each advantage from a table of score / (G - 1); the banded
+// one plays each pair once (a triangle of vector steps).
+// class_lanes and key_lanes also count T_j, the part of the score the turn decided (matches between
+// members solved at different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) /
+// (G - 1) as in weighted_advantage. The banded keys do not, so turn-weighted orders with a speedup
+// or token key take key_lanes or the scalar pass.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -231,6 +242,211 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
   write_lane_advantages(score_out, turn_out, n, encode, out);
 }
 
+// ---- Banded keys: the class and the speedup band in one double compare ---------------------------
+//
+// A member i gets two doubles, a win key W_i and a threshold H_i, such that "i beats j on the class
+// or, within one class, on the speedup band" is exactly W_i > H_j. Each class owns a band of
+// exponents: the class's index b (0..30, higher beats lower) scales by 2^(64 b - 960), an exact
+// power of two. A known speedup s (solved, key on, s > 0) gives W = s * 2^(..) and H = ((1 + tol) * s)
+// * 2^(..), the very product compare() forms, scaled; an unknown one gives W = 2^-30 * 2^(..), not
+// above any threshold of its class, and H = 2^30 * 2^(..), not below any win key of its class, so it
+// ties on speed with the whole class. Since known s and (1 + tol) * s lie in [2^-30, 2^30] (checked),
+// the bands do not overlap: the lowest win key of band b + 1 exceeds the highest threshold of band b
+// by 2^4, so a better class always wins, and inside a class the scaling cancels (multiplying by a
+// power of two is exact away from overflow and subnormals: every key lies in [2^-990, 2^990]).
+// Class indices: an unsolved member takes its severity rank (0..3; 0 without by_severity), a solved
+// one 4 without by_turn, else 31 - solved_turn for turns 1..27 (KeyEncoder's band table). A group
+// with a later solved turn or a known speedup outside the range does not fit: the banded kernels
+// return false without writing, and the caller takes the kernels that compare keys as they are.
+//
+// Then score_j = #{i : W_j > H_i} - #{i : W_i > H_j}: two compares per member pair, the same work as
+// the class-only kernel in double lanes. The token key, when on, decides the pairs where neither
+// compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
+// tol) * s, 2^-30 < 2^30), so padding and the diagonal add nothing.
+
+inline constexpr double band_speed_low = 0x1p-30;   // a known speedup must be >= this
+inline constexpr double band_speed_high = 0x1p30;   // and its threshold (1 + tol) * s <= this
+
+// The banded keys of members a and b, one per lane, as four vectors (win key, threshold, tokens,
+// tokens scaled); `misfit` gets all ones in a lane whose member does not fit the bands. Two members
+// at a time so that the choices are lane masks rather than branches or scalar bit juggling.
+struct BandPair {
+  lanes_f64 win, threshold, tokens, tokens_scaled;
+};
+
+[[gnu::always_inline]] inline BandPair band_pair(const Outcome& a, const Outcome& b, const KeyEncoder& encode,
+                                                  lanes_i64& misfit) noexcept {
+  const std::size_t ia = KeyEncoder::band_index(a);
+  const std::size_t ib = KeyEncoder::band_index(b);
+  const lanes_f64 zero = {};
+  const lanes_f64 scale = {encode.band_scale[ia], encode.band_scale[ib]};
+  // NaN where the key does not apply to the class; then NaN, 0 or negative all mean unknown.
+  const lanes_f64 speedup = lanes_f64{a.speedup, b.speedup} + lanes_f64{encode.band_speedup_off[ia], encode.band_speedup_off[ib]};
+  const lanes_f64 threshold = encode.speedup_factor * speedup;  // compare()'s (1 + tol) * s
+  const lanes_i64 known = speedup > zero;
+  const auto blend = [](lanes_i64 mask, lanes_f64 yes, lanes_f64 no) {
+    return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) | (reinterpret_cast<lanes_i64>(no) & ~mask));
+  };
+  // Unknown: the bottom and top of the range, which tie with every known speedup of the class (a
+  // known s >= 2^-30 is not below 2^-30, a known s <= (1 + tol) s <= 2^30 not above 2^30) and with
+  // each other. Out of range, a known speedup shows by leaving [2^-30, 2^30]: one check for both.
+  const lanes_f64 win = blend(known, speedup, zero + band_speed_low);
+  const lanes_f64 high = blend(known, threshold, zero + band_speed_high);
+  misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
+  const lanes_f64 tokens = lanes_f64{static_cast<double>(a.tokens), static_cast<double>(b.tokens)} +
+                           lanes_f64{encode.band_tokens_off[ia], encode.band_tokens_off[ib]};
+  return {win * scale, high * scale, tokens, encode.token_factor * tokens};
+}
+
+// The banded pass over the first n <= 2K members: writes each lane's score (wins - losses, every
+// match worth 1) and returns true, or returns false having written nothing when the group does not
+// fit the bands. Tokens: whether the token key is on for some class (off, it would only tie).
+template <std::size_t K, bool Tokens>
+[[gnu::always_inline]] inline bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode,
+                                                    lanes_i64* score) noexcept {
+  constexpr std::size_t lanes = 2 * K;
+  // Members in pairs; an odd last member is paired with itself (the copy lands in a padding lane,
+  // which no one reads). Lanes past that hold zeros: they are never an opponent (i < n below).
+  lanes_f64 w[K] = {}, h[K] = {}, t[K] = {}, t_scaled[K] = {};
+  lanes_i64 misfit = {};
+  for (std::size_t k = 0; 2 * k < n; ++k) {
+    const std::size_t i = 2 * k;
+    const BandPair pair = band_pair(group[i], group[i + 1 < n ? i + 1 : i], encode, misfit);
+    w[k] = pair.win;
+    h[k] = pair.threshold;
+    t[k] = pair.tokens;
+    t_scaled[k] = pair.tokens_scaled;
+  }
+  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
+  alignas(16) double win[lanes], threshold[lanes];  // the same keys, for broadcasting member i's
+  std::memcpy(win, w, sizeof w);
+  std::memcpy(threshold, h, sizeof h);
+  const lanes_f64 zero = {};
+  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{};
+  if constexpr (!Tokens) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const lanes_f64 wi = zero + win[i];
+      const lanes_f64 hi = zero + threshold[i];
+      for (std::size_t k = 0; k < K; ++k) score[k] += (h[k] < wi) - (w[k] > hi);  // masks are -1: +1 where lane j beats i
+    }
+  } else {
+    alignas(16) double tokens[lanes], tokens_scaled[lanes];
+    std::memcpy(tokens, t, sizeof t);
+    std::memcpy(tokens_scaled, t_scaled, sizeof t_scaled);
+    for (std::size_t i = 0; i < n; ++i) {
+      const lanes_f64 wi = zero + win[i];
+      const lanes_f64 hi = zero + threshold[i];
+      const lanes_f64 ti = zero + tokens[i];
+      const lanes_f64 ti_scaled = zero + tokens_scaled[i];
+      for (std::size_t k = 0; k < K; ++k) {
+        const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;  // class or speed: lane j beats i, i beats j
+        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;  // fewer tokens win
+        score[k] += (beaten - beats) | (~(beats | beaten) & (token_beaten - token_beats));  // tokens only on a tie
+      }
+    }
+  }
+  return true;
+}
+
+// The token order on a group of exactly N members, N known to the compiler: each pair once. Member i
+// meets only the lanes after it (from its own vector when i is even, whose lane i is i itself and
+// ties; from the next when i is odd, the lane before having met it already); the lanes' results
+// add to their scores as above, and their sum, negated, to i's. Half the vector steps of the square
+// pass: the token key's match costs ten vector operations where the class and speed alone cost
+// four, so halving the steps pays there. Writes the K score vectors.
+template <std::size_t N, bool Tokens>
+[[gnu::always_inline]] inline bool band_triangle(const Outcome* group, const KeyEncoder& encode,
+                                                       lanes_i64* score) noexcept {
+  constexpr std::size_t K = N / 2;
+  lanes_f64 w[K], h[K], t[K], t_scaled[K];
+  lanes_i64 misfit = {};
+  for (std::size_t k = 0; k < K; ++k) {
+    const BandPair pair = band_pair(group[2 * k], group[2 * k + 1], encode, misfit);
+    w[k] = pair.win;
+    h[k] = pair.threshold;
+    t[k] = pair.tokens;
+    t_scaled[k] = pair.tokens_scaled;
+  }
+  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
+  alignas(16) double win[N], threshold[N], tokens[N], tokens_scaled[N];
+  std::memcpy(win, w, sizeof w);
+  std::memcpy(threshold, h, sizeof h);
+  std::memcpy(tokens, t, sizeof t);
+  std::memcpy(tokens_scaled, t_scaled, sizeof t_scaled);
+  const lanes_f64 zero = {};
+  lanes_i64 against[N];  // against[i]: lane sums of the results of i's matches (+1 where the lane won)
+  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{};
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < N; ++i) {
+    const lanes_f64 wi = zero + win[i];
+    const lanes_f64 hi = zero + threshold[i];
+    const lanes_f64 ti = zero + tokens[i];
+    const lanes_f64 ti_scaled = zero + tokens_scaled[i];
+    lanes_i64 against_i = {};
+#pragma GCC unroll 8
+    for (std::size_t k = (i + 1) / 2; k < K; ++k) {
+      const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;
+      lanes_i64 result = beaten - beats;
+      if constexpr (Tokens) {
+        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
+        result |= ~(beats | beaten) & (token_beaten - token_beats);
+      }
+      score[k] += result;
+      against_i += result;
+    }
+    against[i] = against_i;
+  }
+  // Member i loses what its opponents won: subtract the horizontal sums, two members per vector
+  // (lane 0 of {a_i[0] + a_i[1], a_i+1[0] + a_i+1[1]} is i's), without leaving the vector registers.
+  for (std::size_t k = 0; k < K; ++k) {
+    const lanes_i64 a = against[2 * k];
+    const lanes_i64 b = against[2 * k + 1];
+    score[k] -= __builtin_shufflevector(a, b, 0, 2) + __builtin_shufflevector(a, b, 1, 3);
+  }
+  return true;
+}
+
+// score / (N - 1) for the N / 2 vectors of scores of a group of N, read from ScoreAdvantages' table
+// (the same bits as dividing: a division per pair of members costs more than the loads).
+template <std::size_t N, class Real>
+[[gnu::always_inline]] inline void write_score_vectors(const lanes_i64* score, Real* out) noexcept {
+  static constexpr ScoreAdvantages<N> advantage{};
+  for (std::size_t k = 0; k < N / 2; ++k) {
+    out[2 * k] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][0])));
+    out[2 * k + 1] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][1])));
+  }
+}
+
+template <std::size_t K>
+bool band_lane_scores(const Outcome* group, std::size_t n, const KeyEncoder& encode, lanes_i64* score) noexcept {
+  return encode.tokens_solved || encode.tokens_unsolved ? band_lane_scores<K, true>(group, n, encode, score)
+                                                        : band_lane_scores<K, false>(group, n, encode, score);
+}
+
+// One group of 2..2K members under an order with a speedup or token key and turn_weight = 1; false,
+// having written nothing, when it does not fit the bands.
+template <std::size_t K, class Real>
+bool band_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
+  lanes_i64 score[K];
+  if (!band_lane_scores<K>(group.data(), group.size(), encode, score)) return false;
+  alignas(16) std::int64_t scores[2 * K];
+  std::memcpy(scores, score, sizeof score);
+  write_lane_advantages(scores, scores, group.size(), encode, out);
+  return true;
+}
+
+// A group of exactly N members (4, 8 or 16), N known to the compiler, Tokens fixed for the batch, each
+// advantage read from a table (see class_group_of_size). False, having written nothing, when the
+// group does not fit the bands.
+template <std::size_t N, bool Tokens, class Real>
+bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
+  static_assert(N % 4 == 0 && N <= 16, "whole vectors");
+  lanes_i64 score[N / 2];
+  if (!band_triangle<N, Tokens>(group, encode, score)) return false;
+  write_score_vectors<N>(score, out);
+  return true;
+}
+
 // Scores one group of 2..16 members in lanes; see the file comment.
 template <class Real>
 void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& encode, std::span<Real> out) noexcept {
@@ -241,8 +457,15 @@ void lane_group_advantages(std::span<const Outcome> group, const KeyEncoder& enc
     if (n <= 12) return class_lanes<3>(group, encode, out);
     return class_lanes<4>(group, encode, out);
   }
-  // With speedup or tokens, each pair once in scalar code beats all pairs in 2-lane vectors up to
-  // small_group_max (measured on bench_advantages' batch at G = 8: 16.8 against 17.8 ns per result).
+  // With speedup or tokens and every match worth 1, the banded keys when the group fits them.
+  if (!encode.turn_weighted) {
+    if (n <= 4 && band_lanes<2>(group, encode, out)) return;
+    if (n > 4 && n <= 8 && band_lanes<4>(group, encode, out)) return;
+    if (n > 8 && n <= 12 && band_lanes<6>(group, encode, out)) return;
+    if (n > 12 && band_lanes<8>(group, encode, out)) return;
+  }
+  // Otherwise each pair once in scalar code beats all pairs in 2-lane vectors up to small_group_max
+  // (measured on bench_advantages' batch at G = 8: 16.8 against 17.8 ns per result).
   if (n <= small_group_max) return small_group_advantages(group, encode, out);
   return key_lanes<8>(group, encode, out);
 }

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// The banded keys (detail/rank_lanes.hpp): orders with a speedup or token key fold the class and the
+// speedup band into one double per side by power-of-two scaling. These tests hold that path to the
+// oracle where it is most likely to go wrong: speedups exactly on and one ulp beside a band edge,
+// at the edges of the range the bands hold, turns at and past the last one they hold, unknown
+// speedups of every kind, verdicts outside the enum, and groups that do not fit mixed into batches
+// of one group size (which must then take the general path, with the same numbers).
+#include <catch2/catch.hpp>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "leap/rank_advantage.hpp"
+
+using leap::KernelOrder;
+using leap::Outcome;
+using leap::Verdict;
+
+namespace {
+
+constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// What the bands claim to hold, stated independently of the kernel: every solved turn at most 27
+// when the turn counts, every known speedup s with 2^-30 <= s and (1 + tol) * s <= 2^30.
+bool fits_bands(const std::vector<Outcome>& group, const KernelOrder& order) {
+  for (const Outcome& o : group) {
+    if (o.solved_turn <= 0) continue;
+    if (order.by_turn && o.solved_turn > 27) return false;
+    const bool known = order.speedup_tolerance >= 0.0 && o.speedup > 0.0;
+    if (known && !(o.speedup >= 0x1p-30 && (1.0 + order.speedup_tolerance) * o.speedup <= 0x1p30)) return false;
+  }
+  return true;
+}
+
+// Speedups that sit on band edges for the tolerance: s, (1 + tol) * s exactly as compare() forms it
+// and the doubles on either side of it, plus the edges of the range the bands hold and unknowns.
+double edge_speedup(std::mt19937_64& rng, double tolerance) {
+  const double base = std::uniform_int_distribution<int>(0, 1)(rng) == 0 ? 1.0 : 0.7;
+  const double edge = (1.0 + tolerance) * base;
+  const double pool[] = {base,
+                         edge,
+                         std::nextafter(edge, infinity),
+                         std::nextafter(edge, 0.0),
+                         (1.0 + tolerance) * edge,
+                         not_a_number,
+                         0.0,
+                         -1.0,
+                         -0.0,
+                         infinity,
+                         0x1p-30,
+                         std::nextafter(0x1p-30, 0.0),
+                         0x1p30 / (1.0 + tolerance),
+                         std::nextafter(0x1p30 / (1.0 + tolerance), infinity),
+                         std::nextafter(0x1p30, 0.0),
+                         0x1p30,
+                         1e-300,
+                         1e300,
+                         std::numeric_limits<double>::denorm_min()};
+  const int pick = std::uniform_int_distribution<int>(0, 29)(rng);
+  if (pick < 5) return pool[pick];  // the band edges, most often
+  if (pick < 18) return pool[std::uniform_int_distribution<int>(0, 18)(rng)];
+  return std::exp(std::uniform_real_distribution<double>(-1.0, 1.0)(rng));
+}
+
+Outcome edge_outcome(std::mt19937_64& rng, double tolerance, bool far_turns) {
+  Outcome o;
+  static const int turns[] = {0, 0, 1, 1, 2, 3, 26, 27};
+  static const int far[] = {27, 28, 29, 31, 32, 1000, INT_MAX};
+  o.solved_turn = turns[std::uniform_int_distribution<int>(0, 7)(rng)];
+  if (far_turns && o.solved_turn > 0 && std::uniform_int_distribution<int>(0, 3)(rng) == 0) {
+    o.solved_turn = far[std::uniform_int_distribution<int>(0, 6)(rng)];
+  }
+  // Every verdict value, also those outside the enum (the ranking reads them as compile errors).
+  const int verdict = std::uniform_int_distribution<int>(0, 5)(rng) == 0 ? std::uniform_int_distribution<int>(5, 255)(rng)
+                                                                         : std::uniform_int_distribution<int>(0, 4)(rng);
+  o.best_verdict = static_cast<Verdict>(verdict);
+  o.speedup = edge_speedup(rng, tolerance);
+  static const std::uint32_t tokens[] = {0, 1, 100, 105, 106, 200, UINT32_MAX, UINT32_MAX - 1};
+  o.tokens = std::uniform_int_distribution<int>(0, 2)(rng) == 0 ? std::uniform_int_distribution<std::uint32_t>(0, 400)(rng)
+                                                              : tokens[std::uniform_int_distribution<int>(0, 7)(rng)];
+  return o;
+}
+
+// An order with a speedup or token key (the banded kernels' orders), turn_weight 1.
+KernelOrder band_order(std::mt19937_64& rng) {
+  static const double speedup_tolerances[] = {-1.0, 0.0, 0.05, 0.5, 3.0};
+  static const double token_tolerances[] = {-1.0, 0.0, 0.05, 1.0};
+  std::uniform_int_distribution<int> coin(0, 1);
+  KernelOrder order;
+  do {
+    order.speedup_tolerance = speedup_tolerances[std::uniform_int_distribution<int>(0, 4)(rng)];
+    order.token_tolerance = token_tolerances[std::uniform_int_distribution<int>(0, 3)(rng)];
+  } while (order.speedup_tolerance < 0.0 && order.token_tolerance < 0.0);
+  order.by_turn = coin(rng) != 0;
+  order.by_severity = coin(rng) != 0;
+  order.tokens_only_when_solved = coin(rng) != 0;
+  return order;
+}
+
+std::vector<Outcome> edge_group(std::mt19937_64& rng, std::size_t size, const KernelOrder& order, bool far_turns) {
+  const double tolerance = order.speedup_tolerance >= 0.0 ? order.speedup_tolerance : 0.05;
+  std::vector<Outcome> group(size);
+  for (Outcome& o : group) o = edge_outcome(rng, tolerance, far_turns);
+  return group;
+}
+
+}  // namespace
+
+TEST_CASE("a band edge: within (1 + tol) ties, one ulp past it wins, in every kernel", "[rank][bands]") {
+  for (const double tolerance : {0.0, 0.05, 0.5}) {
+    const KernelOrder order = KernelOrder::with_speedup(tolerance);
+    const double edge = (1.0 + tolerance) * 1.25;
+    const double past = std::nextafter(edge, infinity);
+    std::vector<Outcome> group(8);
+    for (Outcome& o : group) o = Outcome{1, Verdict::correct, 1.25, 100};
+    group[1].speedup = edge;  // ties with the 1.25s
+    group[2].speedup = past;  // beats them, ties with group[1] unless tol = 0
+    group[3] = Outcome{2, Verdict::correct, 100.0, 1};  // a later turn loses whatever its speed
+    group[4].speedup = not_a_number;                     // unknown: ties with every success of its turn
+    group[5] = Outcome{0, Verdict::wrong_answer, 1000.0, 1};
+    REQUIRE(order.compare(group[2], group[0]) == 1);
+    REQUIRE(order.compare(group[1], group[0]) == 0);  // exactly (1 + tol) * s: inside the band
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    REQUIRE(leap::rank_advantages(group, order) == oracle);
+    std::vector<std::uint32_t> ids(group.size(), 9);
+    std::vector<double> out(group.size());
+    leap::rank_advantages(group, ids, std::span<double>(out), order);  // the batch loop for groups of 8
+    REQUIRE(out == oracle);
+  }
+}
+
+#if LEAP_DETAIL_SIMD_LANES
+TEST_CASE("banded lanes == oracle on groups full of band edges, G = 2..16", "[rank][property][bands]") {
+  std::mt19937_64 rng(20261201);
+  std::size_t fitted = 0;
+  const std::size_t rounds = 12000;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const KernelOrder order = band_order(rng);
+    const std::size_t size = std::uniform_int_distribution<std::size_t>(2, 16)(rng);
+    const auto group = edge_group(rng, size, order, round % 4 == 0);
+    const auto oracle = leap::rank_advantages_reference(group, order);
+    const leap::detail::KeyEncoder encode(order);
+    std::vector<double> out(size, -7.0);
+    const std::span<double> view(out);
+    bool took = false;
+    if (size <= 4) took = leap::detail::band_lanes<2>(group, encode, view);
+    else if (size <= 8) took = leap::detail::band_lanes<4>(group, encode, view);
+    else if (size <= 12) took = leap::detail::band_lanes<6>(group, encode, view);
+    else took = leap::detail::band_lanes<8>(group, encode, view);
+    // The kernel takes exactly the groups the bands hold, and writes nothing for the others.
+    REQUIRE(took == fits_bands(group, order));
+    if (took) {
+      ++fitted;
+      REQUIRE(out == oracle);
+    } else {
+      for (double value : out) REQUIRE(value == -7.0);
+    }
+    REQUIRE(leap::rank_advantages(group, order) == oracle);  // the dispatcher, either way
+  }
+  REQUIRE(fitted > rounds / 4);  // the property above was tested on the banded path, not only the fallback
+  REQUIRE(fitted < rounds);      // and the fallback was taken too
+}
+
+TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, both token settings",
+          "[rank][property][bands]") {
+  std::mt19937_64 rng(99);
+  std::size_t fitted = 0;
+  for (int round = 0; round < 6000; ++round) {
+    const KernelOrder order = band_order(rng);
+    const leap::detail::KeyEncoder encode(order);
+    const bool tokens_on = encode.tokens_solved || encode.tokens_unsolved;
+    const auto check = [&]<std::size_t N>() {
+      const auto group = edge_group(rng, N, order, round % 5 == 0);
+      const auto oracle = leap::rank_advantages_reference(group, order);
+      std::vector<double> out(N, -7.0);
+      std::vector<float> out_float(N, -7.0F);
+      const bool took = tokens_on ? leap::detail::band_group_of_size<N, true>(group.data(), encode, out.data())
+                                  : leap::detail::band_group_of_size<N, false>(group.data(), encode, out.data());
+      leap::detail::band_group_of_size<N, true>(group.data(), encode, out_float.data());
+      REQUIRE(took == fits_bands(group, order));
+      if (!took) return;
+      ++fitted;
+      REQUIRE(out == oracle);
+      // The token pass with the key off (NaN tokens) only ties: the same numbers, rounded to float.
+      for (std::size_t i = 0; i < N; ++i) REQUIRE(out_float[i] == static_cast<float>(oracle[i]));
+    };
+    check.template operator()<4>();
+    check.template operator()<8>();
+    check.template operator()<16>();
+  }
+  REQUIRE(fitted > 3000);
+}
+#endif
+
+// The trainer's case: a batch of one group size under with_speedup / with_speedup_and_tokens, groups
+// that do not fit the bands among them (a turn past 27, a speedup of 2^31, infinity or 1e-12), other
+// sizes among them, and ids that are not contiguous: every group's advantages as the oracle's.
+TEST_CASE("a batch under a speed order (G = 4, 5, 8, 12, 16) == oracle group by group, misfits included",
+          "[rank][property][batch][bands]") {
+  std::mt19937_64 rng(20261202);
+  const std::size_t sizes[] = {8, 8, 4, 16, 5, 12};
+  for (int round = 0; round < 300; ++round) {
+    const double tolerance = std::vector<double>{0.0, 0.05, 0.5}[static_cast<std::size_t>(round % 3)];
+    const KernelOrder order = round % 2 == 0 ? KernelOrder::with_speedup(tolerance)
+                                             : KernelOrder::with_speedup_and_tokens(tolerance, round % 4 == 1 ? 0.0 : 0.05);
+    const std::size_t size = sizes[static_cast<std::size_t>(round) % 6];
+    const std::size_t group_count = std::uniform_int_distribution<std::size_t>(1, 60)(rng);
+    std::vector<std::vector<Outcome>> groups;
+    std::vector<Outcome> results;
+    std::vector<std::uint32_t> ids;
+    for (std::size_t g = 0; g < group_count; ++g) {
+      const bool odd = g > 0 && std::uniform_int_distribution<int>(0, 7)(rng) == 0;
+      groups.push_back(edge_group(rng, odd ? std::uniform_int_distribution<std::size_t>(1, 17)(rng) : size, order,
+                                  g % 3 == 0));
+      for (const Outcome& o : groups.back()) {
+        results.push_back(o);
+        ids.push_back(static_cast<std::uint32_t>(1000 + g));
+      }
+    }
+    if (round % 10 == 9 && group_count > 2) std::swap(ids.front(), ids.back());  // the gather path
+
+    std::vector<double> out(results.size(), -7.0);
+    std::vector<float> out_float(results.size(), -7.0F);
+    leap::rank_advantages(results, ids, std::span<double>(out), order);
+    leap::rank_advantages(results, ids, std::span<float>(out_float), order);
+    std::vector<std::vector<double>> expected(group_count);
+    for (std::size_t g = 0; g < group_count; ++g) {
+      std::vector<Outcome> members;
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (ids[i] == 1000 + g) members.push_back(results[i]);
+      }
+      expected[g] = leap::rank_advantages_reference(members, order);
+    }
+    std::vector<std::size_t> seen(group_count, 0);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const std::size_t g = ids[i] - 1000;
+      const double want = expected[g][seen[g]++];
+      REQUIRE(out[i] == want);
+      REQUIRE(out_float[i] == static_cast<float>(want));
+    }
+  }
+}
+
+// Groups that do not fit are taken by the general path: one of each kind, alone in a batch of
+// groups of 8, checked by hand against compare().
+TEST_CASE("a batch of 8s: a turn past the bands, or a speed outside them, takes the general path", "[rank][bands]") {
+  const KernelOrder order = KernelOrder::with_speedup_and_tokens(0.05, 0.0);
+  for (const Outcome odd : {Outcome{28, Verdict::correct, 1.0, 10}, Outcome{INT_MAX, Verdict::correct, 1.0, 10},
+                            Outcome{1, Verdict::correct, 0x1p31, 10}, Outcome{1, Verdict::correct, infinity, 10},
+                            Outcome{1, Verdict::correct, 1e-12, 10}}) {
+    std::vector<Outcome> results;
+    for (int g = 0; g < 3; ++g) {
+      for (int m = 0; m < 8; ++m) {
+        results.push_back(Outcome{1 + m % 3, Verdict::correct, 1.0 + 0.1 * m, static_cast<std::uint32_t>(100 + g)});
+      }
+    }
+    results[9] = odd;  // the second group
+    REQUIRE_FALSE(fits_bands(std::vector<Outcome>(results.begin() + 8, results.begin() + 16), order));
+    std::vector<std::uint32_t> ids(results.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::uint32_t>(i / 8);
+    std::vector<double> out(results.size());
+    leap::rank_advantages(results, ids, std::span<double>(out), order);
+    for (std::size_t g = 0; g < 3; ++g) {
+      const std::span<const Outcome> group(results.data() + 8 * g, 8);
+      for (std::size_t i = 0; i < 8; ++i) {
+        int score = 0;
+        for (std::size_t j = 0; j < 8; ++j) score += order.compare(group[i], group[j]);
+        REQUIRE(out[8 * g + i] == static_cast<double>(score) / 7.0);
+      }
+    }
+  }
+}
