@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leap/sandbox/compile_cache.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -85,24 +84,6 @@ timespec now_realtime() {
   timespec t{};
   ::clock_gettime(CLOCK_REALTIME, &t);
   return t;
-}
-
-// The names in a directory (without "." and ".."); empty when it cannot be read.
-std::vector<std::string> list_directory(int dir_fd) {
-  std::vector<std::string> names;
-  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (copy < 0) return names;
-  DIR* d = ::fdopendir(copy);  // owns `copy` from here
-  if (d == nullptr) {
-    ::close(copy);
-    return names;
-  }
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view n(e->d_name);
-    if (n != "." && n != "..") names.emplace_back(n);
-  }
-  ::closedir(d);
-  return names;
 }
 
 bool is_shard_name(const std::string& n) {
@@ -368,13 +349,13 @@ struct CompileCache::Impl {
     std::vector<Found> entries;
     std::uint64_t total = 0;
     const timespec now = now_realtime();
-    for (const std::string& sn : list_directory(dir_fd.get())) {
+    for (const std::string& sn : detail::list_directory(dir_fd.get())) {
       if (!is_shard_name(sn)) continue;
       bool unsafe_shard = false;
       Fd sfd = open_shard(sn, false, unsafe_shard);
       if (!sfd) continue;
       const int shard_index = static_cast<int>(shards.size());
-      for (const std::string& n : list_directory(sfd.get())) {
+      for (const std::string& n : detail::list_directory(sfd.get())) {
         struct stat st {};
         if (::fstatat(sfd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (n.starts_with(".tmp-")) {

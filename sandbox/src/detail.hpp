@@ -28,6 +28,8 @@ bool write_all(int fd, std::string_view data);
 // Reads the whole of `fd`, a regular file of at most `limit` bytes (as fstat says when it starts);
 // nullopt for anything else, a read error, or a file that shrank while read.
 std::optional<std::string> read_regular(int fd, std::size_t limit);
+// The names in a directory (without "." and ".."); empty when it cannot be read.
+std::vector<std::string> list_directory(int dir_fd);
 
 // Little-endian fixed-width helpers.
 void put_u64(std::string& out, unsigned long long v);

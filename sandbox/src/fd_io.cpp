@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Whole writes to a file descriptor, shared by the cache, the compile child and the worker frames, and
 // whole reads of a bounded regular file, shared by the cache and the fleet key.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +34,23 @@ std::optional<std::string> read_regular(int fd, std::size_t limit) {
     done += static_cast<std::size_t>(n);
   }
   return data;
+}
+
+std::vector<std::string> list_directory(int dir_fd) {
+  std::vector<std::string> names;
+  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return names;
+  DIR* d = ::fdopendir(copy);  // owns `copy` from here
+  if (d == nullptr) {
+    ::close(copy);
+    return names;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n(e->d_name);
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  return names;
 }
 
 }  // namespace leap::sandbox::detail

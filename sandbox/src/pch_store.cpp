@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pch_store.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -45,23 +44,6 @@ int open_private_dir(int at, const char* name, const std::filesystem::path& show
     unsafe(shown, "is open to other users and cannot be made 0700");
   }
   return fd;
-}
-
-std::vector<std::string> names_in(int dir_fd) {
-  std::vector<std::string> names;
-  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (copy < 0) return names;
-  DIR* d = ::fdopendir(copy);
-  if (d == nullptr) {
-    ::close(copy);
-    return names;
-  }
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view n(e->d_name);
-    if (n != "." && n != "..") names.emplace_back(n);
-  }
-  ::closedir(d);
-  return names;
 }
 
 bool is_key(std::string_view k) {
@@ -268,7 +250,7 @@ std::optional<std::string> PchStore::adopt(const std::string& key, const std::st
 
 std::uint64_t PchStore::stored_bytes() const {
   std::uint64_t total = 0;
-  for (const std::string& n : names_in(files_fd_)) {
+  for (const std::string& n : list_directory(files_fd_)) {
     struct stat st {};
     if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
   }
@@ -285,7 +267,7 @@ void PchStore::evict(const std::string& keep) {
   };
   std::vector<Entry> entries;
   std::uint64_t total = 0;
-  for (const std::string& n : names_in(files_fd_)) {
+  for (const std::string& n : list_directory(files_fd_)) {
     struct stat st {}, rec {};
     if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     const std::string key = n.size() > 4 && n.ends_with(".pch") ? n.substr(0, n.size() - 4) : "";
@@ -301,7 +283,7 @@ void PchStore::evict(const std::string& keep) {
     ::clock_gettime(CLOCK_REALTIME, &t);
     return t;
   }();
-  for (const std::string& n : names_in(incoming_fd_)) {
+  for (const std::string& n : list_directory(incoming_fd_)) {
     struct stat st {};
     if (::fstatat(incoming_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && now.tv_sec - st.st_mtim.tv_sec > 3600) {
       remove_incoming((dir_ / "incoming" / n).string());
