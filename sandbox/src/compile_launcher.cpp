@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "compile_frames.hpp"
+#include "compile_worker.hpp"
 #include "compiler_exit.hpp"
 #include "confinement.hpp"
 #include "detail.hpp"
@@ -31,6 +32,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int k_launcher_control_fd = 3;  // where keep_only_descriptors puts the launcher's control socket
 constexpr char k_release = 'R';
+// What the descriptor message asks for: a one-shot compile child, or a pooled compile worker.
+constexpr char k_kind_compile = 'L';
+constexpr char k_kind_worker = 'W';
 constexpr std::chrono::seconds k_start_limit{30};  // from the request to the child's pid
 // A released child has closed its answer, so it is exiting; past this it is killed rather than waited for.
 constexpr std::chrono::seconds k_exit_grace{2};
@@ -44,10 +48,11 @@ bool send_u64s(int fd, unsigned long long a, unsigned long long b) noexcept {
   return ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
 }
 
-// One byte with room for two descriptors beside it: the message that hands a compile's socket and
-// result pipe to the launcher.
+// One byte (the kind of process asked for) with room for two descriptors beside it: the message that
+// hands the launcher the request's socket and the new process's descriptor (a compile child's result
+// pipe, a worker's end of its socket pair).
 struct DescriptorMessage {
-  char byte = 'L';
+  char byte = k_kind_compile;
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
   msghdr msg{};
@@ -61,8 +66,9 @@ struct DescriptorMessage {
 };
 
 // Two descriptors passed with one byte; false when the peer is gone.
-bool send_descriptors(int socket, int first, int second) noexcept {
+bool send_descriptors(int socket, char kind, int first, int second) noexcept {
   DescriptorMessage m;
+  m.byte = kind;
   cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -76,7 +82,7 @@ bool send_descriptors(int socket, int first, int second) noexcept {
 }
 
 // 1: two descriptors received; 0: the peer closed the socket; -1: anything else (nothing to act on).
-int receive_descriptors(int socket, int& first, int& second) noexcept {
+int receive_descriptors(int socket, char& kind, int& first, int& second) noexcept {
   DescriptorMessage m;
   ssize_t n;
   while ((n = ::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
@@ -91,6 +97,7 @@ int receive_descriptors(int socket, int& first, int& second) noexcept {
   std::memcpy(fds, CMSG_DATA(c), sizeof fds);
   first = fds[0];
   second = fds[1];
+  kind = m.byte;
   return 1;
 }
 
@@ -130,8 +137,9 @@ struct Child {
   int control;
 };
 
-// Reaps a child whose compile is over and tells the Compiler how it ended. `released`: the Compiler is
-// done with it (it may still be exiting); otherwise it was abandoned and is killed at once.
+// Reaps a child (a compile child or a pooled worker) whose work is over and tells the Compiler how it
+// ended. `released`: the Compiler is done with it (it may still be exiting); otherwise it was
+// abandoned and is killed at once.
 void reap_and_report(const Child& child, bool released) noexcept {
   int status = 0;
   rusage usage{};
@@ -184,19 +192,23 @@ void reap_and_report(const Child& child, bool released) noexcept {
     }
     if (watched[0].revents == 0) continue;
     int compile_socket = -1, result = -1;
-    const int got = receive_descriptors(k_launcher_control_fd, compile_socket, result);
+    char kind = 0;
+    const int got = receive_descriptors(k_launcher_control_fd, kind, compile_socket, result);
     if (got == 0) {  // the Compiler is gone: so are its compiles
       for (const Child& c : children) reap_and_report(c, false);
       _exit(0);
     }
     if (got < 0) continue;
-    if (!read_frame(compile_socket, payload)) {
+    if ((kind != k_kind_compile && kind != k_kind_worker) || !read_frame(compile_socket, payload)) {
       ::close(compile_socket);
       ::close(result);
       continue;
     }
     const pid_t pid = ::fork();
-    if (pid == 0) compile_child_main(setup, self, result, payload);
+    if (pid == 0) {
+      if (kind == k_kind_worker) compile_worker_main(setup, payload, result, self);
+      compile_child_main(setup, self, result, payload);
+    }
     ::close(result);
     if (pid < 0 || !send_u64s(compile_socket, static_cast<unsigned long long>(pid > 0 ? pid : 0), 0)) {
       if (pid > 0) reap_and_report({pid, compile_socket}, false);
@@ -261,6 +273,13 @@ std::optional<ChildExit> LaunchedCompile::release() {
   return out;
 }
 
+bool LaunchedCompile::held() const noexcept {
+  if (control_fd_ < 0 || pid_ <= 0) return false;
+  // The launcher writes on this socket only when asked (release), so anything readable is its end.
+  pollfd p{control_fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
 // ---- CompileLauncher ----
 
 CompileLauncher::CompileLauncher(const ChildSetup& setup) : setup_(setup) { start(); }
@@ -314,32 +333,46 @@ void CompileLauncher::stop() noexcept {
 }
 
 std::optional<LaunchedCompile> CompileLauncher::try_launch(const std::string& message) {
+  int result[2];
+  if (::pipe2(result, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string("leap::sandbox: pipe failed: ") + std::strerror(errno));
+  }
+  std::optional<LaunchedCompile> started;
+  try {
+    started.emplace(try_start(k_kind_compile, result[1], message));
+  } catch (...) {
+    ::close(result[0]);
+    ::close(result[1]);
+    throw;
+  }
+  LaunchedCompile& launched = *started;
+  ::close(result[1]);
+  if (launched.pid_ <= 0) {
+    ::close(result[0]);
+    return std::nullopt;
+  }
+  launched.result_fd_ = result[0];
+  return started;
+}
+
+LaunchedCompile CompileLauncher::try_start(char kind, int passed, const std::string& message) {
   int compile_socket[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, compile_socket) != 0) {
     throw std::runtime_error(std::string("leap::sandbox: socketpair failed: ") + std::strerror(errno));
   }
-  int result[2];
-  if (::pipe2(result, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(compile_socket[0]);
-    ::close(compile_socket[1]);
-    throw std::runtime_error(std::string("leap::sandbox: pipe failed: ") + std::strerror(e));
-  }
-  LaunchedCompile launched(-1, result[0], compile_socket[0]);
+  LaunchedCompile launched(-1, -1, compile_socket[0]);
   bool sent;
   {
     const std::lock_guard lock(mutex_);
-    sent = send_descriptors(control_, compile_socket[1], result[1]);
+    sent = send_descriptors(control_, kind, compile_socket[1], passed);
   }
   ::close(compile_socket[1]);
-  ::close(result[1]);
   unsigned long long pid = 0, unused = 0;
-  if (!sent || send_before(compile_socket[0], message, Clock::now() + k_start_limit) != Sent::all ||
-      !read_u64s_within(compile_socket[0], pid, unused, k_start_limit) || pid == 0) {
-    return std::nullopt;
+  if (sent && send_before(compile_socket[0], message, Clock::now() + k_start_limit) == Sent::all &&
+      read_u64s_within(compile_socket[0], pid, unused, k_start_limit) && pid != 0) {
+    launched.pid_ = static_cast<pid_t>(pid);
   }
-  launched.pid_ = static_cast<pid_t>(pid);
-  return launched;
+  return launched;  // pid -1: not started (its socket closes with it)
 }
 
 void CompileLauncher::restart_if_gone() {
@@ -369,6 +402,14 @@ LaunchedCompile CompileLauncher::launch(const NvrtcRequest& request, const Child
   restart_if_gone();
   if (std::optional<LaunchedCompile> launched = try_launch(message)) return std::move(*launched);
   throw std::runtime_error("leap::sandbox: cannot start a compile child (the compile launcher could not fork one)");
+}
+
+LaunchedCompile CompileLauncher::start_worker(const std::string& settings, int worker_socket) {
+  const std::string message = frame(settings);
+  if (LaunchedCompile started = try_start(k_kind_worker, worker_socket, message); started.pid_ > 0) return started;
+  restart_if_gone();  // as for a compile child: a launcher that is gone is replaced, a live one kept
+  if (LaunchedCompile started = try_start(k_kind_worker, worker_socket, message); started.pid_ > 0) return started;
+  throw std::runtime_error("leap::sandbox: cannot start a compile worker (the compile launcher could not fork one)");
 }
 
 }  // namespace leap::sandbox::detail

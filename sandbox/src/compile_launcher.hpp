@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compile launcher: a single-threaded process, forked once when a Compiler is built, that forks
-// every one-shot compile child.
+// every one-shot compile child and every pooled compile worker (the stored-PCH creator too).
 //
 // Why not fork the child from the Compiler's own process: fork() copies only the calling thread, so a
 // lock another thread held at that moment (the allocator's under a sanitizer, NVRTC's own, any
@@ -17,6 +17,9 @@
 //   time. The child stays unreaped until then, so its pid (and process group) cannot be reused while
 //   the Compiler may still signal it.
 // Closing the compile's socket without "release" abandons the child: the launcher kills and reaps it.
+// A pooled compile worker is started the same way (its kind byte differs; the second descriptor is the
+// worker's end of its socket pair and the frame carries its settings): the launcher sends its pid, and
+// it stays the launcher's unreaped child until the pool releases it after killing it or hanging up.
 #pragma once
 
 #include <sys/types.h>
@@ -51,6 +54,9 @@ class LaunchedCompile {
   // Once the caller is done with the child (has read its answer, or killed it): the launcher reaps it
   // and says how it ended. nullopt when the launcher itself is gone.
   std::optional<ChildExit> release();
+  // Whether the launcher is still there, and so still holds the child unreaped: only then may its pid
+  // be signalled (a launcher that died took the child with it, and init may have reaped it).
+  bool held() const noexcept;
 
  private:
   friend class CompileLauncher;
@@ -72,11 +78,19 @@ class CompileLauncher {
   // started again, once.
   // Throws std::runtime_error when no child could be started.
   LaunchedCompile launch(const NvrtcRequest& request, const ChildBudget& budget);
+  // Starts one pooled compile worker (compile_worker.hpp) on `worker_socket`, the worker's end of its
+  // socket pair (the caller still closes its own copy), with `settings` as CompileWorker encodes them.
+  // The worker is the launcher's child like a compile child: unreaped until released, killed and
+  // reaped by the launcher when its LaunchedCompile is dropped unreleased. Its result_fd() is -1.
+  // Throws std::runtime_error when no worker could be started.
+  LaunchedCompile start_worker(const std::string& settings, int worker_socket);
 
   pid_t pid() const noexcept { return pid_; }  // for tests
 
  private:
   std::optional<LaunchedCompile> try_launch(const std::string& message);
+  // Sends one request of `kind` with `passed` for the new process; pid() -1 when none was started.
+  LaunchedCompile try_start(char kind, int passed, const std::string& message);
   void restart_if_gone();
   void start();  // with mutex_ held, or from the constructor
   void stop() noexcept;

@@ -5,7 +5,8 @@
 
 namespace leap::sandbox::detail {
 
-CompilePool::CompilePool(const ChildSetup& setup, const CompilePoolSettings& settings) : setup_(setup), settings_(settings) {
+CompilePool::CompilePool(CompileLauncher& launcher, const ChildSetup& setup, const CompilePoolSettings& settings)
+    : launcher_(launcher), setup_(setup), settings_(settings) {
   settings_.size = std::max(settings_.size, 1u);
   settings_.max_compiles_per_worker = std::max(settings_.max_compiles_per_worker, 1u);
   pch_heap_bytes_ = nvrtc_pch_heap_bytes();
@@ -35,7 +36,7 @@ std::unique_ptr<CompileWorker> CompilePool::take() {
   ++live_;
   lock.unlock();
   try {
-    auto w = std::make_unique<CompileWorker>(setup_, WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
+    auto w = std::make_unique<CompileWorker>(launcher_, setup_, WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
     lock.lock();
     ++stats_.workers_started;
     busy_pids_.push_back(w->pid());

@@ -18,7 +18,8 @@ namespace leap::sandbox::detail {
 
 class CompilePool {
  public:
-  CompilePool(const ChildSetup& setup, const CompilePoolSettings& settings);  // settings.size >= 1
+  // Workers are forked by `launcher` (made over `setup`), which must outlive the pool.
+  CompilePool(CompileLauncher& launcher, const ChildSetup& setup, const CompilePoolSettings& settings);
   ~CompilePool();
 
   // Waits for a free worker (not charged to the compile), then compiles on it.
@@ -29,6 +30,7 @@ class CompilePool {
   std::unique_ptr<CompileWorker> take();
   void give_back(std::unique_ptr<CompileWorker> worker, const CompileWorker::Outcome& outcome);
 
+  CompileLauncher& launcher_;
   const ChildSetup& setup_;
   CompilePoolSettings settings_;
   std::uint64_t pch_heap_bytes_ = 0;

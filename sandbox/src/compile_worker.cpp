@@ -48,8 +48,9 @@ std::uint64_t directory_bytes(const std::string& dir) {
   return total;
 }
 
-// Everything the worker needs, prepared in the parent so the child only makes system calls until it
-// is confined.
+// Everything the worker needs before it confines itself: the setup's confinement plus its scratch
+// directory. Made in the worker, whose parent (the launcher) has a single thread, so allocating there
+// cannot meet a lock left held by another thread.
 struct Prepared {
   const ChildSetup* setup;
   LandlockPlan landlock;
@@ -58,13 +59,59 @@ struct Prepared {
   std::string tmpdir;   // "TMPDIR=<scratch>": NVRTC's front end puts its temporary file there when making a PCH
   std::array<char*, 2> environment{};
   WorkerSettings settings;
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;  // `environment` points into `tmpdir`
 };
 
+void put_string(std::string& out, const std::string& s) {
+  put_u64(out, s.size());
+  out += s;
+}
+
+bool get_string(std::string_view& in, std::string& s) {
+  unsigned long long n = 0;
+  if (!get_u64(in, n) || n > in.size()) return false;
+  s.assign(in.substr(0, static_cast<std::size_t>(n)));
+  in.remove_prefix(static_cast<std::size_t>(n));
+  return true;
+}
+
+// The frame the launcher passes on to the worker: its settings and where its scratch directory is.
+std::string encode_start(const WorkerSettings& settings, const std::string& scratch) {
+  std::string out;
+  put_u64(out, settings.pch ? 1 : 0);
+  put_u64(out, settings.scratch_bytes);
+  put_u64(out, settings.pch_heap_bytes);
+  put_string(out, settings.scratch_source);
+  put_string(out, scratch);
+  return out;
+}
+
+bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
+  unsigned long long pch = 0, scratch_bytes = 0, heap = 0;
+  if (!get_u64(in, pch) || !get_u64(in, scratch_bytes) || !get_u64(in, heap) || !get_string(in, p.settings.scratch_source) ||
+      !get_string(in, p.scratch) || !in.empty() || p.scratch.empty()) {
+    return false;
+  }
+  p.setup = &setup;
+  p.settings.pch = pch != 0;
+  p.settings.scratch_bytes = scratch_bytes;
+  p.settings.pch_heap_bytes = heap;
+  p.landlock = setup.landlock;
+  p.root = setup.root;
+  if (setup.confined && setup.private_root) {  // the scratch directory is a tmpfs (or the bound source) in the private root
+    p.root.scratch = p.scratch;
+    p.root.scratch_bytes = p.settings.scratch_bytes;
+    p.root.scratch_source = p.settings.scratch_source;
+  }
+  p.landlock.rules.push_back({p.scratch, true, true});
+  p.tmpdir = "TMPDIR=" + p.scratch;
+  p.environment = {p.tmpdir.data(), nullptr};
+  return true;
+}
+
 // The worker's life: confine, say ready, then one compile per request until the parent hangs up.
-[[noreturn]] void worker_main(Prepared& p, int socket, pid_t parent) {
-  if (!die_with_parent(parent)) _exit(k_exit_parent_gone);
-  reset_process_state();
-  if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
+[[noreturn]] void worker_main(Prepared& p) {
   const ChildSetup& setup = *p.setup;
   ChildLimits limits;
   limits.address_space_extra = setup.limits.address_space_bytes + p.settings.pch_heap_bytes;
@@ -112,45 +159,41 @@ struct Prepared {
 
 }  // namespace
 
-CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& settings)
+void compile_worker_main(const ChildSetup& setup, const std::string& settings, int socket, pid_t launcher) {
+  if (!die_with_parent(launcher)) _exit(k_exit_parent_gone);
+  reset_process_state();
+  if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
+  // Never freed: this process ends with _exit, and its environment points into it.
+  Prepared& p = *new Prepared;
+  if (!decode_start(settings, setup, p)) _exit(3);
+  worker_main(p);
+}
+
+CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup, const WorkerSettings& settings)
     : address_space_bytes_(setup.limits.address_space_bytes) {
-  auto p = std::make_unique<Prepared>();
-  p->setup = &setup;
-  p->settings = settings;
-  p->landlock = setup.landlock;
-  p->root = setup.root;
+  std::string scratch;
   if (setup.confined && setup.private_root) {
-    p->scratch = k_private_scratch;
-    p->root.scratch = k_private_scratch;
-    p->root.scratch_bytes = settings.scratch_bytes;
-    p->root.scratch_source = settings.scratch_source;
+    scratch = k_private_scratch;
   } else if (!settings.scratch_source.empty()) {
-    p->scratch = settings.scratch_source;
+    scratch = settings.scratch_source;
   } else {
     host_scratch_.path = make_private_dir("worker-scratch");
-    p->scratch = host_scratch_.path;
+    scratch = host_scratch_.path;
   }
-  p->landlock.rules.push_back({p->scratch, true, true});
-  p->tmpdir = "TMPDIR=" + p->scratch;
-  p->environment = {p->tmpdir.data(), nullptr};
 
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     throw std::runtime_error(std::string("leap::sandbox: socketpair failed: ") + std::strerror(errno));
   }
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    const int e = errno;
+  try {
+    process_.emplace(launcher.start_worker(encode_start(settings, scratch), sv[1]));
+  } catch (...) {
     ::close(sv[0]);
     ::close(sv[1]);
-    throw std::runtime_error(std::string("leap::sandbox: cannot start a compile worker: ") + std::strerror(e));
+    throw;
   }
-  if (pid_ == 0) {
-    ::close(sv[0]);
-    worker_main(*p, sv[1], parent);
-  }
-  ::close(sv[1]);
+  ::close(sv[1]);  // the worker has its own copy now
+  pid_ = process_->pid();
   socket_ = sv[0];
   // Wait for "ready": a worker that cannot confine itself says why and exits, which is an environment
   // error for the caller, not a compile result.
@@ -177,13 +220,20 @@ CompileWorker::CompileWorker(const ChildSetup& setup, const WorkerSettings& sett
 }
 
 void CompileWorker::kill_and_reap() noexcept {
-  if (reaped_ || pid_ <= 0) return;
-  ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
-  ::kill(pid_, SIGKILL);
-  rusage usage{};
-  while (::wait4(pid_, &wait_status_, 0, &usage) < 0 && errno == EINTR) {
+  if (reaped_ || !process_ || pid_ <= 0) return;
+  // The launcher has not reaped the worker yet, so neither id can belong to another process; a
+  // launcher that is gone took the worker with it (PR_SET_PDEATHSIG), and its id is no longer ours.
+  if (process_->held()) {
+    ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
+    ::kill(pid_, SIGKILL);
   }
-  exit_cpu_ = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
+  std::optional<ChildExit> ended;
+  try {
+    ended = process_->release();  // the launcher reaps it and says how it ended
+  } catch (...) {
+  }
+  wait_status_ = ended ? ended->wait_status : SIGKILL;  // no launcher: killed with it
+  exit_cpu_ = ended ? ended->cpu_seconds : 0.0;
   reaped_ = true;
 }
 

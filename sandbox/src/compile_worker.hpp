@@ -3,7 +3,9 @@
 // root and rlimits as a one-shot compile child, applied before it reads any source) that then serves
 // compiles over a socket, keeping NVRTC's automatic precompiled headers in a scratch directory of its
 // own. The parent charges each compile the worker's CPU time from the request to the reply and kills
-// the worker past the compile's limit.
+// the worker past the compile's limit. The worker is forked by the Compiler's compile launcher
+// (compile_launcher.hpp), never by the thread that asks for it: that thread's process may have other
+// threads holding locks at that moment, which a fork would leave locked for ever in the worker.
 #pragma once
 
 #include <sys/types.h>
@@ -12,9 +14,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "compile_child.hpp"
+#include "compile_launcher.hpp"
 #include "nvrtc_compile.hpp"
 
 namespace leap::sandbox::detail {
@@ -32,9 +36,10 @@ struct WorkerSettings {
 
 class CompileWorker {
  public:
-  // Forks the worker and waits until it is confined. Throws std::runtime_error when it cannot start or
-  // confine itself (a broken environment, as for a compile child).
-  CompileWorker(const ChildSetup& setup, const WorkerSettings& settings);
+  // Has `launcher` (made over the same `setup`) fork the worker, and waits until it is confined. Throws
+  // std::runtime_error when it cannot start or confine itself (a broken environment, as for a compile
+  // child).
+  CompileWorker(CompileLauncher& launcher, const ChildSetup& setup, const WorkerSettings& settings);
   ~CompileWorker();  // kills the worker and its process group, reaps it, removes its scratch directory
   CompileWorker(const CompileWorker&) = delete;
   CompileWorker& operator=(const CompileWorker&) = delete;
@@ -57,6 +62,7 @@ class CompileWorker {
   unsigned compiles() const noexcept { return compiles_; }
 
  private:
+  std::optional<LaunchedCompile> process_;  // the launcher's hold on the worker, until it is reaped
   pid_t pid_ = -1;
   int socket_ = -1;
   unsigned compiles_ = 0;
@@ -75,5 +81,9 @@ class CompileWorker {
   int wait_status_ = 0;
   double exit_cpu_ = 0.0;  // the worker's total CPU time, once reaped
 };
+
+// In the launcher's fork of a worker: the worker's life, from the settings CompileWorker encoded, with
+// its end of the socket pair at `socket` and `launcher` its parent. Never returns.
+[[noreturn]] void compile_worker_main(const ChildSetup& setup, const std::string& settings, int socket, pid_t launcher);
 
 }  // namespace leap::sandbox::detail

@@ -173,7 +173,8 @@ struct Compiler::Impl {
   detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
   std::vector<std::string> missing_layers;  // what every result says was not in force
   std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
-  std::unique_ptr<detail::CompileLauncher> launcher;  // Isolation::process: forks every compile child
+  // Isolation::process and worker_pool: forks every compile child and compile worker
+  std::unique_ptr<detail::CompileLauncher> launcher;
   std::unique_ptr<detail::PchStore> pch_store;  // CompilerConfig::pch_directory, where usable
   std::uint64_t pch_heap = 0;
   mutable std::mutex pch_mutex;
@@ -217,7 +218,7 @@ struct Compiler::Impl {
       settings.scratch_bytes = config.pool.pch_scratch_bytes;
       settings.pch_heap_bytes = pch_heap;
       settings.scratch_source = incoming;
-      detail::CompileWorker creator(child, settings);
+      detail::CompileWorker creator(*launcher, child, settings);
       detail::NvrtcRequest make;
       make.source = prefix;
       make.file_name = "leap-pch-prefix.cu";
@@ -445,9 +446,12 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   }
   if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   if (m.config.pool.size == 0) m.config.pool.size = m.config.workers;
-  if (m.config.isolation == Isolation::worker_pool) m.pool = std::make_unique<detail::CompilePool>(m.child, m.config.pool);
-  // Forked now, while the caller most likely has one thread: see compile_launcher.hpp.
-  if (m.config.isolation == Isolation::process) m.launcher = std::make_unique<detail::CompileLauncher>(m.child);
+  // Forked now, while the caller most likely has one thread: see compile_launcher.hpp. It forks the
+  // pool's workers and the stored-PCH creator too, so no compile process is forked from a caller's thread.
+  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
+    m.launcher = std::make_unique<detail::CompileLauncher>(m.child);
+  }
+  if (m.config.isolation == Isolation::worker_pool) m.pool = std::make_unique<detail::CompilePool>(*m.launcher, m.child, m.config.pool);
 }
 
 Compiler::~Compiler() = default;

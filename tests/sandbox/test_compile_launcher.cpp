@@ -33,16 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::size_t threads_of(pid_t pid) {
-  std::size_t n = 0;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++n;
-  }
-  return n;
-}
-
 
 // A confined setup and a launcher over it, with the request for one plain kernel.
 struct Fixture {
@@ -70,7 +60,7 @@ TEST_CASE("compile launcher: the process that forks compile children has one thr
   leap_test::require_confinement();
   Fixture f;
   // ThreadSanitizer keeps a thread of its own in every process until the child sandboxes itself.
-  CHECK(threads_of(f.launcher->pid()) == (leap_test::k_thread_sanitizer ? 2u : 1u));
+  CHECK(leap_test::threads_of(f.launcher->pid()) == (leap_test::k_thread_sanitizer ? 2u : 1u));
   sb::detail::LaunchedCompile child = f.launcher->launch(f.request(leap_test::plain_kernel()), f.budget);
   CHECK(leap_test::parent_of(child.pid()) == f.launcher->pid());
   CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());

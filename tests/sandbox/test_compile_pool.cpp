@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <atomic>
 #include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -22,6 +24,7 @@
 #include <leap/sandbox/confinement.hpp>
 
 #include "../../sandbox/src/compile_child.hpp"
+#include "../../sandbox/src/compile_launcher.hpp"
 #include "../../sandbox/src/compile_worker.hpp"
 #include "queue_time_check.hpp"
 #include "sanitizers.hpp"
@@ -195,11 +198,80 @@ TEST_CASE("compile pool: a worker dead or stopped while idle is replaced before 
   CHECK(s.worker_pids[0] != before[0]);
 }
 
+// Whether `pid`'s parent is a compile launcher of this process: a child of ours with a single thread.
+bool forked_by_a_launcher(int pid) {
+  const long parent = leap_test::parent_of(pid);
+  INFO("worker " << pid << ", its parent " << parent << ", this process " << ::getpid());
+  // ThreadSanitizer keeps a thread of its own in every process until the child sandboxes itself.
+  return parent > 0 && parent != ::getpid() && leap_test::parent_of(static_cast<pid_t>(parent)) == ::getpid() &&
+         leap_test::threads_of(static_cast<pid_t>(parent)) == (leap_test::k_thread_sanitizer ? 2u : 1u);
+}
+
+TEST_CASE("compile pool: workers are forked by the compile launcher, a replacement after a kill too", "[sandbox][pool][launcher]") {
+  leap_test::require_confinement();
+  sb::Compiler c(pooled());
+  REQUIRE(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
+  const std::vector<int> first = c.pool_stats().worker_pids;
+  REQUIRE(first.size() == 1);
+  CHECK(forked_by_a_launcher(first[0]));
+  const long launcher = leap_test::parent_of(first[0]);
+
+  ::kill(first[0], SIGKILL);
+  // The launcher keeps the dead worker unreaped until the pool releases it: its pid stays its own.
+  REQUIRE(reaches_state(first[0], 'Z'));
+  const sb::CompileResult r = c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// another\n", {}, {}, "kernel.cu"});
+  INFO(r.log);
+  CHECK(r.ok());
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.workers_replaced == 1);
+  REQUIRE(s.worker_pids.size() == 1);
+  CHECK(s.worker_pids[0] != first[0]);
+  CHECK(forked_by_a_launcher(s.worker_pids[0]));
+  CHECK(leap_test::parent_of(s.worker_pids[0]) == launcher);  // the same launcher: it was never gone
+  CHECK(state_of(first[0]) != 'Z');  // released, so reaped
+}
+
+TEST_CASE("compile pool: compiles finish while the caller's other threads allocate without pause", "[sandbox][pool][launcher]") {
+  // Forked from this process instead, a worker could inherit an allocator lock held by one of these
+  // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
+  leap_test::require_confinement();
+  sb::CompilerConfig config = pooled(1);  // a fresh worker for every compile: as many forks as compiles
+  config.pool.size = 2;
+  config.workers = 2;  // the batch's threads ask for the workers, while the churn below goes on
+  config.idle_limit = std::chrono::seconds(10);  // a worker that hangs ends here, as a failure below
+  sb::Compiler c(config);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 3; ++t) {
+    churn.emplace_back([&stop] {
+      std::vector<std::unique_ptr<std::string>> held(64);
+      for (std::size_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        held[i % held.size()] = std::make_unique<std::string>(16 + i % 4096, 'x');
+      }
+    });
+  }
+  std::vector<sb::CompileJob> jobs;
+  for (int i = 0; i < 12; ++i) {
+    jobs.push_back(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// candidate " + std::to_string(i) + "\n", {}, {}, "kernel.cu"});
+  }
+  const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
+  stop = true;
+  for (std::thread& t : churn) t.join();
+  REQUIRE(results.size() == jobs.size());
+  for (const sb::CompileResult& r : results) {
+    INFO(r.log);
+    CHECK(r.ok());
+    CHECK(r.limit == sb::CompileLimit::none);
+  }
+  CHECK(c.pool_stats().workers_started >= 12);
+}
+
 TEST_CASE("compile pool: a worker that stops reading cannot hold a request past the wall-clock limit", "[sandbox][pool][limits]") {
   leap_test::require_confinement();
   const sb::detail::ChildSetup setup = sb::detail::make_child_setup({}, sb::ConfinementLimits{}, true);
   {
-    sb::detail::CompileWorker worker(setup, sb::detail::WorkerSettings{});
+    sb::detail::CompileLauncher launcher(setup);
+    sb::detail::CompileWorker worker(launcher, setup, sb::detail::WorkerSettings{});
     REQUIRE(worker.idle_and_alive());
     // Stopped after the pool looked: the request (8 MiB, far above a socket's buffer) cannot be taken.
     ::kill(worker.pid(), SIGSTOP);

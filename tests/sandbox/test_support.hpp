@@ -134,6 +134,16 @@ inline long parent_of(const std::string& pid) {
   return ppid;
 }
 inline long parent_of(pid_t pid) { return parent_of(std::to_string(pid)); }
+// How many threads a process has, per /proc.
+inline std::size_t threads_of(pid_t pid) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
 inline leap::sandbox::ProbeOptions probe_library(std::string lib) {
   leap::sandbox::ProbeOptions o;
   o.library = std::move(lib);
