@@ -87,24 +87,14 @@ TEST_CASE("compile launcher: compiles finish while the caller's other threads al
   // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
   leap_test::require_confinement();
   Fixture f;
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> churn;
-  for (int t = 0; t < 3; ++t) {
-    churn.emplace_back([&stop] {
-      std::vector<std::unique_ptr<std::string>> held(64);
-      for (std::size_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        held[i % held.size()] = std::make_unique<std::string>(16 + i % 4096, 'x');
-      }
-    });
-  }
+  std::optional<leap_test::AllocationChurn> churn(std::in_place);
   std::vector<sb::CompileResult> results;
   for (int i = 0; i < 12; ++i) {
     sb::detail::ChildBudget budget = f.budget;
     budget.idle = std::chrono::seconds(10);  // a child that hangs ends here, as a failure below
     results.push_back(sb::detail::run_compile_child(*f.launcher, f.setup, budget, f.request(leap_test::plain_kernel())));
   }
-  stop = true;
-  for (std::thread& t : churn) t.join();
+  churn.reset();
   for (const sb::CompileResult& r : results) {
     INFO(r.log);
     CHECK(r.ok());

@@ -14,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -240,23 +241,13 @@ TEST_CASE("compile pool: compiles finish while the caller's other threads alloca
   config.workers = 2;  // the batch's threads ask for the workers, while the churn below goes on
   config.idle_limit = std::chrono::seconds(10);  // a worker that hangs ends here, as a failure below
   sb::Compiler c(config);
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> churn;
-  for (int t = 0; t < 3; ++t) {
-    churn.emplace_back([&stop] {
-      std::vector<std::unique_ptr<std::string>> held(64);
-      for (std::size_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        held[i % held.size()] = std::make_unique<std::string>(16 + i % 4096, 'x');
-      }
-    });
-  }
+  std::optional<leap_test::AllocationChurn> churn(std::in_place);
   std::vector<sb::CompileJob> jobs;
   for (int i = 0; i < 12; ++i) {
     jobs.push_back(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// candidate " + std::to_string(i) + "\n", {}, {}, "kernel.cu"});
   }
   const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
-  stop = true;
-  for (std::thread& t : churn) t.join();
+  churn.reset();
   REQUIRE(results.size() == jobs.size());
   for (const sb::CompileResult& r : results) {
     INFO(r.log);

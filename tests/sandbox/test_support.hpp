@@ -50,7 +50,9 @@ inline const char* plain_kernel() {
 
 }  // namespace leap_test
 
+#include <memory>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <leap/sandbox/compiler.hpp>
@@ -120,6 +122,31 @@ inline void require_confinement() {
   INFO("this machine lacks a confinement layer, and untrusted compiles refuse to run without it: " << s.missing());
   REQUIRE(s.full());
 }
+// Three threads that allocate and free without pause until destroyed: a caller whose other threads
+// may hold an allocator lock at the moment something forks.
+class AllocationChurn {
+ public:
+  AllocationChurn() {
+    for (int t = 0; t < 3; ++t) {
+      threads_.emplace_back([this] {
+        std::vector<std::unique_ptr<std::string>> held(64);
+        for (std::size_t i = 0; !stop_.load(std::memory_order_relaxed); ++i) {
+          held[i % held.size()] = std::make_unique<std::string>(16 + i % 4096, 'x');
+        }
+      });
+    }
+  }
+  ~AllocationChurn() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+  }
+  AllocationChurn(const AllocationChurn&) = delete;
+  AllocationChurn& operator=(const AllocationChurn&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
 // A process's parent as /proc/PID/stat says; -1 when it is gone.
 inline long parent_of(const std::string& pid) {
   std::ifstream stat("/proc/" + pid + "/stat");
