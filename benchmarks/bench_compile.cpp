@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "confinement/confinement.hpp"  // confinement_support(), internal
+
 namespace sb = leap::sandbox;
 
 namespace {

@@ -14,7 +14,7 @@
 #include <leap/sandbox/compile_cache.hpp>
 #include <leap/sandbox/compile_options.hpp>
 #include <leap/sandbox/compiler.hpp>
-#include <leap/sandbox/kernel_diagnostics.hpp>
+#include "compile/kernel_diagnostics.hpp"
 
 #include "cli.hpp"
 

@@ -11,6 +11,7 @@
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
+#include "evaluation/size_expr.hpp"
 
 namespace leap_cli {
 namespace {

@@ -4,12 +4,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include <leap/sandbox/compat_headers.hpp>
+#include "compile/compat_headers.hpp"
 #include <leap/sandbox/compiler.hpp>
-#include <leap/sandbox/confinement.hpp>
+#include "confinement/confinement.hpp"
 #include <leap/sandbox/driver_probe.hpp>
-#include <leap/sandbox/worker.hpp>
-#include <leap/sandbox/timer_choice.hpp>
+#include "evaluation/worker.hpp"
+#include "evaluation/timer_choice.hpp"
 #include <leap/version.hpp>
 
 #include "cli.hpp"

@@ -9,7 +9,7 @@
 
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/fleet_key.hpp>
-#include <leap/sandbox/fleet_worker.hpp>
+#include "fleet/fleet_worker.hpp"
 #include <leap/sandbox/request_handler.hpp>
 
 #include "cli.hpp"

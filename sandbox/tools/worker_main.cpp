@@ -2,7 +2,7 @@
 // leap-sandbox-worker: the evaluation worker as its own program. WorkerProcess starts it with
 // posix_spawn and speaks frames on descriptors 3 (requests) and 4 (replies); it is not meant to be run
 // by hand. It dies with the process that started it, closes whatever else it inherited, and confines
-// itself once the CUDA driver is up (see leap/sandbox/worker.hpp).
+// itself once the CUDA driver is up (see sandbox/src/evaluation/worker.hpp).
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "leap/sandbox/worker.hpp"
+#include "evaluation/worker.hpp"
 
 // Under AddressSanitizer (the asan preset): LeakSanitizer's check at exit stops the world with a
 // tracer that the confined worker cannot run, and then waits for it for ever, so a worker asked to

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "bounded_json.hpp"
-#include "frames.hpp"
+#include "protocol/bounded_json.hpp"
+#include "protocol/frames.hpp"
 
 namespace dt = leap::sandbox::detail;
 

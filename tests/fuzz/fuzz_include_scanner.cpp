@@ -2,7 +2,7 @@
 // libFuzzer harness: the include jail's scanner over a translation unit and a shipped header. The
 // input is split at the first NUL-free "\n//--\n" line: before it the source, after it the header.
 // Every verdict must be self-consistent: a refusal says why, an allowed source names no refusal.
-#include <leap/sandbox/include_jail.hpp>
+#include "compile/include_jail.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -91,7 +91,7 @@ else
   timeout "$(capped 240 200)" cmake --build "$BUILD" -j"$JOBS" >"$LOGS/build.log" 2>&1 ||
     { say "BUILD FAILED (see build.log in logs.tar.gz)"; tail -20 "$LOGS/build.log" | add; exit 1; }
   lib=$(find "$BUILD/sandbox" -name 'libleap_sandbox.*' | head -1)
-  flags=(-std=c++20 -O2 -Iinclude -Isandbox/include "${dep_includes[@]}" "$lib" -L"$cuda/lib64" -L"$cuda/extras/CUPTI/lib64"
+  flags=(-std=c++20 -O2 -Iinclude -Isandbox/include -Isandbox/src "${dep_includes[@]}" "$lib" -L"$cuda/lib64" -L"$cuda/extras/CUPTI/lib64"
          -lnvrtc -lcupti -ldl -Wl,-rpath,"$cuda/lib64" -Wl,-rpath,"$cuda/extras/CUPTI/lib64")
   g++ tests/gpu/test_hostile.cpp "${flags[@]}" -o "$BUILD/leap_sandbox_gpu_tests" >>"$LOGS/build.log" 2>&1 ||
     { say "BUILD FAILED (gpu tests)"; tail -20 "$LOGS/build.log" | add; exit 1; }

@@ -2,6 +2,7 @@
 // A content-addressed cache of compile results: an in-memory LRU and an optional directory on disk.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,7 +13,6 @@
 
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
-#include "leap/sandbox/sha256.hpp"
 
 namespace leap::sandbox {
 
@@ -22,8 +22,8 @@ namespace leap::sandbox {
 // (about 2^-128 for any pair, and no known way to construct one), so a hit is trusted as equal input.
 // The time limit and log cap are not part of the key; only NVRTC's own verdicts are cached.
 struct CacheKey {
-  Digest digest{};
-  std::string hex() const { return to_hex(digest); }
+  std::array<std::uint8_t, 32> digest{};  // SHA-256
+  std::string hex() const;  // 64 lowercase hex digits
   friend bool operator==(const CacheKey&, const CacheKey&) = default;
 };
 

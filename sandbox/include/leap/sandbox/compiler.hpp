@@ -13,20 +13,19 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leap/sandbox/compile_cache.hpp"
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
-#include "leap/sandbox/confinement.hpp"
-#include "leap/sandbox/include_jail.hpp"
 
 namespace leap::sandbox {
 
 enum class Isolation {
   // Each compile runs in a forked child confined by the OS (Landlock, seccomp, a private root, rlimits;
-  // see confinement.hpp) before NVRTC sees the source, and killed past its CPU time limit: the only
-  // mode for untrusted source. A few ms a compile.
+  // see the README, "Confinement") before NVRTC sees the source, and killed past its CPU time limit:
+  // the only mode for untrusted source. A few ms a compile.
   process,
   // Each compile runs in one of a few long-lived worker processes, each confined exactly as a
   // per-compile child before it reads any source, that keep NVRTC's automatic precompiled headers
@@ -40,6 +39,29 @@ enum class Isolation {
   // its log. The limit is enforced by NVRTC's flow callback, which NVRTC (13.0) calls only between
   // phases, so a front-end bomb runs to the end of parsing. For trusted sources and measurements only.
   trusted_in_process,
+};
+
+// Which headers a candidate may include; the include jail enforces it before NVRTC sees the source.
+struct IncludePolicy {
+  std::vector<std::string> headers;   // exact names, e.g. "cuda_fp16.h"
+  std::vector<std::string> prefixes;  // directories, e.g. "cuda/std/" allows "cuda/std/cstdint"
+  // Directories whose files may all be included by their relative name: the allow-list follows the
+  // toolkit (<cuda_runtime.h>, <curand_kernel.h>, <cub/...>, <mma.h>, ...) instead of a hand list.
+  std::vector<std::string> roots;
+  // Every header of the CUDA toolkit the sandbox compiles against (its include directory and the
+  // cccl/ directory inside it; default_cuda_include_dir()). A Compiler adds the names of the NVRTC
+  // compatibility headers (<cstdint>, <cuda_runtime.h>, ...) while that layer is on.
+  static IncludePolicy cuda_defaults();
+  // The same for a toolkit at `include_dir`.
+  static IncludePolicy toolkit(const std::string& include_dir);
+  static IncludePolicy none() { return {}; }  // shipped headers only
+  bool allows(std::string_view name) const;   // also requires a clean relative name
+};
+
+// Resource limits of a confined compile child.
+struct ConfinementLimits {
+  std::uint64_t address_space_bytes = 4ull << 30;  // RLIMIT_AS; includes what the child inherits (NVRTC itself)
+  unsigned max_open_files = 64;                    // RLIMIT_NOFILE
 };
 
 // The worker pool of Isolation::worker_pool.
@@ -64,7 +86,7 @@ struct CompilePoolStats {
 
 struct CompilerConfig {
   IncludePolicy includes = IncludePolicy::cuda_defaults();
-  // The NVRTC compatibility layer (compat_headers.hpp): stand-ins for the standard and runtime headers
+  // The NVRTC compatibility layer (README, "Real kernels"): stand-ins for the standard and runtime headers
   // NVRTC lacks, so kernels written for nvcc compile as written. Off: those includes are refused,
   // each with what to use instead.
   bool compat_headers = true;

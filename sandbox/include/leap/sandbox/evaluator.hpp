@@ -3,6 +3,8 @@
 // worker process, and turn all of that into a verdict, a speedup and feedback for the next turn.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -17,7 +19,6 @@
 #include "leap/sandbox/driver_probe.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
-#include "leap/sandbox/worker.hpp"
 
 namespace leap::sandbox {
 
@@ -71,6 +72,33 @@ struct EvalResult {
   std::uint64_t seed = 0;  // base seed of the trials (reproduce with EvaluatorConfig::seed)
   double seconds = 0.0;
 };
+
+// The evaluation worker: its own program, leap-sandbox-worker, that owns the CUDA context, so a kernel
+// that hangs, traps or corrupts memory costs one worker and never the harness.
+struct WorkerConfig {
+  std::string driver_library = "libcuda.so.1";  // dlopen'ed by the worker, never by the parent
+  int device = 0;
+  // A worker with no CUDA at all that answers only the test operations (ping, sleep, crash, exit),
+  // for testing the protocol, the watchdog and kill-and-replace without a GPU.
+  bool fake = false;
+  std::chrono::milliseconds init_timeout{60000};  // driver, context and CUPTI set-up of a fresh worker
+  // The leap-sandbox-worker program; empty = $LEAP_SANDBOX_WORKER, else beside the running program,
+  // else the install prefix's bin directory, else this build's.
+  std::string worker_executable;
+  // Landlock and seccomp once the driver is initialised (or at start, for a fake worker). Off only for
+  // diagnosing a driver that needs more than the ruleset allows.
+  bool confine = true;
+  // Where the device reports CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, kernels can read and write
+  // the worker's ordinary host memory (its stack, the host copies of inputs and outputs): the worker
+  // refuses to evaluate there unless this is set by an operator who accepts that.
+  bool allow_pageable_host_access = false;
+  // The driver grows a context's local memory to fit the largest kernel run so far and never
+  // shrinks it: after a candidate kernel with more local memory per thread than this, the worker is
+  // replaced before the next evaluation.
+  std::size_t local_memory_restart_bytes = std::size_t{64} << 10;
+};
+
+class WorkerProcess;  // the parent's end of the worker (internal)
 
 struct EvaluatorConfig {
   CompilerConfig compiler;  // include jail, isolation, cache

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trainer's side of a sandbox fleet (see fleet_worker.hpp): submits requests to the fleet's
+// The trainer's side of a sandbox fleet (whose members run `leap-sandbox worker`): submits requests to the fleet's
 // request stream and collects the answers from its own reply stream, "<stream>:reply:<name>".
 //
 //   leap::sandbox::FleetClient fleet({.redis = leap::sandbox::parse_redis_url("redis://10.0.0.5:6379")});

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet's shared key. Clients sign every request and workers every reply with it (HMAC-SHA256,
-// see fleet_client.hpp and fleet_worker.hpp), so whoever can write to the fleet's Redis but does not
+// see fleet_client.hpp and `leap-sandbox worker`), so whoever can write to the fleet's Redis but does not
 // hold the key can neither submit work nor forge a verdict.
 //
 // Where the key comes from, first match wins; never from a command line (ps, shell histories):

@@ -9,7 +9,7 @@
 // - KERNEL is an extern "C" __global__ function of the module. Kernels run in the order of their
 //   lines, one after the other on one stream; the whole sequence is one run (timed as one).
 // - DIMS is (X[, Y[, Z]]), the parentheses optional; missing dimensions are 1. EXPR and COUNT are
-//   size expressions over the task's sizes (size_expr.hpp): ceil_div(n, 256), rows * 4, min(n, 1024).
+//   size expressions over the task's Sizes (task.hpp): ceil_div(n, 256), rows * 4, min(n, 1024).
 // - shared: dynamic shared memory in bytes (default 0); above 48 KiB the harness opts in for it.
 // - args: the kernel's arguments in order, each the name of a task parameter or of a scratch buffer
 //   (default: the task's parameters in order, which is the task's signature).
@@ -22,7 +22,7 @@
 //   // leap-launch: final_sum grid=1 block=1024 args=(partials, out, n)
 // Limits against hostile sources: a directive line of at most k_max_plan_line_length characters, at
 // most k_max_plan_kernels launch and k_max_plan_scratch scratch lines, expressions within
-// size_expr's limits. Past a limit the plan is invalid, with the reason; nothing is thrown.
+// the size expressions' limits (4096 characters, 64 levels). Past a limit the plan is invalid, with the reason; nothing is thrown.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,6 @@
 #include <string_view>
 #include <vector>
 
-#include "leap/sandbox/size_expr.hpp"
 #include "leap/sandbox/task.hpp"
 
 namespace leap::sandbox {

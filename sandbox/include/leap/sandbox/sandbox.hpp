@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Everything in leap::sandbox.
+// The public API of leap::sandbox, every installed header but the fleet's (leap::sandbox_fleet:
+// fleet_client.hpp, fleet_environment.hpp, fleet_address.hpp, fleet_key.hpp). The library's
+// internals (the include jail, confinement, the evaluation worker, ...) are not installed.
 #pragma once
 
 #include "leap/sandbox/builtin_tasks.hpp"
-#include "leap/sandbox/check.hpp"
 #include "leap/sandbox/compile_cache.hpp"
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
 #include "leap/sandbox/evaluator.hpp"
-#include "leap/sandbox/include_jail.hpp"
+#include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/request_handler.hpp"
-#include "leap/sandbox/sha256.hpp"
-#include "leap/sandbox/size_expr.hpp"
 #include "leap/sandbox/task.hpp"
-#include "leap/sandbox/timer_choice.hpp"
-#include "leap/sandbox/worker.hpp"

@@ -7,15 +7,18 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "leap/sandbox/size_expr.hpp"
-
 namespace leap::sandbox {
+
+// Named problem sizes, e.g. {n: 1 << 20}; a task's shapes, launch dimensions and scalar values are
+// size expressions over them ("ceil_div(n, 256)", "rows * cols"; see the README).
+using Sizes = std::map<std::string, std::int64_t, std::less<>>;
 
 enum class DType : std::uint8_t { float32, float16, bfloat16, int32 };
 enum class Role : std::uint8_t { in, out, inout };

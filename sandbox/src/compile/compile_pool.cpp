@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compile/compile_pool.hpp"
+
+#include <algorithm>
+
+namespace leap::sandbox::detail {
+
+CompilePool::CompilePool(CompileLauncher& launcher, const ChildSetup& setup, const CompilePoolSettings& settings)
+    : launcher_(launcher), setup_(setup), settings_(settings) {
+  settings_.size = std::max(settings_.size, 1u);
+  settings_.max_compiles_per_worker = std::max(settings_.max_compiles_per_worker, 1u);
+  pch_heap_bytes_ = nvrtc_pch_heap_bytes();
+}
+
+CompilePool::~CompilePool() = default;
+
+std::unique_ptr<CompileWorker> CompilePool::take() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    free_.wait(lock, [&] { return !idle_.empty() || live_ < settings_.size; });
+    if (idle_.empty()) break;
+    std::unique_ptr<CompileWorker> w = std::move(idle_.back());
+    idle_.pop_back();
+    if (w->idle_and_alive()) {
+      busy_pids_.push_back(w->pid());
+      return w;
+    }
+    // It died between compiles: it is replaced like a worker that died in one, and its place is free.
+    ++stats_.workers_replaced;
+    --live_;
+    free_.notify_one();
+    lock.unlock();
+    w.reset();  // reaped, its scratch directory removed: outside the lock
+    lock.lock();
+  }
+  ++live_;
+  lock.unlock();
+  try {
+    auto w = std::make_unique<CompileWorker>(launcher_, setup_, WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
+    lock.lock();
+    ++stats_.workers_started;
+    busy_pids_.push_back(w->pid());
+    return w;
+  } catch (...) {
+    lock.lock();
+    --live_;
+    free_.notify_one();
+    throw;
+  }
+}
+
+void CompilePool::give_back(std::unique_ptr<CompileWorker> worker, const CompileWorker::Outcome& outcome) {
+  const bool retire = !outcome.alive || worker->compiles() >= settings_.max_compiles_per_worker ||
+                      outcome.scratch_used > settings_.pch_scratch_bytes / 4 * 3;
+  std::unique_ptr<CompileWorker> retired;
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.compiles;
+    if (outcome.result.pch == PchUse::hit) ++stats_.pch_hits;
+    if (outcome.result.pch == PchUse::created) ++stats_.pch_created;
+    busy_pids_.erase(std::find(busy_pids_.begin(), busy_pids_.end(), worker->pid()));
+    if (retire) {
+      ++stats_.workers_replaced;
+      --live_;
+      retired = std::move(worker);
+    } else {
+      idle_.push_back(std::move(worker));
+    }
+    free_.notify_one();
+  }
+  // `retired` is killed and reaped here, outside the lock; its replacement starts on the next take().
+}
+
+CompileResult CompilePool::compile(const NvrtcRequest& request, ChildBudget budget) {
+  std::unique_ptr<CompileWorker> worker = take();
+  CompileWorker::Outcome outcome;
+  try {
+    outcome = worker->compile(request, budget);
+  } catch (...) {
+    outcome.alive = false;
+    give_back(std::move(worker), outcome);
+    throw;
+  }
+  give_back(std::move(worker), outcome);
+  return std::move(outcome.result);
+}
+
+CompilePoolStats CompilePool::stats() const {
+  std::lock_guard lock(mutex_);
+  CompilePoolStats s = stats_;
+  for (const auto& w : idle_) s.worker_pids.push_back(w->pid());
+  s.worker_pids.insert(s.worker_pids.end(), busy_pids_.begin(), busy_pids_.end());
+  return s;
+}
+
+}  // namespace leap::sandbox::detail

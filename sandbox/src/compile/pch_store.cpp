@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compile/pch_store.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+#include <vector>
+
+#include "common/detail.hpp"
+#include "common/sha256.hpp"
+#include "compile/nvrtc_compile.hpp"
+
+namespace leap::sandbox::detail {
+namespace {
+
+constexpr std::string_view k_record_magic = "LEAPPCH1";
+constexpr std::size_t k_mac_key_bytes = 32;
+
+[[noreturn]] void unsafe(const std::filesystem::path& dir, const std::string& why) {
+  throw std::runtime_error("leap::sandbox: the PCH directory " + dir.string() + " " + why);
+}
+
+// A directory of the user's own, 0700, opened without following a symlink.
+int open_private_dir(int at, const char* name, const std::filesystem::path& shown) {
+  if (::mkdirat(at, name, 0700) != 0 && errno != EEXIST) unsafe(shown, std::string("cannot be created: ") + std::strerror(errno));
+  const int fd = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) unsafe(shown, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory" : std::string("cannot be opened: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    unsafe(shown, "belongs to another user; give a directory of your own");
+  }
+  if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0700) != 0) {
+    ::close(fd);
+    unsafe(shown, "is open to other users and cannot be made 0700");
+  }
+  return fd;
+}
+
+bool is_key(std::string_view k) {
+  return k.size() == 64 && std::all_of(k.begin(), k.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool header_name_ok(std::string_view n) {
+  if (n.empty() || n.size() > 200 || n.front() == '/' || n.back() == '/') return false;
+  for (char c : n) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' ||
+                    c == '+' || c == '-';
+    if (!ok) return false;
+  }
+  std::size_t pos = 0;
+  while (pos <= n.size()) {
+    const std::size_t end = std::min(n.find('/', pos), n.size());
+    const std::string_view part = n.substr(pos, end - pos);
+    if (part.empty() || part == "." || part == "..") return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string trusted_header_prefix(const std::string& source) {
+  std::string prefix;
+  std::size_t pos = 0;
+  while (pos < source.size()) {
+    const std::size_t end = source.find('\n', pos);
+    if (end == std::string::npos) break;  // a last line without its newline is not part of a prefix
+    const std::string_view line(source.data() + pos, end - pos);
+    if (!line.starts_with("#include <") || !line.ends_with(">")) break;
+    const std::string_view name = line.substr(10, line.size() - 11);
+    if (!header_name_ok(name)) break;
+    prefix.append(line);
+    prefix.push_back('\n');
+    pos = end + 1;
+  }
+  return prefix;
+}
+
+std::string stored_pch_key(const NvrtcRequest& request, const std::string& prefix, const std::string& toolkit,
+                           std::uintptr_t heap_address, std::uint64_t heap_bytes) {
+  std::string framed;
+  put_bytes(framed, "leap-sandbox/stored-pch/v1");
+  put_bytes(framed, toolkit);
+  put_u64(framed, heap_address);
+  put_u64(framed, heap_bytes);
+  put_u64(framed, request.flags.size());
+  for (const std::string& f : request.flags) put_bytes(framed, f);
+  put_u64(framed, request.headers.size());
+  for (const Header& h : request.headers) {
+    put_bytes(framed, h.name);
+    put_bytes(framed, h.content);
+  }
+  put_bytes(framed, prefix);
+  return to_hex(sha256(framed));
+}
+
+PchStore::Lock::Lock(std::mutex& threads, int fd) noexcept : threads_(threads), fd_(fd) {
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+PchStore::Lock::~Lock() { ::flock(fd_, LOCK_UN); }
+
+PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_bytes) : dir_(directory), budget_(budget_bytes) {
+  std::error_code ec;
+  if (dir_.has_parent_path()) std::filesystem::create_directories(dir_.parent_path(), ec);
+  dir_fd_ = open_private_dir(AT_FDCWD, dir_.c_str(), dir_);
+  files_fd_ = open_private_dir(dir_fd_, "files", dir_ / "files");
+  records_fd_ = open_private_dir(dir_fd_, "records", dir_ / "records");
+  incoming_fd_ = open_private_dir(dir_fd_, "incoming", dir_ / "incoming");
+  lock_fd_ = ::openat(dir_fd_, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) unsafe(dir_, std::string("has an unusable lock file: ") + std::strerror(errno));
+  const std::filesystem::path files = std::filesystem::canonical(dir_ / "files", ec);
+  if (ec) unsafe(dir_, "cannot be resolved");
+  files_dir_ = files.string();
+  // The MAC key, made once: written whole to a private name, then linked into place, so a second
+  // process either wins the link or reads the winner's complete key.
+  int fd = ::openat(dir_fd_, "mac.key", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    std::string key(k_mac_key_bytes, '\0');
+    for (std::size_t got = 0; got < key.size();) {
+      const ssize_t n = ::getrandom(key.data() + got, key.size() - got, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) unsafe(dir_, "cannot get random bytes for its MAC key");
+      got += static_cast<std::size_t>(n);
+    }
+    const std::string tmp = ".tmp-key-" + std::to_string(::getpid());
+    const int out = ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const bool written = out >= 0 && write_all(out, key) && ::fsync(out) == 0;
+    if (out >= 0) ::close(out);
+    const int linked = written ? ::linkat(dir_fd_, tmp.c_str(), dir_fd_, "mac.key", 0) : -1;
+    const int link_errno = errno;
+    ::unlinkat(dir_fd_, tmp.c_str(), 0);
+    if (!written || (linked != 0 && link_errno != EEXIST)) unsafe(dir_, "cannot hold a MAC key file");
+    fd = ::openat(dir_fd_, "mac.key", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0 ||
+      st.st_size != static_cast<off_t>(k_mac_key_bytes)) {
+    if (fd >= 0) ::close(fd);
+    unsafe(dir_, "has a MAC key file that is not a 0600 file of 32 bytes owned by you; remove the directory (it rebuilds itself)");
+  }
+  std::optional<std::string> key = read_regular(fd, k_mac_key_bytes);
+  ::close(fd);
+  if (!key || key->size() != k_mac_key_bytes) unsafe(dir_, "has an unreadable MAC key file");
+  mac_key_ = std::move(*key);
+}
+
+PchStore::~PchStore() {
+  for (int fd : {dir_fd_, files_fd_, records_fd_, incoming_fd_, lock_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+PchStore::Lock PchStore::lock() const { return Lock(lock_threads_, lock_fd_); }
+
+std::string PchStore::record_bytes(const std::string& key, const struct ::stat& st) const {
+  std::string body(k_record_magic);
+  put_bytes(body, key);
+  for (const unsigned long long v :
+       {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino), static_cast<unsigned long long>(st.st_size),
+        static_cast<unsigned long long>(st.st_ctim.tv_sec), static_cast<unsigned long long>(st.st_ctim.tv_nsec),
+        static_cast<unsigned long long>(st.st_mtim.tv_sec), static_cast<unsigned long long>(st.st_mtim.tv_nsec)}) {
+    put_u64(body, v);
+  }
+  const Digest mac = hmac_sha256(mac_key_, body);
+  body.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+  return body;
+}
+
+void PchStore::remove_entry(const std::string& key) const noexcept {
+  ::unlinkat(records_fd_, (key + ".rec").c_str(), 0);
+  ::unlinkat(files_fd_, (key + ".pch").c_str(), 0);
+}
+
+std::optional<std::string> PchStore::find(const std::string& key, bool* refused) const {
+  if (refused != nullptr) *refused = false;
+  if (!is_key(key)) return std::nullopt;
+  const std::string file = key + ".pch";
+  const int fd = ::openat(files_fd_, file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) remove_entry(key);
+    if (refused != nullptr) *refused = errno == ELOOP;
+    return std::nullopt;
+  }
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid();
+  ::close(fd);
+  const int rfd = ::openat(records_fd_, (key + ".rec").c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  std::optional<std::string> record = rfd >= 0 ? read_regular(rfd, 4096) : std::nullopt;
+  if (!stat_ok || !record || *record != record_bytes(key, st)) {
+    if (rfd >= 0) ::close(rfd);
+    remove_entry(key);  // the next compile of this prefix makes a good one
+    if (refused != nullptr) *refused = true;
+    return std::nullopt;
+  }
+  ::futimens(rfd, nullptr);  // used now: the young end of the LRU (the PCH file itself is not touched: its ctime is part of the record)
+  ::close(rfd);
+  return files_dir_ + "/" + file;
+}
+
+std::string PchStore::make_incoming() const {
+  std::string path = (dir_ / "incoming" / "create-XXXXXX").string();
+  if (::mkdtemp(path.data()) == nullptr) throw std::runtime_error("leap::sandbox: cannot make a directory in " + (dir_ / "incoming").string());
+  return std::filesystem::canonical(path).string();
+}
+
+void PchStore::remove_incoming(const std::string& dir) const noexcept {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+std::optional<std::string> PchStore::adopt(const std::string& key, const std::string& file) {
+  struct stat st {};
+  if (!is_key(key) || ::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return std::nullopt;
+  if (static_cast<std::uint64_t>(st.st_size) > budget_) {
+    ::unlink(file.c_str());
+    return std::nullopt;
+  }
+  const std::string name = key + ".pch";
+  ::chmod(file.c_str(), 0600);
+  if (::rename(file.c_str(), (files_dir_ + "/" + name).c_str()) != 0) return std::nullopt;
+  const int fd = ::openat(files_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const bool ok = ::fstat(fd, &st) == 0;  // after the rename, which changed the ctime
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  const std::string record = record_bytes(key, st);
+  const std::string tmp = ".tmp-" + key.substr(0, 16) + "-" + std::to_string(::getpid());
+  const int out = ::openat(records_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const bool written = out >= 0 && write_all(out, record);
+  if (out >= 0) ::close(out);
+  if (!written || ::renameat(records_fd_, tmp.c_str(), records_fd_, (key + ".rec").c_str()) != 0) {
+    ::unlinkat(records_fd_, tmp.c_str(), 0);
+    remove_entry(key);
+    return std::nullopt;
+  }
+  evict(key);
+  return files_dir_ + "/" + name;
+}
+
+std::uint64_t PchStore::stored_bytes() const {
+  std::uint64_t total = 0;
+  for (const std::string& n : list_directory(files_fd_)) {
+    struct stat st {};
+    if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
+  }
+  return total;
+}
+
+// With the lock held. Files without a record (a creator that died between rename and record) and
+// creators' directories over an hour old go too.
+void PchStore::evict(const std::string& keep) {
+  struct Entry {
+    timespec used;
+    std::uint64_t bytes;
+    std::string key;
+  };
+  std::vector<Entry> entries;
+  std::uint64_t total = 0;
+  for (const std::string& n : list_directory(files_fd_)) {
+    struct stat st {}, rec {};
+    if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    const std::string key = n.size() > 4 && n.ends_with(".pch") ? n.substr(0, n.size() - 4) : "";
+    if (!is_key(key) || ::fstatat(records_fd_, (key + ".rec").c_str(), &rec, AT_SYMLINK_NOFOLLOW) != 0) {
+      ::unlinkat(files_fd_, n.c_str(), 0);
+      continue;
+    }
+    total += static_cast<std::uint64_t>(st.st_size);
+    entries.push_back({rec.st_mtim, static_cast<std::uint64_t>(st.st_size), key});
+  }
+  const timespec now = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_REALTIME, &t);
+    return t;
+  }();
+  for (const std::string& n : list_directory(incoming_fd_)) {
+    struct stat st {};
+    if (::fstatat(incoming_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && now.tv_sec - st.st_mtim.tv_sec > 3600) {
+      remove_incoming((dir_ / "incoming" / n).string());
+    }
+  }
+  if (total <= budget_) return;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Entry& e : entries) {
+    if (total <= budget_) break;  // creations are rare, so each one may scan: no low-water mark needed
+    if (e.key == keep) continue;
+    remove_entry(e.key);
+    total -= e.bytes;
+    ++evictions_;
+  }
+}
+
+}  // namespace leap::sandbox::detail

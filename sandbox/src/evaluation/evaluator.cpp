@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leap/sandbox/evaluator.hpp"
+
+#include "evaluation/worker_reply.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "protocol/bounded_json.hpp"
+#include "compile/elf_kernels.hpp"
+#include "protocol/frames.hpp"
+#include "compile/kernel_diagnostics.hpp"
+#include "evaluation/worker.hpp"
+
+namespace leap::sandbox {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Empty when the module defines the kernel `entry`, else what is missing and what to write. The
+// kernels come from the CUBIN's ELF symbol table: text in the PTX, such as an inline-asm comment,
+// proves nothing.
+std::string missing_entry(const CompileResult& c, std::string_view source, const std::string& entry) {
+  if (!c.kernels) return "the compiled module has no readable symbol table";
+  return missing_kernel_advice(source, "candidate.cu", *c.kernels, entry);
+}
+
+}  // namespace
+
+std::string_view to_string(EvalStatus status) noexcept {
+  switch (status) {
+    case EvalStatus::verdict: return "verdict";
+    case EvalStatus::no_gpu: return "no_gpu";
+    case EvalStatus::error: return "error";
+  }
+  return "unknown";
+}
+
+std::string first_errors(std::string_view log, int max_lines) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    lines.push_back(log.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  std::string out;
+  int taken = 0;
+  for (std::size_t i = 0; i < lines.size() && taken < max_lines; ++i) {
+    if (lines[i].find("error") == std::string_view::npos) continue;
+    // The diagnostic and the source excerpt and caret NVRTC prints under it.
+    for (std::size_t k = i; k < lines.size() && k < i + 3 && taken < max_lines; ++k) {
+      if (k > i && lines[k].find("): ") != std::string_view::npos) break;
+      out.append(lines[k]).push_back('\n');
+      ++taken;
+    }
+  }
+  if (out.empty()) out = std::string(log.substr(0, std::min<std::size_t>(log.size(), 1500)));
+  return out;
+}
+
+struct Evaluator::Impl {
+  EvaluatorConfig config;
+  GpuStatus gpu;
+  std::string arch;
+  std::unique_ptr<Compiler> compiler;
+  WorkerProcess worker;
+  std::mutex worker_mutex;
+  std::mutex ref_mutex;
+  // By task name and source. Only results the source decided (nvrtc_verdict: compiled, or a genuine
+  // compile error) are kept: a limit, a killed or dead compile child says nothing about the reference,
+  // and kept it would fail every later evaluation of the task in this process.
+  std::map<std::string, CompileResult> references;
+
+  explicit Impl(EvaluatorConfig c) : config(std::move(c)), worker(config.worker) {
+    gpu = config.gpu ? *config.gpu : probe_gpu();
+    arch = config.arch;
+    if (arch.empty()) {
+      arch = "sm_90";
+      if (gpu.ok() && !gpu.devices.empty()) {
+        const DeviceInfo& d = gpu.devices[static_cast<std::size_t>(std::max(0, config.worker.device)) % gpu.devices.size()];
+        if (d.cc_major > 0) arch = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
+      }
+    }
+    if (!config.compiler.cache) config.compiler.cache = std::make_shared<CompileCache>(CacheOptions{});
+    compiler = std::make_unique<Compiler>(config.compiler);
+  }
+
+  CompileJob job(std::string_view source) const {
+    CompileJob j;
+    j.source = std::string(source);
+    j.options.arch = arch;
+    j.options.timeout = config.compile_timeout;
+    j.options.want_ptx = true;
+    j.options.want_cubin = true;
+    j.file_name = "candidate.cu";
+    return j;
+  }
+};
+
+Evaluator::Evaluator(EvaluatorConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Evaluator::~Evaluator() = default;
+
+const GpuStatus& Evaluator::gpu() const noexcept { return impl_->gpu; }
+const std::string& Evaluator::arch() const noexcept { return impl_->arch; }
+Compiler& Evaluator::compiler() noexcept { return *impl_->compiler; }
+WorkerProcess& Evaluator::worker() noexcept { return impl_->worker; }
+
+CompileResult Evaluator::compile(std::string_view source) { return impl_->compiler->compile(impl_->job(source)); }
+
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) { return evaluate(task, candidate_source, {}); }
+
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers) {
+  validate(task);
+  Impl& m = *impl_;
+  const auto t0 = Clock::now();
+  EvalResult r;
+  auto done = [&]() -> EvalResult {
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::move(r);
+  };
+  auto verdict = [&](Verdict v) {
+    r.status = EvalStatus::verdict;
+    r.verdict = v;
+  };
+
+  // 1. Compile. A refusal, an error and a timeout are all a compile_error verdict, GPU or not.
+  CompileJob cand_job = m.job(candidate_source);
+  cand_job.headers = headers;
+  r.compile = m.compiler->compile(cand_job);
+  if (!r.compile.ok()) {
+    verdict(Verdict::compile_error);
+    switch (r.compile.status) {
+      case CompileStatus::refused: r.detail = r.compile.log; break;
+      case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
+      case CompileStatus::resource_limit: r.detail = "the compile ran out of memory (address-space limit)"; break;
+      default: r.detail = first_errors(r.compile.log); break;
+    }
+    r.feedback = "Compile error:\n" + r.detail;
+    return done();
+  }
+  // The launch plan: the candidate's, parsed and checked (kernels against the module's symbol
+  // table, arguments against the kernels' parameters in the CUBIN, every limit at every size set)
+  // before anything runs; else the task's own, whose arguments are checked the same way.
+  const PlanParse parsed = parse_launch_plan(candidate_source);
+  const std::optional<KernelParams> cand_params = detail::cubin_kernel_params(r.compile.cubin);
+  const PlanContext cand_context{r.compile.kernels ? &*r.compile.kernels : nullptr, 0, cand_params ? &*cand_params : nullptr};
+  LaunchPlanReport& plan = r.launch_plan.emplace();
+  plan.sizes = task.sizes;
+  if (!parsed.ok() || !parsed.plan.empty()) {
+    plan.source = "candidate";
+    plan.plan = parsed.plan;
+    PlanCheck check;
+    if (!parsed.ok()) {
+      check.status = task.candidate_launch.allowed ? PlanStatus::invalid : PlanStatus::refused;
+      check.error = task.candidate_launch.allowed ? parsed.error : check_candidate_plan(parsed.plan, task).error;
+    } else if (!r.compile.kernels && task.candidate_launch.allowed) {
+      check.status = PlanStatus::invalid;
+      check.error = "the compiled module has no readable symbol table";
+    } else {
+      check = check_candidate_plan(parsed.plan, task, cand_context);
+    }
+    plan.status = check.status;
+    plan.error = check.error;
+    plan.resolved = std::move(check.resolved);
+    if (plan.status != PlanStatus::ok) {
+      verdict(Verdict::compile_error);
+      r.detail = "launch plan: " + plan.error;
+      r.feedback = (plan.status == PlanStatus::refused ? "Launch plan refused: " : "Launch plan error: ") + plan.error;
+      return done();
+    }
+  } else {
+    plan.plan = task_launch_plan(task);
+    if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
+      verdict(Verdict::compile_error);
+      r.detail = missing;
+      r.feedback = "Compile error: " + r.detail;
+      return done();
+    }
+    try {
+      plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds, cand_context);
+    } catch (const LaunchPlanError& e) {
+      plan.status = PlanStatus::invalid;
+      plan.error = e.what();
+      verdict(Verdict::compile_error);
+      r.detail = "launch plan: " + plan.error;
+      r.feedback = "Launch plan error: " + plan.error;
+      return done();
+    }
+  }
+
+  // 2. The reference (cached per task); a reference that does not build is the task's fault.
+  CompileResult ref;
+  {
+    std::lock_guard lock(m.ref_mutex);
+    const std::string key = task.name + "\n" + task.reference_source;
+    if (const auto it = m.references.find(key); it != m.references.end()) {
+      ref = it->second;
+    } else {
+      ref = m.compiler->compile(m.job(task.reference_source));
+      if (ref.nvrtc_verdict) m.references.emplace(key, ref);
+    }
+  }
+  if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty()) {
+    r.status = EvalStatus::error;
+    r.error = "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
+    return done();
+  }
+  // The reference's parameters must be the task's signature, or every launch of it would read
+  // arguments that are not there.
+  try {
+    const std::optional<KernelParams> ref_params = detail::cubin_kernel_params(ref.cubin);
+    const KernelParams none;
+    resolve_launch_plan(task_launch_plan(task), task, task.sizes, k_task_launch_bounds, {nullptr, 0, ref_params ? &*ref_params : &none});
+  } catch (const LaunchPlanError& e) {
+    r.status = EvalStatus::error;
+    r.error = std::string("the task's reference kernel does not take the task's parameters: ") + e.what();
+    return done();
+  }
+
+  // 3. No GPU: the compile verdict was real; anything further would be made up.
+  if (!m.gpu.ok()) {
+    r.status = EvalStatus::no_gpu;
+    r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
+               (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
+    r.feedback = plan.source == "candidate" ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
+                                                  "). It was not run: no GPU is available."
+                                            : "The kernel compiles. It was not run: no GPU is available.";
+    return done();
+  }
+
+  // 4. Run, check and time in the worker.
+  r.seed = m.config.seed ? *m.config.seed : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
+  json req = {{"op", "eval"},
+              {"task", task_to_json(task)},
+              {"candidate", json::binary(std::vector<std::uint8_t>(r.compile.cubin.begin(), r.compile.cubin.end()))},
+              {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
+              {"seed", r.seed},
+              {"time", m.config.time}};
+  if (plan.source == "candidate") req["plan"] = to_directives(plan.plan);
+  const std::vector<std::uint8_t> bytes = json::to_cbor(req);
+  CallResult call;
+  {
+    std::lock_guard lock(m.worker_mutex);
+    call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                         std::chrono::milliseconds(task.time_limit_ms));
+    // The device heap outlives the module that used it, and a sticky error the context: either way
+    // the next evaluation gets a fresh worker. Decided under the same lock as the call.
+    bool restart = detail::references_device_malloc(r.compile.ptx);
+    if (call.status == CallStatus::ok) {
+      try {
+        restart = restart || detail::decode_bounded_cbor(call.reply, detail::k_frame_limits).value("restart", false);
+      } catch (const std::exception&) {
+        restart = true;
+      }
+    }
+    if (restart) m.worker.restart_next();
+  }
+  const bool in_candidate = detail::is_candidate_stage(call.last_stage);
+  if (call.status == CallStatus::timeout) {
+    if (in_candidate) {
+      verdict(Verdict::timeout);
+      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) + " ms (" +
+                 call.last_stage + ")";
+      r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
+    } else {
+      r.status = EvalStatus::error;
+      r.error = "the worker timed out outside the candidate's runs: " + call.detail;
+    }
+    return done();
+  }
+  if (call.status == CallStatus::died && in_candidate) {
+    verdict(Verdict::runtime_error);
+    r.cuda_error = "WORKER_DIED";
+    r.detail = "the evaluation process died while running the candidate: " + call.detail;
+    r.feedback = "Runtime error: " + r.detail;
+    return done();
+  }
+  if (call.status != CallStatus::ok) {
+    r.status = EvalStatus::error;
+    r.error = "evaluation worker " + std::string(to_string(call.status)) + ": " + call.detail;
+    return done();
+  }
+  json reply;
+  try {
+    reply = detail::decode_bounded_cbor(call.reply, detail::k_frame_limits);
+  } catch (const std::exception& e) {
+    r.status = EvalStatus::error;
+    r.error = std::string("malformed worker reply: ") + e.what();
+    return done();
+  }
+  detail::read_worker_reply(reply, r);
+  return done();
+}
+
+std::string to_json(const EvalResult& r) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  auto timing = [&](const KernelTiming& t) {
+    return json{{"method", t.method}, {"median_ms", num(t.median_ms)}, {"p25_ms", num(t.p25_ms)}, {"p75_ms", num(t.p75_ms)},
+                {"min_ms", num(t.min_ms)}, {"spread", num(t.spread)}, {"runs", t.runs},
+                {"events_median_ms", num(t.events_median_ms)}, {"wall_median_ms", num(t.wall_median_ms)}};
+  };
+  json j = {{"status", to_string(r.status)},
+            {"verdict", r.verdict ? json(to_string(*r.verdict)) : json(nullptr)},
+            {"speedup", num(r.speedup)},
+            {"compile", json::parse(to_json(r.compile))},
+            {"cuda_error", r.cuda_error},
+            {"detail", r.detail},
+            {"feedback", r.feedback},
+            {"error", r.error},
+            {"trials", r.trials},
+            {"seed", r.seed},
+            {"device", r.device},
+            {"seconds", r.seconds}};
+  if (r.launch_plan) {
+    const LaunchPlanReport& p = *r.launch_plan;
+    json kernels = json::array(), scratch = json::array();
+    if (p.resolved) {
+      for (const ResolvedKernelLaunch& k : p.resolved->kernels) {
+        json args = json::array();
+        for (const ResolvedArg& a : k.args) args.push_back(a.name);
+        kernels.push_back({{"kernel", k.kernel},
+                           {"grid", {k.shape.grid[0], k.shape.grid[1], k.shape.grid[2]}},
+                           {"block", {k.shape.block[0], k.shape.block[1], k.shape.block[2]}},
+                           {"shared_bytes", k.shape.shared_bytes},
+                           {"args", args}});
+      }
+      for (const ResolvedScratch& s : p.resolved->scratch) {
+        scratch.push_back({{"name", s.name}, {"dtype", to_string(s.dtype)}, {"count", s.count}, {"bytes", s.bytes}});
+      }
+    }
+    std::string directives;  // the lines without the blank ones that keep them on their source lines
+    const std::string text = to_directives(p.plan);
+    for (std::size_t pos = 0, end = 0; pos < text.size(); pos = end + 1) {
+      end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      if (end > pos) directives.append(text, pos, end - pos).push_back('\n');
+    }
+    j["launch_plan"] = {{"source", p.source}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
+                        {"sizes", p.sizes}, {"kernels", kernels}, {"scratch", scratch}};
+  } else {
+    j["launch_plan"] = nullptr;
+  }
+  if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
+  else j["timings"] = nullptr;
+  j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace leap::sandbox

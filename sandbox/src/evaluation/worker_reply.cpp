@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "evaluation/worker_reply.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+namespace leap::sandbox::detail {
+namespace {
+
+using nlohmann::json;
+
+std::string fmt(double v, int precision = 4) {
+  std::ostringstream os;
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+KernelTiming timing_from(const json& k, const std::string& method) {
+  KernelTiming t;
+  t.method = method;
+  auto num = [&](const char* key) {
+    const auto it = k.find(key);
+    return it != k.end() && it->is_number() ? it->get<double>() : KernelTiming::nan;
+  };
+  t.median_ms = num("median_ms");
+  t.p25_ms = num("p25_ms");
+  t.p75_ms = num("p75_ms");
+  t.min_ms = num("min_ms");
+  t.spread = num("spread");
+  t.runs = k.value("runs", 0);
+  t.events_median_ms = num("events_median_ms");
+  t.wall_median_ms = num("wall_median_ms");
+  return t;
+}
+
+}  // namespace
+
+void read_worker_reply(const json& reply, EvalResult& r) {
+  auto verdict = [&](Verdict v) {
+    r.status = EvalStatus::verdict;
+    r.verdict = v;
+  };
+  r.device = reply.value("device", "");
+  r.trials = reply.value("trials", 0);
+  if (!reply.value("ok", false)) {
+    r.status = EvalStatus::error;
+    r.error = reply.value("error", "the worker reported a failure");
+    return;
+  }
+  const std::string v = reply.value("verdict", "");
+  r.detail = reply.value("detail", "");
+  if (v == "compile_error" && reply.contains("plan_error")) {  // the plan broke a limit of this device
+    verdict(Verdict::compile_error);
+    const std::string why = reply.value("plan_error", "");
+    if (r.launch_plan) {
+      r.launch_plan->status = PlanStatus::invalid;
+      r.launch_plan->error = why;
+      r.launch_plan->resolved.reset();
+    }
+    r.feedback = "Launch plan error: " + why;
+  } else if (v == "runtime_error") {
+    verdict(Verdict::runtime_error);
+    r.cuda_error = reply.value("cuda_error", "");
+    r.feedback = "Runtime error: " + r.detail;
+  } else if (v == "wrong_answer") {
+    verdict(Verdict::wrong_answer);
+    r.feedback = (reply.value("when_timed", false) ? "Wrong answer when timed: " : "Wrong answer: ") + r.detail;
+  } else if (v == "correct") {
+    verdict(Verdict::correct);
+    if (reply.contains("timing") && reply.at("timing").contains("skipped")) {
+      r.timing_note = reply.at("timing").value("skipped", "");
+      r.feedback = "Correct (not timed: " + r.timing_note + ").";
+    } else if (reply.contains("timing")) {
+      const json& t = reply.at("timing");
+      const std::string method = t.value("method", "");
+      r.candidate = timing_from(t.value("candidate", json::object()), method);
+      r.reference = timing_from(t.value("reference", json::object()), method);
+      r.timing_note = t.value("note", "");
+      r.below_floor = t.value("below_floor", "");
+      if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
+        r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
+        return;
+      }
+      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
+      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
+                   " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +
+                   method + ", " + std::to_string(r.candidate.runs) + " runs each).";
+    } else {
+      r.feedback = "Correct (not timed).";
+    }
+  } else {
+    r.status = EvalStatus::error;
+    r.error = "the worker gave no verdict";
+  }
+}
+
+bool references_device_malloc(std::string_view ptx) {
+  // NVRTC declares the heap's entry points as `.extern .func (.param .b64 func_retval0) malloc`
+  // (or `.extern .func free`), the parameter list following on the next line.
+  constexpr std::string_view k_decl = ".extern .func";
+  for (std::size_t pos = ptx.find(k_decl); pos != std::string_view::npos; pos = ptx.find(k_decl, pos + 1)) {
+    const std::size_t end = std::min(ptx.find("\n(", pos), ptx.find(';', pos));
+    std::string_view decl = ptx.substr(pos + k_decl.size(), end == std::string_view::npos ? std::string_view::npos : end - pos - k_decl.size());
+    const std::size_t last = decl.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos) continue;
+    decl = decl.substr(0, last + 1);
+    const std::size_t name_at = decl.find_last_of(" \t)") + 1;  // npos + 1 == 0: the whole text
+    const std::string_view name = decl.substr(name_at);
+    if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc") return true;
+  }
+  return false;
+}
+
+bool is_candidate_stage(std::string_view stage) {
+  return stage == "load" || stage == "candidate" || stage == "reload" || stage == "warmup:candidate" || stage == "timing:candidate";
+}
+
+}  // namespace leap::sandbox::detail

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_worker.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "fleet/fleet_auth.hpp"
+#include "fleet/fleet_redis.hpp"
+#include "leap/sandbox/builtin_tasks.hpp"
+
+namespace leap::sandbox {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// The JSON "id" of a request line, verbatim, or null when the line has none.
+json request_id(std::string_view line) {
+  try {
+    const json request = json::parse(line);
+    if (request.is_object()) {
+      if (const auto it = request.find("id"); it != request.end()) return *it;
+    }
+  } catch (const json::exception&) {
+  }
+  return nullptr;
+}
+
+std::string error_response(std::string_view request_line, const std::string& error) {
+  return json{{"id", request_id(request_line)}, {"ok", false}, {"error", error}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
+// Log the 1st, 2nd, 4th, 8th, ... occurrence: a flood of bad entries cannot flood the log.
+bool worth_logging(std::uint64_t count) noexcept { return (count & (count - 1)) == 0; }
+
+// Sleeps up to `d`, waking early when `stop` is set.
+void sleep_unless_stopped(milliseconds d, const std::atomic<bool>& stop) {
+  const auto until = Clock::now() + d;
+  while (!stop.load(std::memory_order_relaxed) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::min(milliseconds(20), d));
+  }
+}
+
+}  // namespace
+
+void FleetWorkerOptions::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetWorkerOptions: " + what); };
+  if (stream.empty()) fail("stream is empty; name the request stream (default " + std::string(fleet_default_stream) + ")");
+  if (group.empty()) fail("group is empty; name the consumer group (default " + std::string(fleet_default_group) + ")");
+  if (jobs < 1 || jobs > 256) fail("jobs (" + std::to_string(jobs) + ") must be in [1, 256]");
+  if (max_deliveries < 1) fail("max_deliveries (" + std::to_string(max_deliveries) + ") must be >= 1");
+  if (claim_grace.count() < 0) fail("claim_grace must not be negative");
+  if (block.count() < 1) fail("block must be at least 1 ms");
+  if (claim_interval.count() < 1) fail("claim_interval must be at least 1 ms");
+  if (reply_maxlen < 1 || dead_letter_maxlen < 1) fail("stream caps must be at least 1");
+  if (max_request_bytes < 1024 || max_request_bytes > (std::size_t{1} << 30)) {
+    fail("max_request_bytes (" + std::to_string(max_request_bytes) + ") must be in [1024, 1 GiB]");
+  }
+}
+
+milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOptions& options) {
+  milliseconds limit = options.compile_wall_limit;
+  try {
+    const json request = json::parse(request_line);
+    const std::string op = request.is_object() ? request.value("op", std::string()) : std::string();
+    if (op == "info") {
+      limit = milliseconds(0);
+    } else if (op == "eval") {
+      long long task_limit = 10000;
+      if (const auto task = request.find("task"); task != request.end()) {
+        if (task->is_string()) {
+          if (const BuiltinTask* builtin = find_builtin_task(task->get<std::string>())) {
+            task_limit = builtin->spec.time_limit_ms;
+          }
+        } else if (task->is_object() && task->contains("time_limit_ms") && task->at("time_limit_ms").is_number_integer()) {
+          task_limit = std::clamp<long long>(task->at("time_limit_ms").get<long long>(), 100, 600000);
+        }
+      }
+      // Kernels run one at a time in a worker: an eval may wait for the others in hand.
+      limit = options.compile_wall_limit + (options.eval_start_timeout + milliseconds(task_limit)) * options.jobs;
+    }
+  } catch (const json::exception&) {
+  }
+  return options.claim_grace + limit;
+}
+
+struct FleetWorker::Impl {
+  FleetWorkerOptions options;
+  Handler handler;
+  fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
+  std::optional<FleetKey> key;  // nullopt: insecure_no_key, nothing checked or signed
+  fleet::BoundedLimits read_limits;
+  std::string dead_letter_stream;
+  std::string reply_prefix;  // "<stream>:reply:"
+  std::function<void(const std::string&)> log;
+
+  std::atomic<std::uint64_t> answered{0}, reclaimed{0}, dead_lettered{0}, reconnects{0}, rejected{0}, too_large{0};
+  std::atomic<Clock::rep> next_scan{0};
+  std::mutex in_hand_mutex;
+  std::set<std::string> in_hand;  // entry ids this process is working on
+
+  void say(const std::string& line) const {
+    if (log) log("leap-sandbox worker " + options.name + ": " + line);
+  }
+
+  void ensure_group(fleet::RedisConnection& redis) const {
+    try {
+      redis.command({"XGROUP", "CREATE", options.stream, options.group, "0", "MKSTREAM"});
+    } catch (const fleet::RedisCommandError& e) {
+      if (std::string_view(e.what()).find("BUSYGROUP") == std::string_view::npos) throw;
+    }
+  }
+
+  // Writes the answer, then acknowledges and deletes the request. Retries through reconnects until
+  // the request's claim idle time has passed (after that another worker answers it anyway).
+  void deliver(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& reply_stream,
+               const std::string& response, const std::atomic<bool>& stop) {
+    const std::string* request = entry.whole("request") ? entry.field("request") : nullptr;  // not a cut line
+    const auto give_up = Clock::now() + claim_idle_for(request ? *request : std::string_view(), options);
+    std::vector<std::string> add = {"XADD", reply_stream, "MAXLEN", "~", std::to_string(options.reply_maxlen), "*",
+                                    "response", response, "worker", options.name};
+    // The session and id come back as the request gave them: the client matches the answer by both.
+    const std::string* session = entry.field("session");
+    const std::string* id = entry.field("id");
+    if (session != nullptr) add.insert(add.end(), {"session", *session});
+    if (id != nullptr) add.insert(add.end(), {"id", *id});
+    if (key) {
+      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::reply, options.stream, reply_stream,
+                                                       session ? *session : std::string_view(),
+                                                       id ? *id : std::string_view(), sha256(response)})});
+    }
+    bool written = false;
+    for (int attempt = 0;; ++attempt) {
+      try {
+        // Two round trips: the answer (and its stream's TTL), then, only once it is written, the ack.
+        if (!written) {
+          const auto replies = redis.pipeline({add, {"EXPIRE", reply_stream, std::to_string(options.reply_ttl.count())}});
+          if (fleet::is_error(replies[0].get())) {
+            throw fleet::RedisCommandError("XADD to " + reply_stream + ": " + std::string(fleet::text(replies[0].get())));
+          }
+          written = true;
+        }
+        redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+        return;
+      } catch (const fleet::RedisDisconnected& e) {
+        if (Clock::now() > give_up) {
+          say("gave up answering " + entry.id + " (" + e.what() + "); it stays pending for another worker");
+          return;
+        }
+        if (attempt == 0) say(std::string(e.what()) + " while answering " + entry.id + "; reconnecting to retry");
+        // Keep trying even when stopping: the answer is done, only Redis is missing.
+        (void)stop;
+        std::this_thread::sleep_for(fleet::reconnect_delay(attempt));
+        try {
+          redis.connect();
+          ++reconnects;
+          say("reconnected to " + to_string(options.redis) + "; answering " + entry.id);
+        } catch (const std::exception&) {
+        }
+      }
+    }
+  }
+
+  // Moves a request to the dead-letter stream, answers its client with the reason when it can, and
+  // acknowledges it.
+  void dead_letter(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, long long deliveries,
+                   const std::string& last_consumer, const std::string& reason, const std::atomic<bool>& stop,
+                   bool answer_client = true) {
+    const std::string* request = entry.field("request");
+    const std::string* reply = entry.field("reply");
+    std::vector<std::string> add = {"XADD", dead_letter_stream, "MAXLEN", "~", std::to_string(options.dead_letter_maxlen),
+                                    "*", "request_entry", entry.id, "deliveries", std::to_string(deliveries),
+                                    "last_consumer", last_consumer, "reason", reason, "worker", options.name};
+    for (std::size_t i = 0; i < entry.fields.size(); ++i) {
+      const auto& [name, value] = entry.fields[i];
+      if (i < entry.lengths.size() && value.size() != entry.lengths[i]) {  // never held whole: its size only
+        add.insert(add.end(), {name + "_bytes", std::to_string(entry.lengths[i])});
+      } else {
+        add.insert(add.end(), {name, value});
+      }
+    }
+    redis.command(add);
+    ++dead_lettered;
+    say("dead-lettered " + entry.id + " to " + dead_letter_stream + ": " + reason);
+    if (answer_client && reply != nullptr && valid_reply_stream(*reply) && !forged(entry)) {
+      try {
+        deliver(redis, entry, *reply, error_response(request ? *request : std::string_view(), reason), stop);
+        return;
+      } catch (const fleet::RedisCommandError&) {  // the reply stream cannot take it: dead letter only
+      }
+    }
+    redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+  }
+
+  // Answers go only to "<stream>:reply:<client>": a request cannot make workers write elsewhere.
+  bool valid_reply_stream(const std::string& reply) const {
+    return reply.size() > reply_prefix.size() && reply.starts_with(reply_prefix);
+  }
+
+  // Why the entry is not a request signed under the fleet key, or nullopt when it is (or no key is in use).
+  std::optional<std::string> forged(const fleet::StreamEntry& entry) const {
+    if (!key) return std::nullopt;
+    if (entry.field("tag") == nullptr) return "unsigned (no tag field): not from a client holding the fleet key";
+    for (const char* name : {"request", "reply", "session", "id"}) {
+      if (entry.field(name) == nullptr) return std::string("no '") + name + "' field";
+    }
+    for (const char* name : {"reply", "session", "id", "tag"}) {
+      if (!entry.whole(name)) return std::string("the '") + name + "' field is too long";
+    }
+    const std::size_t request = entry.index("request");
+    const fleet::SignedFields signed_fields{fleet::MessageKind::request, options.stream, *entry.field("reply"),
+                                            *entry.field("session"), *entry.field("id"), entry.digests[request]};
+    if (!fleet::verify(*key, signed_fields, *entry.field("tag"))) {
+      return "the tag does not match (forged, signed under another key, or taken from another request)";
+    }
+    return std::nullopt;
+  }
+
+  // Drops an entry that is not a signed request: acknowledged and deleted, never run or answered.
+  void reject(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& why) {
+    const std::uint64_t n = ++rejected;
+    if (worth_logging(n)) {
+      say("dropped entry " + entry.id + " of " + options.stream + " unrun: " + why + " (" + std::to_string(n) +
+          " dropped so far; is something without the fleet key writing to the stream?)");
+    }
+    redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+  }
+
+  // The answer to a request line longer than max_request_bytes: only its length and tag were read.
+  std::string too_large_response(const fleet::StreamEntry& entry) const {
+    json id = nullptr;
+    if (const std::string* given = entry.field("id"); given != nullptr && entry.whole("id")) {
+      id = json::parse(*given, nullptr, false);
+      if (id.is_discarded() || !id.is_number()) id = *given;
+    }
+    const std::size_t length = entry.lengths[entry.index("request")];
+    return json{{"id", id}, {"ok", false}, {"code", "request_too_large"},
+                {"error", "the request is " + std::to_string(length) + " bytes; this fleet worker takes at most " +
+                              std::to_string(options.max_request_bytes) +
+                              " (leap-sandbox worker --max-request-bytes); it was not read"}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::atomic<bool>& stop) {
+    if (const std::optional<std::string> why = forged(entry)) {
+      reject(redis, entry, *why);
+      return;
+    }
+    const std::string* request = entry.field("request");
+    const std::string* reply = entry.field("reply");
+    if (!entry.complete || request == nullptr || reply == nullptr || !entry.whole("reply") ||
+        !valid_reply_stream(*reply)) {
+      dead_letter(redis, entry, 1, options.name,
+                  "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' (the "
+                  "client's reply stream, " + reply_prefix + "<client>)",
+                  stop, false);
+      return;
+    }
+    struct InHand {  // this process works on the entry: the pending-list scan leaves it alone
+      Impl& impl;
+      const std::string& id;
+      InHand(Impl& i, const std::string& e) : impl(i), id(e) {
+        std::lock_guard lock(impl.in_hand_mutex);
+        impl.in_hand.insert(id);
+      }
+      ~InHand() {
+        std::lock_guard lock(impl.in_hand_mutex);
+        impl.in_hand.erase(id);
+      }
+    } in_hand_guard(*this, entry.id);
+    std::string response;
+    try {
+      if (entry.whole("request")) {
+        response = handler(*request);
+      } else {
+        const std::uint64_t n = ++too_large;
+        if (worth_logging(n)) {
+          say("answered " + entry.id + " request_too_large (" + std::to_string(entry.lengths[entry.index("request")]) +
+              " bytes; " + std::to_string(n) + " so far)");
+        }
+        response = too_large_response(entry);
+      }
+    } catch (const std::exception& e) {  // the handler promises not to throw; an answer beats a lost request
+      response = error_response(*request, std::string("the worker failed on this request: ") + e.what());
+    }
+    try {
+      deliver(redis, entry, *reply, response, stop);
+      ++answered;
+    } catch (const fleet::RedisCommandError& e) {  // e.g. the reply key holds something else than a stream
+      dead_letter(redis, entry, 1, options.name, std::string("cannot write the answer: ") + e.what(), stop, false);
+    }
+  }
+
+  // Scans the pending list (at most once per claim_interval across this process's threads) and
+  // takes over one request another consumer has held past its claim idle time; dead-letters the
+  // ones delivered too often. Returns the entry to run, if any.
+  std::optional<fleet::StreamEntry> reclaim(fleet::RedisConnection& redis, const std::atomic<bool>& stop) {
+    const auto now = Clock::now().time_since_epoch().count();
+    auto due = next_scan.load();
+    if (now < due) return std::nullopt;
+    const auto interval = std::chrono::duration_cast<Clock::duration>(options.claim_interval).count();
+    if (!next_scan.compare_exchange_strong(due, now + interval)) return std::nullopt;
+
+    const milliseconds floor = options.claim_grace;  // the shortest claim idle time of any request
+    const fleet::Reply pending = redis.command({"XPENDING", options.stream, options.group, "IDLE",
+                                                std::to_string(floor.count()), "-", "+", "64"});
+    for (std::size_t i = 0; i < fleet::size(pending.get()); ++i) {
+      const redisReply* row = fleet::at(pending.get(), i);
+      const std::string id(fleet::text(fleet::at(row, 0)));
+      const std::string consumer(fleet::text(fleet::at(row, 1)));
+      const long long idle = fleet::integer(fleet::at(row, 2));
+      const long long deliveries = fleet::integer(fleet::at(row, 3));
+      if (consumer == options.name) {
+        std::lock_guard lock(in_hand_mutex);
+        if (in_hand.count(id) != 0) continue;  // still running here
+      }
+      const auto found = fleet::parse_entries(redis.bounded_command({"XRANGE", options.stream, id, id}, read_limits));
+      const std::string* request = found.empty() || !found.front().whole("request") ? nullptr : found.front().field("request");
+      if (found.empty()) {  // trimmed or deleted: nothing left to run
+        redis.command({"XACK", options.stream, options.group, id});
+        continue;
+      }
+      const milliseconds claim_idle = claim_idle_for(request ? *request : std::string_view(), options);
+      if (idle < claim_idle.count()) continue;
+      if (deliveries >= options.max_deliveries) {
+        // JUSTID: take it over without counting another delivery; the idle check makes one worker win.
+        const fleet::Reply claimed = redis.command({"XCLAIM", options.stream, options.group, options.name,
+                                                    std::to_string(claim_idle.count()), id, "JUSTID"});
+        if (fleet::size(claimed.get()) == 0) continue;
+        if (const std::optional<std::string> why = forged(found.front())) {
+          reject(redis, found.front(), *why);
+          continue;
+        }
+        dead_letter(redis, found.front(), deliveries, consumer,
+                    "request delivered " + std::to_string(deliveries) + " times without an answer (each time its "
+                    "worker died or stalled past the request's limits); not run again, moved to " + dead_letter_stream,
+                    stop);
+        continue;
+      }
+      const auto claimed = fleet::parse_entries(redis.bounded_command(
+          {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id}, read_limits));
+      if (claimed.empty()) continue;  // another worker was quicker
+      ++reclaimed;
+      say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms, delivery " +
+          std::to_string(deliveries + 1) + ")");
+      next_scan.store(0);  // there may be more: scan again on the next turn
+      return claimed.front();
+    }
+    return std::nullopt;
+  }
+
+  void serve_thread(const std::atomic<bool>& stop) {
+    fleet::RedisConnection redis(options.redis, credentials);
+    bool ready = false;
+    int attempt = 0;
+    const std::string block = std::to_string(options.block.count());
+    while (!stop.load()) {
+      try {
+        if (!ready) {
+          ensure_group(redis);
+          if (attempt > 0) {
+            ++reconnects;
+            say("reconnected to " + to_string(options.redis));
+          }
+          ready = true;
+          attempt = 0;
+        }
+        std::optional<fleet::StreamEntry> work = reclaim(redis, stop);
+        if (!work) {
+          fleet::BoundedReply read = redis.bounded_command({"XREADGROUP", "GROUP", options.group, options.name,
+                                                                  "COUNT", "1", "BLOCK", block, "STREAMS",
+                                                                  options.stream, ">"},
+                                                                 read_limits, options.block);
+          // [[stream, [entry]]], or nil when the block ran out
+          auto entries = read.elements.empty() || read.elements.front().elements.size() < 2
+                             ? std::vector<fleet::StreamEntry>{}
+                             : fleet::parse_entries(std::move(read.elements.front().elements[1]));
+          if (entries.empty()) continue;
+          work = std::move(entries.front());
+        }
+        process(redis, *work, stop);
+      } catch (const fleet::RedisDisconnected& e) {
+        if (ready || attempt == 0) say(std::string(e.what()) + "; reconnecting");
+        ready = false;
+        sleep_unless_stopped(fleet::reconnect_delay(attempt++), stop);
+      } catch (const fleet::RedisCommandError& e) {
+        // NOGROUP: the group vanished (a Redis restarted without its data); anything else is logged.
+        say(e.what());
+        ready = false;
+        sleep_unless_stopped(fleet::reconnect_delay(attempt++), stop);
+      }
+    }
+  }
+};
+
+FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  if (options.name.empty()) options.name = fleet_process_name("worker");
+  options.validate();
+  if (!handler) throw std::invalid_argument("leap::sandbox::FleetWorker: the handler is empty");
+  impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetWorker");
+  // One entry: the request line (kept up to the limit), four short fields, a few that no client writes.
+  impl_->read_limits = {.max_value_bytes = options.max_request_bytes,
+                        .max_kept_bytes = options.max_request_bytes + (std::size_t{64} << 10),
+                        .max_elements = 64};
+  impl_->dead_letter_stream = fleet_dead_letter_stream(options.stream);
+  impl_->reply_prefix = fleet_reply_stream(options.stream, "");
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+FleetWorker::~FleetWorker() = default;
+
+void FleetWorker::run(const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log) {
+  impl_->log = log;
+  const FleetWorkerOptions& o = impl_->options;
+  impl_->say("serving " + o.stream + " as a member of group " + o.group + " at " + to_string(o.redis) + " (-j " +
+             std::to_string(o.jobs) + ", dead letters to " + impl_->dead_letter_stream + ")");
+  if (impl_->key) {
+    impl_->say("requests checked and answers signed under the fleet key " + impl_->key->fingerprint() +
+               " (fingerprint); unsigned or forged requests are dropped unrun");
+  } else {
+    impl_->say("WARNING: no fleet key (insecure_no_key): requests are not checked and answers not signed; anyone "
+               "who can write to " + o.stream + " can submit work, and anyone who can write to a reply stream can "
+               "forge verdicts");
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(o.jobs);
+  for (unsigned k = 0; k < o.jobs; ++k) threads.emplace_back([this, &stop] { impl_->serve_thread(stop); });
+  for (std::thread& t : threads) t.join();
+  // Leave the group only with nothing pending: deleting a consumer drops its pending entries.
+  try {
+    fleet::RedisConnection redis(o.redis, impl_->credentials, milliseconds(1000));
+    const fleet::Reply mine = redis.command({"XPENDING", o.stream, o.group, "-", "+", "1", o.name});
+    if (fleet::size(mine.get()) == 0) redis.command({"XGROUP", "DELCONSUMER", o.stream, o.group, o.name});
+  } catch (const std::exception&) {  // Redis gone: the consumer entry stays, harmless
+  }
+  const FleetWorkerStats s = stats();
+  impl_->say("stopped: " + std::to_string(s.answered) + " answered, " + std::to_string(s.reclaimed) + " taken over, " +
+             std::to_string(s.dead_lettered) + " dead-lettered, " + std::to_string(s.reconnects) + " reconnects, " +
+             std::to_string(s.rejected) + " dropped unsigned or forged, " + std::to_string(s.too_large) + " too large");
+}
+
+FleetWorkerStats FleetWorker::stats() const noexcept {
+  return {impl_->answered.load(), impl_->reclaimed.load(), impl_->dead_lettered.load(), impl_->reconnects.load(),
+          impl_->rejected.load(), impl_->too_large.load()};
+}
+
+bool FleetWorker::authenticated() const noexcept { return impl_->key.has_value(); }
+
+const FleetWorkerOptions& FleetWorker::options() const noexcept { return impl_->options; }
+
+}  // namespace leap::sandbox

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The worker protocol's framing: [u32 little-endian length][u8 kind][payload]. Kinds: 'S' a stage
+// announcement (text), 'R' the reply (CBOR). Internal.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "protocol/bounded_json.hpp"
+
+namespace leap::sandbox::detail {
+
+// A frame longer than this is refused before anything is allocated for it (two CUBINs and a task
+// fit many times over).
+constexpr std::size_t k_max_frame = std::size_t{256} << 20;
+// What a CBOR payload may hold: the frame's size and the nesting depth of the protocol's messages
+// with room to spare.
+constexpr JsonLimits k_frame_limits{k_max_frame, 32};
+
+bool write_frame(int fd, char kind, std::string_view payload);
+
+enum class ReadStatus { ok, eof, timeout, error };
+// Reads one frame; gives up at the deadline.
+ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::steady_clock::time_point deadline);
+// Blocking read of one frame (the worker side).
+ReadStatus read_frame(int fd, char& kind, std::string& payload);
+
+}  // namespace leap::sandbox::detail

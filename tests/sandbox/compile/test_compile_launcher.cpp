@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compile launcher: one-shot compile children are forked by a process with a single thread, never
+// by the caller's (which may hold locks in other threads at that moment); a launcher that is gone is
+// replaced; a child's pid stays its own until the Compiler side has released it.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <leap/sandbox/compiler.hpp>
+#include "confinement/confinement.hpp"
+
+#include "compile/compile_child.hpp"
+#include "compile/compile_launcher.hpp"
+#include "compile/nvrtc_compile.hpp"
+#include "common/detail.hpp"
+#include "sanitizers.hpp"
+#include "test_support.hpp"
+
+namespace sb = leap::sandbox;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+
+// A confined setup and a launcher over it, with the request for one plain kernel.
+struct Fixture {
+  // A Compiler loads NVRTC's builtins before anything forks (a confined child cannot load them itself).
+  sb::Compiler loads_builtins{leap_test::config(sb::Isolation::process, 1)};
+  std::vector<std::string> include_dirs{sb::default_cuda_include_dir()};
+  sb::detail::ChildSetup setup = sb::detail::make_child_setup(include_dirs, sb::ConfinementLimits{}, true);
+  std::unique_ptr<sb::detail::CompileLauncher> launcher = std::make_unique<sb::detail::CompileLauncher>(setup);
+  sb::detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600), std::chrono::milliseconds(60000)};
+
+  sb::detail::NvrtcRequest request(const std::string& source) const {
+    sb::CompileJob job;
+    job.source = source;
+    return sb::detail::make_nvrtc_request(job, include_dirs);
+  }
+  ~Fixture() {
+    launcher.reset();
+    sb::detail::remove_work_dir(setup);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compile launcher: the process that forks compile children has one thread, and is their parent", "[sandbox][launcher]") {
+  leap_test::require_confinement();
+  Fixture f;
+  // ThreadSanitizer keeps a thread of its own in every process until the child sandboxes itself.
+  CHECK(leap_test::threads_of(f.launcher->pid()) == (leap_test::k_thread_sanitizer ? 2u : 1u));
+  sb::detail::LaunchedCompile child = f.launcher->launch(f.request(leap_test::plain_kernel()), f.budget);
+  CHECK(leap_test::parent_of(child.pid()) == f.launcher->pid());
+  CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(child.result_fd(), buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  // Not reaped until released: the pid cannot be given to another process while the caller may signal it.
+  CHECK(::kill(child.pid(), 0) == 0);
+  const std::optional<sb::detail::ChildExit> ended = child.release();
+  REQUIRE(ended);
+  CHECK(WIFEXITED(ended->wait_status));
+  CHECK(WEXITSTATUS(ended->wait_status) == 0);
+  CHECK(ended->cpu_seconds > 0.0);
+  CHECK(::kill(child.pid(), 0) != 0);  // reaped now
+  // The answer: what the child did with a stored PCH (8 bytes), then the result.
+  REQUIRE(answer.size() > 8);
+  const std::optional<sb::CompileResult> result = sb::detail::decode_result(std::string_view(answer).substr(8));
+  REQUIRE(result);
+  CHECK(result->ok());
+}
+
+TEST_CASE("compile launcher: compiles finish while the caller's other threads allocate without pause", "[sandbox][launcher]") {
+  // Forked from this process instead, a child could inherit an allocator lock held by one of these
+  // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
+  leap_test::require_confinement();
+  Fixture f;
+  std::optional<leap_test::AllocationChurn> churn(std::in_place);
+  std::vector<sb::CompileResult> results;
+  for (int i = 0; i < 12; ++i) {
+    sb::detail::ChildBudget budget = f.budget;
+    budget.idle = std::chrono::seconds(10);  // a child that hangs ends here, as a failure below
+    results.push_back(sb::detail::run_compile_child(*f.launcher, f.setup, budget, f.request(leap_test::plain_kernel())));
+  }
+  churn.reset();
+  for (const sb::CompileResult& r : results) {
+    INFO(r.log);
+    CHECK(r.ok());
+    CHECK(r.limit == sb::CompileLimit::none);
+  }
+}
+
+TEST_CASE("compile launcher: a launcher killed from outside is replaced, and compiles go on", "[sandbox][launcher]") {
+  leap_test::require_confinement();
+  Fixture f;
+  const pid_t first = f.launcher->pid();
+  ::kill(first, SIGKILL);
+  // Whether the kill lands before or while the request is sent, the compile is answered by a new one.
+  const sb::CompileResult r = sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
+  INFO(r.log);
+  CHECK(r.ok());
+  CHECK(f.launcher->pid() != first);
+  CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
+}
+
+TEST_CASE("compile launcher: a child abandoned before its release is killed and reaped by the launcher", "[sandbox][launcher]") {
+  leap_test::require_confinement();
+  Fixture f;
+  const std::string slow = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+                           "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+  pid_t pid = 0;
+  {
+    sb::detail::LaunchedCompile child = f.launcher->launch(f.request(slow), f.budget);
+    pid = child.pid();
+    CHECK(::kill(pid, 0) == 0);
+  }  // dropped without release: the caller went away (an exception, say)
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (::kill(pid, 0) == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(::kill(pid, 0) != 0);  // gone, and not a zombie either: kill(0) fails only once it is reaped
+  // The launcher serves the next compile as before.
+  CHECK(sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel())).ok());
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// Task specs: the size-expression language, validation messages, the built-in tasks and their variants.
+#include <catch2/catch.hpp>
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/compiler.hpp>
+#include "evaluation/size_expr.hpp"
+#include <leap/sandbox/task.hpp>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace sb = leap::sandbox;
+
+namespace {
+
+std::string minimal_spec(const std::string& patch_key = "", const std::string& patch_value = "") {
+  std::string params = R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
+                           {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+                           {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+  std::string launch = R"J({"grid": ["ceil_div(n, 256)"], "block": [256]})J";
+  std::string sizes = R"J({"n": 1000})J";
+  if (patch_key == "params") params = patch_value;
+  if (patch_key == "launch") launch = patch_value;
+  if (patch_key == "sizes") sizes = patch_value;
+  std::string extra = patch_key == "extra" ? ", " + patch_value : "";
+  return R"J({"name": "copy", "entry": "copy", "params": )J" + params + R"J(, "sizes": )J" + sizes + R"J(, "launch": )J" + launch +
+         R"J(, "reference": "extern \"C\" __global__ void copy(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }")J" +
+         extra + "}";
+}
+
+std::string error_of(const std::string& spec) {
+  try {
+    (void)sb::parse_task(spec);
+  } catch (const sb::TaskError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("size expressions: arithmetic, functions, errors", "[sandbox][task]") {
+  const sb::Sizes s{{"n", 1000}, {"rows", 7}};
+  CHECK(sb::eval_size_expr("ceil_div(n, 256)", s) == 4);
+  CHECK(sb::eval_size_expr("rows * (n + 1) - 3 % 2", s) == 7006);
+  CHECK(sb::eval_size_expr("min(n, rows) + max(1, 2) + pow2_ceil(1000)", s) == 7 + 2 + 1024);
+  CHECK(sb::eval_size_expr("-n / 3", s) == -333);
+  CHECK(sb::eval_size_expr(" 42 ", s) == 42);
+  CHECK_THROWS_WITH(sb::eval_size_expr("m + 1", s), Catch::Contains("unknown size 'm'"));
+  CHECK_THROWS_WITH(sb::eval_size_expr("n / 0", s), Catch::Contains("division by zero"));
+  CHECK_THROWS_WITH(sb::eval_size_expr("n +", s), Catch::Contains("unexpected end"));
+  CHECK_THROWS_WITH(sb::eval_size_expr("floor(n)", s), Catch::Contains("unknown function"));
+  CHECK_THROWS_WITH(sb::eval_size_expr("9223372036854775807 * 2", s), Catch::Contains("overflow"));
+  CHECK_THROWS_WITH(sb::eval_size_expr("1.5", s), Catch::Contains("not an integer"));
+  CHECK(sb::sizes_text(s) == "{n=1000, rows=7}");  // as messages name a size set
+  CHECK(sb::sizes_text({}) == "{}");
+}
+
+TEST_CASE("task specs: a minimal spec parses, round-trips through JSON and resolves", "[sandbox][task]") {
+  const sb::TaskSpec t = sb::parse_task(minimal_spec());
+  CHECK(t.name == "copy");
+  REQUIRE(t.params.size() == 3);
+  CHECK(t.params[2].kind == sb::ParamKind::scalar);
+  CHECK(sb::element_count(t.params[0], t.sizes) == 1000);
+  const sb::ResolvedLaunch l = sb::resolve_launch(t, t.sizes);
+  CHECK(l.grid[0] == 4);
+  CHECK(l.block[0] == 256);
+  CHECK(l.block[1] == 1);
+  const sb::TaskSpec back = sb::parse_task(sb::task_to_json(t));
+  CHECK(sb::task_to_json(back) == sb::task_to_json(t));
+}
+
+TEST_CASE("task specs: validation names the field and the value", "[sandbox][task]") {
+  CHECK(error_of(R"J({"name": "softmax"})J") == "task 'softmax': entry: missing");
+  CHECK(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float64", "shape": ["n"]}])J")) ==
+        "task 'copy': params[0].dtype: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "out", "shape": ["m"]}])J")),
+             Catch::Contains("params[0].shape") && Catch::Contains("unknown size 'm'"));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "sideways", "shape": ["n"]}])J")),
+             Catch::Contains("params[0].role: unknown role \"sideways\""));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]}])J")),
+             Catch::Contains("no buffer with role out or inout"));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}])J")),
+             Catch::Contains("params[1].name: duplicate name \"y\""));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "y", "dtype": "float32", "role": "inout", "shape": ["n"], "generator": {"kind": "poisson"}}])J")),
+             Catch::Contains("params[0].generator.kind: unknown generator \"poisson\""));
+  CHECK_THAT(error_of(minimal_spec("launch", R"J({"grid": [1], "block": [2048]})J")),
+             Catch::Contains("launch") && Catch::Contains("launch.block[0]") && Catch::Contains("2048"));
+  CHECK_THAT(error_of(minimal_spec("sizes", R"J({"n": -5})J")), Catch::Contains("sizes.n: expected a positive integer"));
+  CHECK_THAT(error_of(minimal_spec("extra", R"J("trials": 0)J")), Catch::Contains("trials: expected an integer in [1, 100]"));
+  CHECK_THAT(error_of(minimal_spec("extra", R"J("tolerance": {"float64": {"atol": 1}})J")), Catch::Contains("tolerance.float64: unknown dtype"));
+  CHECK_THAT(error_of(minimal_spec("extra", R"J("colour": "blue")J")), Catch::Contains("colour: unknown key"));
+  CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("task specs: inputs that would repeat on every timed run are refused, and special values need a float", "[sandbox][task]") {
+  // constant and arange give every timed run the same input: a kernel could reuse its last answer.
+  for (const char* kind : {"constant", "arange"}) {
+    INFO(kind);
+    const std::string params = std::string(R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": ")J") +
+                               kind + R"J("}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+    CHECK_THAT(error_of(minimal_spec("params", params)),
+               Catch::Contains("params[0].generator.kind: \"" + std::string(kind) + "\" gives the same input on every timed run") &&
+                   Catch::Contains("uniform, normal or randint"));
+  }
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "int32", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "special": true}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+             Catch::Contains("params[0].generator.special: NaN, infinities, subnormals and -0 need a float dtype"));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": "uniform", "special": 1}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+             Catch::Contains("params[0].generator.special: must be true or false"));
+  // Declared, it survives the round trip through JSON.
+  const sb::TaskSpec t = sb::parse_task(minimal_spec("params", R"J([{"name": "x", "dtype": "float16", "role": "in", "shape": ["n"], "generator": {"kind": "normal", "special": true}}, {"name": "y", "dtype": "float16", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J"));
+  CHECK(t.params[0].generator.special);
+  CHECK(sb::parse_task(sb::task_to_json(t)).params[0].generator.special);
+  CHECK_FALSE(sb::parse_task(minimal_spec()).params[0].generator.special);
+}
+
+TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and broken variants", "[sandbox][task]") {
+  const auto& tasks = sb::builtin_tasks();
+  REQUIRE(tasks.size() >= 8);
+  bool has_half = false;
+  for (const sb::BuiltinTask& t : tasks) {
+    INFO(t.spec.name);
+    CHECK_FALSE(t.spec.description.empty());
+    for (const char* v : {"reference", "fast", "wrong", "broken"}) CHECK(t.variant(v) != nullptr);
+    CHECK(sb::find_builtin_task(t.spec.name) == &t);
+    CHECK_FALSE(t.spec.check_sizes.empty());  // ragged sizes catch edge bugs
+    for (const sb::Param& p : t.spec.params) has_half = has_half || p.dtype == sb::DType::float16 || p.dtype == sb::DType::bfloat16;
+    CHECK_NOTHROW(sb::parse_task(sb::task_to_json(t.spec)));
+  }
+  CHECK(has_half);
+  CHECK(sb::find_builtin_task("no_such_task") == nullptr);
+}
+
+TEST_CASE("built-in tasks: every shipped kernel compiles with NVRTC exactly when it should", "[sandbox][task][nvrtc]") {
+  std::vector<sb::CompileJob> jobs;
+  std::vector<std::string> names;
+  std::vector<bool> should_compile;
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+    for (const sb::TaskVariant& v : t.variants) {
+      sb::CompileJob j;
+      j.source = v.source;
+      j.options.want_ptx = true;
+      j.options.want_cubin = false;
+      jobs.push_back(std::move(j));
+      names.push_back(t.spec.name + "/" + v.name);
+      should_compile.push_back(v.expect != "compile_error");
+    }
+  }
+  sb::Compiler compiler(leap_test::config(sb::Isolation::trusted_in_process, 2));
+  const std::vector<sb::CompileResult> results = compiler.compile_batch(jobs);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    INFO(names[i] << "\n" << results[i].log);
+    CHECK(results[i].ok() == should_compile[i]);
+    if (!should_compile[i]) CHECK(results[i].status == sb::CompileStatus::error);  // a real error, with a log
+  }
+}

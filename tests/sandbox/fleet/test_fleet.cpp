@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fleet against a real Redis on a loopback port: workers killed, stopped and poisoned, Redis
+// restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, and
+// a client used across a fork. Skipped (exit 77) only where redis-server is not
+// installed. Every wait is bounded in time.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <leap/gates.hpp>
+#include <leap/rollout.hpp>
+#include <leap/sandbox/builtin_tasks.hpp>
+#include <leap/sandbox/fleet_client.hpp>
+#include <leap/sandbox/fleet_environment.hpp>
+#include <leap/sandbox/fleet_key.hpp>
+#include "common/sha256.hpp"
+
+#include "fleet/fleet_auth.hpp"
+#include "fleet_harness.hpp"
+
+namespace sb = leap::sandbox;
+namespace fr = leap::sandbox::fleet;
+using namespace fleet_test;
+using nlohmann::json;
+
+namespace {
+
+std::string g_redis_server;
+
+// A small kernel of its own per k: the compile cache can only serve it after one real compile.
+std::string kernel(int k) {
+  return "extern \"C\" __global__ void scale_" + std::to_string(k) +
+         "(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = x[i] * " +
+         std::to_string(k) + ".5f + 1.0f;\n}\n";
+}
+
+struct WorkerSettings {
+  int jobs = 2;
+  int grace_ms = 1000;
+  int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
+  int max_deliveries = 3;
+  std::string crash_marker;
+  std::string stream;  // empty: the default
+  int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
+};
+
+std::unique_ptr<Child> start_worker(const RedisServer& redis, const TempDir& tmp, const std::string& name,
+                                    const WorkerSettings& s) {
+  std::vector<std::pair<std::string, std::string>> env = {{"LEAP_SANDBOX_CACHE_DIR", (tmp.path() / "cache").string()}};
+  if (!s.crash_marker.empty()) env.emplace_back("LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER", s.crash_marker);
+  return std::make_unique<Child>(
+      std::vector<std::string>{LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--name", name, "-j",
+                               std::to_string(s.jobs), "--claim-grace-ms", std::to_string(s.grace_ms),
+                               "--compile-timeout-ms", std::to_string(s.compile_timeout_ms), "--max-deliveries",
+                               std::to_string(s.max_deliveries), "--stream",
+                               s.stream.empty() ? std::string(sb::fleet_default_stream) : s.stream},
+      tmp.path() / (name + ".log"), env);
+}
+
+// A request entry as a client holding `key` writes it (fleet_auth.hpp). Indices: 4 the line, 6 the
+// reply stream, 8 the session, 10 the id, 12 the tag.
+std::vector<std::string> signed_request(const sb::FleetKey& key, const std::string& stream, const std::string& reply,
+                                        const std::string& session, const std::string& id, const std::string& line) {
+  return {"XADD", stream, "*", "request", line, "reply", reply, "session", session, "id", id, "tag",
+          fr::sign(key, {fr::MessageKind::request, stream, reply, session, id, sb::sha256(line)})};
+}
+
+// Whether a reply entry carries a valid tag for (stream, its reply stream, session, id).
+bool signed_reply(const sb::FleetKey& key, const fr::StreamEntry& e, const std::string& stream, const std::string& reply) {
+  const std::string* response = e.field("response");
+  const std::string* session = e.field("session");
+  const std::string* id = e.field("id");
+  const std::string* tag = e.field("tag");
+  return response && session && id && tag &&
+         fr::verify(key, {fr::MessageKind::reply, stream, reply, *session, *id, sb::sha256(*response)}, *tag);
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Pending {
+  std::string entry;
+  std::string consumer;
+  long long idle_ms = 0;
+  long long deliveries = 0;
+};
+
+// XPENDING of the group, optionally of one consumer.
+std::vector<Pending> pending_of(fr::RedisConnection& redis, const std::string& consumer = {}) {
+  std::vector<std::string> argv = {"XPENDING", std::string(sb::fleet_default_stream), std::string(sb::fleet_default_group),
+                                   "-", "+", "1000"};
+  if (!consumer.empty()) argv.push_back(consumer);
+  std::vector<Pending> out;
+  fr::Reply reply;
+  try {
+    reply = redis.command(argv);
+  } catch (const fr::RedisCommandError&) {  // NOGROUP: no worker has created the group yet
+    return out;
+  }
+  for (std::size_t i = 0; i < fr::size(reply.get()); ++i) {
+    const auto* row = fr::at(reply.get(), i);
+    out.push_back({std::string(fr::text(fr::at(row, 0))), std::string(fr::text(fr::at(row, 1))),
+                   fr::integer(fr::at(row, 2)), fr::integer(fr::at(row, 3))});
+  }
+  return out;
+}
+
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// Joins a thread however the test case ends.
+struct Joined {
+  std::thread thread;
+  ~Joined() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, none lost", "[kill]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const WorkerSettings settings;  // -j 2, a compile's claim idle time 6 s
+  std::map<std::string, std::unique_ptr<Child>> workers;
+  for (const char* name : {"w0", "w1", "w2"}) workers[name] = start_worker(redis, tmp, name, settings);
+
+  constexpr int per_client = 500;
+  constexpr int distinct_kernels = 48;
+  sb::FleetClient a({.redis = redis.address(), .name = "client-a", .timeout = 120s});
+  sb::FleetClient b({.redis = redis.address(), .name = "client-b", .timeout = 120s});
+  std::vector<std::future<sb::FleetReply>> answers_a(per_client), answers_b(per_client);
+  Joined submit_a{std::thread([&] {
+    for (int i = 0; i < per_client; ++i) answers_a[static_cast<std::size_t>(i)] = a.compile(kernel(i % distinct_kernels));
+  })};
+  Joined submit_b{std::thread([&] {
+    for (int i = 0; i < per_client; ++i) answers_b[static_cast<std::size_t>(i)] = b.compile(kernel((i * 7) % distinct_kernels));
+  })};
+
+  // SIGKILL w0 while it holds requests, then SIGTERM w1 while it holds requests.
+  REQUIRE(eventually([&] { return !pending_of(inspect, "w0").empty(); }, 60s));
+  workers["w0"]->signal(SIGKILL);
+  const auto killed_at = Clock::now();
+  REQUIRE(workers["w0"]->wait(10s));
+  const std::vector<Pending> orphans = pending_of(inspect, "w0");
+  REQUIRE(!orphans.empty());
+  REQUIRE(eventually([&] { return !pending_of(inspect, "w1").empty(); }, 60s));
+  workers["w1"]->signal(SIGTERM);
+  submit_a.thread.join();
+  submit_b.thread.join();
+
+  // w1 finishes what it holds, acknowledges it and leaves the group.
+  const std::optional<int> w1_status = workers["w1"]->wait(30s);
+  REQUIRE(w1_status);
+  CHECK(WIFEXITED(*w1_status));
+  CHECK(WEXITSTATUS(*w1_status) == 0);
+  CHECK(pending_of(inspect, "w1").empty());
+  const std::string w1_log = read_file(tmp.path() / "w1.log");
+  CHECK(w1_log.find("stopped:") != std::string::npos);
+
+  // Which of the requests w0 died holding belong to whom.
+  struct Orphan {
+    std::future<sb::FleetReply>* answer;
+    long long idle_at_kill;
+  };
+  std::vector<Orphan> orphaned;
+  for (const Pending& p : orphans) {
+    const auto entries = fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
+    REQUIRE(entries.size() == 1);
+    const json request = json::parse(*entries.front().field("request"));
+    const auto id = request.at("id").get<std::size_t>();
+    auto& answers = *entries.front().field("reply") == a.reply_stream() ? answers_a : answers_b;
+    orphaned.push_back({&answers.at(id - 1), p.idle_ms});
+  }
+  // They are answered by a live worker once idle for their claim idle time, and not before.
+  for (Orphan& o : orphaned) {
+    REQUIRE(o.answer->wait_for(settings.claim_idle_ms() * 1ms + 15s) == std::future_status::ready);
+    const auto taken = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
+    CHECK(taken + o.idle_at_kill + 50 >= settings.claim_idle_ms());
+  }
+  const auto reclaim_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
+  INFO("the last of w0's " << orphaned.size() << " requests was answered " << reclaim_ms << " ms after the kill");
+  CHECK(reclaim_ms <= settings.claim_idle_ms() + 6000);  // idle time + scan interval + a compile on loaded cores
+
+  // Every request of each client is answered exactly once, successfully, by a worker alive at the time.
+  int real_compiles = 0, cache_hits = 0;
+  std::set<std::string> answered_by;
+  for (auto* answers : {&answers_a, &answers_b}) {
+    std::set<std::uint64_t> ids;
+    for (auto& f : *answers) {
+      REQUIRE(f.wait_for(60s) == std::future_status::ready);
+      const sb::FleetReply reply = f.get();
+      INFO(reply.line);
+      CHECK(reply.ok);
+      const json result = json::parse(reply.result);
+      CHECK(result.at("status") == "ok");
+      (result.at("cache_hit").get<bool>() ? cache_hits : real_compiles) += 1;
+      ids.insert(reply.id);
+      answered_by.insert(reply.worker);
+    }
+    CHECK(ids.size() == per_client);
+    CHECK(*ids.begin() == 1);
+    CHECK(*ids.rbegin() == per_client);
+  }
+  CHECK(real_compiles >= distinct_kernels);  // each kernel compiled for real at least once
+  CHECK(cache_hits > 0);
+  CHECK(answered_by.count("w2") == 1);
+  for (const sb::FleetClient* c : {&a, &b}) {
+    const sb::FleetClientStats s = c->stats();
+    CHECK(s.submitted == per_client);
+    CHECK(s.answered == per_client);
+    CHECK(s.timeouts == 0);
+    CHECK(c->pending() == 0);
+  }
+  // Nothing left behind: no request pending, none waiting in the stream.
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  CHECK(fr::integer(inspect.command({"XLEN", std::string(sb::fleet_default_stream)}).get()) == 0);
+  workers["w2"]->signal(SIGTERM);
+  CHECK(workers["w2"]->wait(30s));
+}
+
+TEST_CASE("a request that kills its workers is dead-lettered after N deliveries", "[poison]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  WorkerSettings settings;
+  settings.jobs = 1;
+  settings.grace_ms = 300;
+  settings.compile_timeout_ms = 200;  // claim idle 2.3 s
+  settings.max_deliveries = 2;
+  settings.crash_marker = "LEAP_TEST_POISON_7f3a";
+  std::map<std::string, std::unique_ptr<Child>> workers;
+  for (const char* name : {"p0", "p1", "p2"}) workers[name] = start_worker(redis, tmp, name, settings);
+
+  sb::FleetClient client({.redis = redis.address(), .name = "poisoner", .timeout = 60s});
+  auto poison = client.compile(kernel(1) + "// " + settings.crash_marker + "\n");
+  REQUIRE(poison.wait_for(45s) == std::future_status::ready);
+  const sb::FleetReply reply = poison.get();
+  INFO(reply.line);
+  CHECK_FALSE(reply.ok);
+  CHECK(reply.id == 1);
+  CHECK(reply.error.find("delivered 2 times") != std::string::npos);
+  CHECK(reply.error.find("leap:requests:dead") != std::string::npos);
+
+  // Two workers died of it (one per delivery); the third dead-lettered it and lives.
+  int killed = 0;
+  std::string survivor;
+  for (auto& [name, w] : workers) {
+    if (w->running()) {
+      survivor = name;
+      continue;
+    }
+    const std::optional<int> status = w->wait(0ms);
+    REQUIRE(status);
+    CHECK(WIFSIGNALED(*status));
+    CHECK(WTERMSIG(*status) == SIGKILL);
+    ++killed;
+  }
+  CHECK(killed == 2);
+  REQUIRE(!survivor.empty());
+  CHECK(reply.worker == survivor);
+
+  const auto dead = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
+  REQUIRE(dead.size() == 1);
+  CHECK(*dead.front().field("deliveries") == "2");
+  CHECK(dead.front().field("request")->find(settings.crash_marker) != std::string::npos);
+  CHECK(*dead.front().field("reply") == client.reply_stream());
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));  // acknowledged right after the answer
+
+  // A signed entry that names a reply stream outside "<stream>:reply:" is dead-lettered, never answered
+  // there; an unsigned one is dropped before anything else is looked at.
+  inspect.command({"XADD", "leap:requests", "*", "request", R"({"id": 8, "op": "info"})", "reply", "someone:else"});
+  inspect.command(signed_request(test_fleet_key(), "leap:requests", "someone:else", "1-s", "9", R"({"id": 9, "op": "info"})"));
+  REQUIRE(eventually([&] {
+    return fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 2;
+  }, 20s));
+  const auto refused = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
+  CHECK(refused.back().field("reason")->find("malformed stream entry") != std::string::npos);
+  CHECK(*refused.back().field("id") == "9");
+  CHECK(fr::integer(inspect.command({"EXISTS", "someone:else"}).get()) == 0);
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+
+  // The fleet goes on: the survivor answers the next request.
+  auto next = client.compile(kernel(2));
+  REQUIRE(next.wait_for(30s) == std::future_status::ready);
+  const sb::FleetReply fine = next.get();
+  CHECK(fine.ok);
+  CHECK(fine.worker == survivor);
+}
+
+TEST_CASE("Redis restarts mid-run: workers and client reconnect, all answered once", "[restart]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  const WorkerSettings settings;
+  auto w0 = start_worker(redis, tmp, "r0", settings);
+  auto w1 = start_worker(redis, tmp, "r1", settings);
+
+  constexpr int requests = 240;
+  sb::FleetClient client({.redis = redis.address(), .name = "restarter", .timeout = 90s});
+  std::vector<std::future<sb::FleetReply>> answers(requests);
+  // Every request a new kernel: cache hits would answer the first half in a burst before Redis stops.
+  for (int i = 0; i < requests / 2; ++i) answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i));
+  REQUIRE(eventually([&] { return client.stats().answered >= 20; }, 60s));
+  redis.stop();
+  const std::uint64_t answered_before = client.stats().answered;
+  // The second half is submitted while Redis is away: submit() waits for it to come back.
+  Joined submitter{std::thread([&] {
+    for (int i = requests / 2; i < requests; ++i) answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i));
+  })};
+  std::this_thread::sleep_for(300ms);
+  redis.start();
+  submitter.thread.join();
+  INFO(answered_before << " requests were answered before the restart");
+  CHECK(answered_before < requests / 2);  // requests pending or waiting when Redis went away
+
+  std::set<std::uint64_t> ids;
+  for (auto& f : answers) {
+    REQUIRE(f.wait_for(90s) == std::future_status::ready);
+    const sb::FleetReply reply = f.get();
+    INFO(reply.line);
+    CHECK(reply.ok);
+    ids.insert(reply.id);
+  }
+  CHECK(ids.size() == requests);
+  CHECK(client.stats().answered == requests);
+  CHECK(client.stats().reconnects >= 1);
+  fr::RedisConnection inspect(redis.address(), {});
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  w0->signal(SIGTERM);
+  w1->signal(SIGTERM);
+  REQUIRE(w0->wait(30s));
+  REQUIRE(w1->wait(30s));
+  for (const char* name : {"r0.log", "r1.log"}) {
+    const std::string log = read_file(tmp.path() / name);
+    INFO(log);
+    CHECK(log.find("reconnected") != std::string::npos);
+  }
+}
+
+namespace {
+
+struct FleetTaskRef {
+  std::uint64_t id = 0;
+  std::string name;
+};
+
+// Even samples write a kernel that does not compile; odd ones the task's reference kernel.
+struct AlternatingPolicy {
+  using payload_type = std::string;
+  leap::Completion<std::string> complete(const FleetTaskRef& task, const leap::Trajectory<std::string>&,
+                                         const leap::SampleKey& key) const {
+    leap::Completion<std::string> c;
+    if (key.sample % 2 == 0) {
+      c.payload = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name_" + std::to_string(key.turn) + "; }\n";
+    } else {
+      c.payload = sb::find_builtin_task(task.name)->spec.reference_source;
+    }
+    c.tokens = 10;
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach", "[misuse]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  sb::FleetClient client({.redis = redis.address(), .name = "careful", .timeout = 5s});
+  CHECK_THROWS_WITH(client.submit("[1, 2]"), Catch::Contains("must be a JSON object"));
+  CHECK_THROWS_WITH(client.submit(R"({"id": 4, "op": "info"})"), Catch::Contains("leave \"id\" out"));
+  CHECK_THROWS_WITH(client.eval(sb::FleetTask{}, "x"), Catch::Contains("FleetTask::builtin"));
+  CHECK(client.stats().submitted == 0);
+  // With no worker, the deadline passes and the future says so.
+  auto lonely = client.info(200ms);
+  REQUIRE(lonely.wait_for(10s) == std::future_status::ready);
+  CHECK_THROWS_AS(lonely.get(), sb::FleetTimeout);
+  CHECK(client.stats().timeouts == 1);
+  // A worker whose key file others may read, or given a key on its command line, does not start.
+  const auto shared_key = tmp.path() / "shared.key";
+  std::ofstream(shared_key) << "0123456789abcdef0123\n";
+  std::filesystem::permissions(shared_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                               std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  Child refused({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url()}, tmp.path() / "refused.log",
+                {{std::string(sb::fleet_key_file_env), shared_key.string()}});
+  const std::optional<int> refused_status = refused.wait(30s);
+  REQUIRE(refused_status);
+  CHECK(WIFEXITED(*refused_status));
+  CHECK(WEXITSTATUS(*refused_status) == 2);
+  CHECK(read_file(tmp.path() / "refused.log").find("chmod 600") != std::string::npos);
+  Child on_command_line({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--key", "0123456789abcdef0123"},
+                        tmp.path() / "on_command_line.log");
+  const std::optional<int> usage_status = on_command_line.wait(30s);
+  REQUIRE(usage_status);
+  CHECK(WEXITSTATUS(*usage_status) != 0);
+  CHECK(read_file(tmp.path() / "on_command_line.log").find("--key-file") != std::string::npos);
+  // Nothing listens on a fresh port: construction fails and names the address.
+  const int closed = free_loopback_port();
+  CHECK_THROWS_WITH(sb::FleetClient({.redis = {"127.0.0.1", closed, 0}}),
+                    Catch::Contains("127.0.0.1:" + std::to_string(closed)));
+}
+
+TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[environment]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  auto worker = start_worker(redis, tmp, "e0", WorkerSettings{});
+  sb::FleetClient client({.redis = redis.address(), .name = "trainer", .timeout = 120s});
+  const auto environment = sb::FleetEnvironment(
+      client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
+      [](const leap::Completion<std::string>& c) { return c.payload; });
+  static_assert(leap::rollout_environment<decltype(environment), FleetTaskRef, std::string>);
+
+  const std::vector<FleetTaskRef> tasks = {{1, "scale_add"}, {2, "row_sum"}};
+  leap::ThreadPool pool(4);
+  const auto step = leap::run_step(tasks, AlternatingPolicy{}, environment, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
+                                   pool, leap::RolloutOptions{.group_size = 4, .max_turns = 2});
+  std::size_t turns = 0;
+  std::int64_t no_verdict = 0;
+  for (std::size_t t = 0; t < step.trajectories.size(); ++t) {
+    const int sample = static_cast<int>(t % 4);
+    for (const auto& turn : step.trajectories[t].turns) {
+      ++turns;
+      INFO(turn.feedback);
+      if (sample % 2 == 0) {  // NVRTC's real diagnostics, through the fleet
+        CHECK(turn.verdict == leap::Verdict::compile_error);
+        CHECK(turn.feedback.find("undefined_name_") != std::string::npos);
+      } else if (turn.verdict != leap::Verdict::correct) {  // no GPU on the worker: no verdict, never a made-up one
+        CHECK(turn.verdict == leap::Verdict::runtime_error);
+        CHECK(turn.feedback.find("reached no verdict (no_gpu") != std::string::npos);
+        ++no_verdict;
+      }
+    }
+  }
+  CHECK(turns >= 2 * 4 + 2 * 2 * 2);  // each failing trajectory got its second turn (AlwaysExpand)
+  CHECK(step.metrics.environment_errors == no_verdict);
+  CHECK(client.stats().answered == turns);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
+TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed one is answered, signed", "[auth]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  WorkerSettings settings;
+  settings.jobs = 1;  // entries are taken in order: the genuine one, last, is answered after all the others
+  settings.crash_marker = "LEAP_TEST_FORGED_RUN_5d1c";  // running any forged request kills the worker
+  auto worker = start_worker(redis, tmp, "a0", settings);
+
+  const std::string stream(sb::fleet_default_stream);
+  const std::string reply = sb::fleet_reply_stream(stream, "target");
+  const std::string thief = sb::fleet_reply_stream(stream, "thief");
+  const std::string poisoned = json{{"id", 2}, {"op", "compile"}, {"source", kernel(2) + "// " + settings.crash_marker}}.dump();
+  const std::string genuine = json{{"id", 1}, {"op", "compile"}, {"source", kernel(1)}}.dump();
+  const std::vector<std::string> genuine_entry = signed_request(key, stream, reply, "1-s", "1", genuine);
+  // Unsigned, as a co-tenant with write access but no key would send it.
+  inspect.command({"XADD", stream, "*", "request", poisoned, "reply", reply});
+  // A made-up tag.
+  inspect.command({"XADD", stream, "*", "request", poisoned, "reply", reply, "session", "1-s", "id", "2", "tag",
+                   std::string(64, '0')});
+  // The genuine request's tag on another line.
+  std::vector<std::string> moved = genuine_entry;
+  moved[4] = poisoned;
+  inspect.command(moved);
+  // The genuine request, its answer redirected to another reply stream.
+  std::vector<std::string> redirected = genuine_entry;
+  redirected[6] = thief;
+  inspect.command(redirected);
+  // The genuine request with another id (an answer for request 2 from request 1's tag).
+  std::vector<std::string> renumbered = genuine_entry;
+  renumbered[10] = "2";
+  inspect.command(renumbered);
+  // Signed under another key.
+  inspect.command(signed_request(sb::FleetKey::from_bytes("not-the-fleet-key-0123"), stream, reply, "1-s", "2", poisoned));
+  inspect.command(genuine_entry);
+
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) >= 1; }, 60s));
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  CHECK(fr::integer(inspect.command({"XLEN", stream}).get()) == 0);  // all acknowledged and deleted
+  const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
+  REQUIRE(answers.size() == 1);  // only the genuine request was answered
+  CHECK(signed_reply(key, answers.front(), stream, reply));
+  CHECK(*answers.front().field("session") == "1-s");
+  CHECK(*answers.front().field("id") == "1");
+  const json response = json::parse(*answers.front().field("response"));
+  CHECK(response.at("id") == 1);
+  CHECK(response.at("ok") == true);
+  // The answer's tag is not valid for any other reply stream, session or id.
+  fr::StreamEntry other = answers.front();
+  other.fields[other.index("session")].second = "1-t";
+  CHECK_FALSE(signed_reply(key, other, stream, reply));
+  CHECK_FALSE(signed_reply(key, answers.front(), stream, thief));
+  CHECK(fr::integer(inspect.command({"EXISTS", thief}).get()) == 0);
+  CHECK(fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 0);
+
+  CHECK(worker->running());  // no forged request ran: the marker would have killed it
+  worker->signal(SIGTERM);
+  REQUIRE(worker->wait(30s));
+  const std::string log = read_file(tmp.path() / "a0.log");
+  INFO(log);
+  CHECK(log.find("1 answered") != std::string::npos);
+  CHECK(log.find("6 dropped unsigned or forged") != std::string::npos);
+  CHECK(log.find("unsigned (no tag field)") != std::string::npos);
+  CHECK(log.find("the tag does not match") != std::string::npos);
+  CHECK(log.find("under the fleet key " + key.fingerprint()) != std::string::npos);
+}
+
+TEST_CASE("forged answers that arrive first are dropped and counted; the real answer settles the future", "[auth]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream(sb::fleet_default_stream);
+
+  // A genuine, signed answer to some other request, for replaying: a worker answers an info request
+  // sent to a reply stream that nothing reads.
+  auto capture_worker = start_worker(redis, tmp, "c0", WorkerSettings{});
+  const std::string capture = sb::fleet_reply_stream(stream, "capture");
+  inspect.command(signed_request(key, stream, capture, "7-c", "1", R"({"id": 1, "op": "info"})"));
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", capture}).get()) >= 1; }, 60s));
+  const fr::StreamEntry replayed = fr::parse_entries(inspect.command({"XRANGE", capture, "-", "+"}).get()).front();
+  REQUIRE(signed_reply(key, replayed, stream, capture));
+
+  // The victim submits on a stream no worker serves yet, so the forgeries are first.
+  std::mutex log_mutex;
+  std::vector<std::string> logged;
+  sb::FleetClient client({.redis = redis.address(), .stream = "victim:requests", .name = "victim", .timeout = 120s,
+                          .log = [&](const std::string& line) {
+                            std::lock_guard lock(log_mutex);
+                            logged.push_back(line);
+                          }});
+  REQUIRE(client.authenticated());
+  auto answer = client.compile(kernel(3));
+  // What a co-tenant reads off the request stream: reply stream, session and id are in the clear.
+  const auto requests = fr::parse_entries(inspect.command({"XRANGE", "victim:requests", "-", "+"}).get());
+  REQUIRE(requests.size() == 1);
+  const std::string session = *requests.front().field("session");
+  const std::string id = *requests.front().field("id");
+  CHECK(*requests.front().field("reply") == client.reply_stream());
+  CHECK(id == "1");
+  const std::string verdict =
+      json{{"id", 1}, {"ok", true}, {"result", {{"status", "ok"}, {"verdict", "correct"}, {"speedup", 99.0}}}}.dump();
+  const std::string& victim = client.reply_stream();
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger"});
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
+                   std::string(64, 'a')});
+  // A real answer and its real tag, replayed with the victim's session and id.
+  inspect.command({"XADD", victim, "*", "response", *replayed.field("response"), "worker", "forger", "session", session,
+                   "id", id, "tag", *replayed.field("tag")});
+  // A worker's tag is for replies only: a request's tag, on the same fields, does not pass as one.
+  const std::string request_tag =
+      fr::sign(key, {fr::MessageKind::request, "victim:requests", victim, session, id, sb::sha256(verdict)});
+  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
+                   request_tag});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 4; }, 20s));
+  CHECK(answer.wait_for(0s) == std::future_status::timeout);
+  CHECK(client.pending() == 1);
+
+  // Now a worker serves the victim's stream: its answer, arriving after the forgeries, is the one.
+  WorkerSettings serving;
+  serving.stream = "victim:requests";
+  auto worker = start_worker(redis, tmp, "v0", serving);
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  const sb::FleetReply reply = answer.get();
+  INFO(reply.line);
+  CHECK(reply.ok);
+  CHECK(reply.worker == "v0");
+  const json result = json::parse(reply.result);
+  CHECK(result.at("status") == "ok");
+  CHECK_FALSE(result.contains("verdict"));
+  CHECK(result.at("kernels").dump().find("scale_3") != std::string::npos);
+  const sb::FleetClientStats stats = client.stats();
+  CHECK(stats.answered == 1);
+  CHECK(stats.forged_dropped == 4);
+  CHECK(stats.duplicates_dropped == 0);
+  std::lock_guard lock(log_mutex);
+  REQUIRE(logged.size() == 3);  // the 1st, 2nd and 4th
+  CHECK(logged.front().find("unsigned (no tag field)") != std::string::npos);
+  CHECK(logged.back().find("4 dropped so far") != std::string::npos);
+}
+
+TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed one is answered request_too_large",
+          "[oversized]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path(), "off");
+  fr::RedisConnection inspect(redis.address(), {}, 60s);
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream(sb::fleet_default_stream);
+  const std::string reply = sb::fleet_reply_stream(stream, "big");
+  auto worker = start_worker(redis, tmp, "o0", WorkerSettings{});  // -j 2: both entries in hand at once
+  inspect.command(signed_request(key, stream, reply, "3-o", "1", R"({"id": 1, "op": "info"})"));
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) == 1; }, 60s));
+  const std::size_t before = peak_rss_bytes(worker->pid());
+  REQUIRE(before > 0);
+
+  constexpr std::size_t entry_bytes = std::size_t{300} << 20;
+  auto big_line = [&](int id) {
+    return R"({"id": )" + std::to_string(id) + R"(, "op": "compile", "source": ")" + std::string(entry_bytes, 'x') + "\"}";
+  };
+  const std::string signed_line = big_line(2);
+  inspect.command(signed_request(key, stream, reply, "3-o", "2", signed_line));
+  inspect.command({"XADD", stream, "*", "request", big_line(3), "reply", reply, "session", "3-o", "id", "3"});
+
+  REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", stream}).get()) == 0; }, 180s));
+  CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
+  const std::size_t after = peak_rss_bytes(worker->pid());
+  // The bound (README "Scaling out"): oversized entries add less than 16 MiB to the worker's peak,
+  // whatever their size (measured: nothing; it held each entry whole before, 3 GB for these two).
+  INFO("worker peak RSS " << (before >> 20) << " MiB before the two entries, " << (after >> 20) << " MiB after");
+  CHECK(after < before + (std::size_t{16} << 20));
+
+  const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
+  REQUIRE(answers.size() == 2);  // info, and the signed big one; the unsigned one is dropped unanswered
+  const fr::StreamEntry& big = answers.back();
+  CHECK(signed_reply(key, big, stream, reply));
+  CHECK(*big.field("id") == "2");
+  const json response = json::parse(*big.field("response"));
+  INFO(response.dump());
+  CHECK(response.at("id") == 2);
+  CHECK(response.at("ok") == false);
+  CHECK(response.at("code") == "request_too_large");
+  CHECK(response.at("error").get<std::string>().find(std::to_string(signed_line.size()) + " bytes") != std::string::npos);
+  worker->signal(SIGTERM);
+  REQUIRE(worker->wait(30s));
+  const std::string log = read_file(tmp.path() / "o0.log");
+  INFO(log);
+  CHECK(log.find("1 dropped unsigned or forged, 1 too large") != std::string::npos);
+}
+
+TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory bounded", "[oversized]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path(), "off");
+  fr::RedisConnection inspect(redis.address(), {}, 60s);
+  sb::FleetClient client({.redis = redis.address(), .stream = "idle:requests", .name = "flooded", .timeout = 120s,
+                          .log = [](const std::string&) {}});
+  // The peak from here on: "5" resets this process's VmHWM (proc(5), clear_refs).
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const std::size_t before = peak_rss_bytes(::getpid());
+  REQUIRE(before > 0);
+  // Written inside Redis, so that only the client's reading counts here.
+  inspect.command({"EVAL", "return redis.call('XADD', KEYS[1], '*', 'response', string.rep('x', 314572800), "
+                   "'worker', 'flood')", "1", client.reply_stream()});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 1; }, 120s));
+  const std::size_t after = peak_rss_bytes(::getpid());
+  INFO("this process's peak RSS " << (before >> 20) << " MiB before the entry, " << (after >> 20) << " MiB after");
+  CHECK(after < before + (std::size_t{80} << 20));  // the reader keeps at most 64 MiB of one read
+  CHECK(fr::integer(inspect.command({"XLEN", client.reply_stream()}).get()) == 0);  // dropped from the stream too
+  // The client goes on: a real answer still settles its future.
+  auto answer = client.info();
+  WorkerSettings serving;
+  serving.stream = "idle:requests";
+  auto worker = start_worker(redis, tmp, "i0", serving);
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  CHECK(answer.get().ok);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
+TEST_CASE("a client used in a forked child says to make a new one; no answer crosses the fork", "[fork]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  auto worker = start_worker(redis, tmp, "f0", WorkerSettings{});
+  auto owned = std::make_unique<sb::FleetClient>(sb::FleetClientOptions{.redis = redis.address(), .timeout = 120s});
+  sb::FleetClient& parent = *owned;
+  REQUIRE(parent.compile(kernel(500)).get().ok);
+
+  // Requests in flight at the fork: their answers belong to the parent alone.
+  std::vector<std::future<sb::FleetReply>> in_flight;
+  for (int k = 501; k < 509; ++k) in_flight.push_back(parent.compile(kernel(k)));
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // 10: the parent's client was usable; 11: the error did not say what to do; 12: the child's own
+    // client failed; 13: it got an answer that is not its own.
+    int code = 10;
+    try {
+      (void)parent.compile(kernel(900));
+    } catch (const std::logic_error& e) {
+      code = std::string(e.what()).find("Create a new FleetClient in the child") != std::string::npos ? 0 : 11;
+    }
+    if (code == 0) {
+      try {
+        sb::FleetClient own({.redis = redis.address(), .timeout = 60s});
+        for (int k = 900; k < 904; ++k) {
+          const sb::FleetReply r = own.compile(kernel(k)).get();
+          if (!r.ok || r.result.find("scale_" + std::to_string(k)) == std::string::npos) code = 13;
+        }
+      } catch (const std::exception&) {
+        code = 12;
+      }
+    }
+    // Destroying the child's copy must neither hang (the reader thread is not in the child) nor touch
+    // the parent's reply stream.
+    owned.reset();
+    ::_exit(code);  // no other destructors, no Catch
+  }
+  for (int k = 509; k < 517; ++k) in_flight.push_back(parent.compile(kernel(k)));
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (std::size_t i = 0; i < in_flight.size(); ++i) {
+    REQUIRE(in_flight[i].wait_for(60s) == std::future_status::ready);
+    const sb::FleetReply r = in_flight[i].get();
+    INFO(r.line);
+    CHECK(r.ok);
+    CHECK(r.result.find("scale_" + std::to_string(501 + i)) != std::string::npos);  // its own kernel's answer
+  }
+  const sb::FleetClientStats stats = parent.stats();
+  CHECK(stats.answered == 17);
+  CHECK(stats.duplicates_dropped == 0);
+  CHECK(stats.forged_dropped == 0);
+  worker->signal(SIGTERM);
+  CHECK(worker->wait(30s));
+}
+
+int main(int argc, char** argv) {
+  g_redis_server = find_program("redis-server");
+  if (g_redis_server.empty()) {
+    std::cout << "SKIP: redis-server is not installed; the fleet tests need a real Redis "
+                 "(apt-get install redis-server)\n";
+    return 77;
+  }
+  (void)test_fleet_key();  // before any thread: it may set $LEAP_FLEET_KEY for this process and its workers
+  return Catch::Session().run(argc, argv);
+}

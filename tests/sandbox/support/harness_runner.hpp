@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs the evaluation protocol against the CPU fake of the driver, as a worker would: the request,
+// the harness's reply, and the EvalResult the evaluator reads from it. The caller adds the modules
+// "fake:candidate" and "fake:reference" to the fake first; a module's kernel named as the task's
+// entry, registered without parameters, is taken to have the task's signature.
+#pragma once
+
+#include <cstdint>
+#include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/task.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fake_gpu_driver.hpp"
+#include "evaluation/gpu_harness.hpp"
+#include "evaluation/worker_reply.hpp"
+
+namespace leap::sandbox::test {
+
+struct HarnessOutcome {
+  nlohmann::json reply;
+  EvalResult result;
+};
+
+inline HarnessOutcome run_harness(FakeGpu& gpu, const TaskSpec& task, std::uint64_t seed, bool time,
+                                  const std::string& plan = {}) {
+  const auto image = [](std::string_view name) {
+    return nlohmann::json::binary(std::vector<std::uint8_t>(name.begin(), name.end()));
+  };
+  nlohmann::json request = {{"op", "eval"},           {"task", task_to_json(task)},
+                            {"candidate", image("fake:candidate")}, {"reference", image("fake:reference")},
+                            {"seed", seed},           {"time", time}};
+  if (!plan.empty()) request["plan"] = plan;
+  for (const char* module : {"fake:candidate", "fake:reference"}) {
+    if (!gpu.has_params(module, task.entry)) gpu.set_params(module, task.entry, FakeGpu::signature_params(task));
+  }
+  HarnessOutcome o;
+  o.reply = detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
+  detail::read_worker_reply(o.reply, o.result);
+  return o;
+}
+
+// The verdict's name, or the status and error when there is none.
+inline std::string verdict_of(const EvalResult& r) {
+  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(to_string(r.status)) + ": " + r.error;
+}
+
+}  // namespace leap::sandbox::test
