@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internals shared by the sandbox's sources; not installed.
+// sandbox/src/common: small pieces with no policy of their own that several concerns use: SHA-256
+// and HMAC (sha256), descriptor I/O and directory listings (fd_io.cpp), and this header, which
+// declares the internals shared between the library's sources: the fd I/O, and helpers defined by
+// compile/compile_options.cpp (flags, encodings) and evaluation/driver_probe.cpp (the probe).
+// Not here: anything that decides what to compile, confine, run or answer. Not installed.
 #pragma once
 
 #include <optional>

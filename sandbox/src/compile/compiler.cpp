@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+// sandbox/src/compile: the compile service. NVRTC behind the include jail and the compatibility
+// headers, run in one-shot children, pooled workers or in process; the compile cache, stored PCHs,
+// the CUBIN's ELF reader and the kernel diagnostics. Not here: how a compile process is confined
+// (confinement/), running or checking kernels (evaluation/), serve's protocol (protocol/).
 #include "leap/sandbox/compiler.hpp"
 
 #include <cupti.h>

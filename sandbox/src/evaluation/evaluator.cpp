@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+// sandbox/src/evaluation: a candidate against a task. Task specs and the built-in tasks, launch
+// plans and size expressions, the driver probe, the evaluation worker (its process, loop and rules),
+// the GPU harness over the driver interface (gpu_driver.hpp), inputs, checks and timing. Not here:
+// compiling (compile/, through the Compiler), the confinement layers (confinement/), serve (protocol/).
 #include "leap/sandbox/evaluator.hpp"
 
 #include "evaluation/worker_reply.hpp"

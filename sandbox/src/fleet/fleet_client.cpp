@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+// sandbox/src/fleet: the fleet on Redis Streams (leap::sandbox_fleet, built with hiredis). The
+// client, the worker loop behind `leap-sandbox worker`, the message tags, the bounded Redis reader
+// and the fleet key. Not here: what a request does (the worker hands each line to RequestHandler,
+// protocol/), nor the trainer's environment glue beyond FleetEnvironment.
 #include "leap/sandbox/fleet_client.hpp"
 
 #include <unistd.h>
