@@ -116,7 +116,7 @@ def read_fleet_key(key: Union[str, bytes, None] = None,
 
 def _signed_message(kind: bytes, stream: bytes, reply_stream: bytes, session: bytes, request_id: bytes,
                     line: bytes) -> bytes:
-    """The bytes a tag covers, as the C++ side builds them (sandbox/src/fleet_auth.hpp): netstrings of
+    """The bytes a tag covers, as the C++ side builds them (sandbox/src/fleet/fleet_auth.hpp): netstrings of
     the version, the kind, the stream, the reply stream, the session, the id and the line's SHA-256."""
     parts = [_TAG_VERSION, kind, stream, reply_stream, session, request_id, hashlib.sha256(line).hexdigest().encode()]
     return b"".join(b"%d:%s," % (len(p), p) for p in parts)

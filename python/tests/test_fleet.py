@@ -135,7 +135,7 @@ def test_the_fleet_client_is_also_leap_sandbox_fleetclient():
 
 
 def test_tags_match_the_workers():
-    """The same vector as tests/fleet/test_fleet_auth.cpp: Python and C++ sign the same bytes."""
+    """The same vector as tests/sandbox/fleet/test_fleet_auth.cpp: Python and C++ sign the same bytes."""
     key = b"0123456789abcdef-test-key"
     assert fleet_module._signed_message(b"reply", b"s", b"s:reply:c", b"1-2", b"3", b"{}") == (
         b"13:leap-fleet-v1,5:reply,1:s,9:s:reply:c,3:1-2,1:3,64:" + hashlib.sha256(b"{}").hexdigest().encode() + b",")
