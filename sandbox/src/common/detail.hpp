@@ -34,6 +34,14 @@ bool write_all(int fd, std::string_view data);
 std::optional<std::string> read_regular(int fd, std::size_t limit);
 // The names in a directory (without "." and ".."); empty when it cannot be read.
 std::vector<std::string> list_directory(int dir_fd);
+// The MAC key of a private directory (the compile cache's, the stored PCHs'): the file `name` in
+// `dir_fd`, `bytes` random bytes, a 0600 regular file of this user's. Made when missing: written whole
+// to a private name, then linked into place, so a second process either wins the link or reads the
+// winner's complete key. nullopt, with `why` in words that follow the directory's name ("has an
+// unreadable MAC key file mac.key"), when it cannot be made or read or is not such a file; a file of
+// the wrong kind gets `remedy` after the why.
+std::optional<std::string> load_or_create_key_file(int dir_fd, const char* name, std::size_t bytes,
+                                                   std::string_view remedy, std::string& why);
 
 // Little-endian fixed-width helpers.
 void put_u64(std::string& out, unsigned long long v);

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,37 +188,10 @@ struct CompileCache::Impl {
   }
 
   void load_or_create_mac_key() {
-    const std::filesystem::path& dir = *options.directory;
-    Fd fd(::openat(dir_fd.get(), k_mac_key_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd && errno == ENOENT) {
-      // Written whole to a private name, then linked into place: a second process either wins the
-      // link or reads the winner's complete key.
-      std::string key(k_mac_key_bytes, '\0');
-      for (std::size_t got = 0; got < key.size();) {
-        const ssize_t n = ::getrandom(key.data() + got, key.size() - got, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) unsafe(dir, "cannot get random bytes for its MAC key");
-        got += static_cast<std::size_t>(n);
-      }
-      const std::string tmp = ".tmp-key-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++);
-      Fd out(::openat(dir_fd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!out || !detail::write_all(out.get(), key) || ::fsync(out.get()) != 0) unsafe(dir, "cannot hold a MAC key file");
-      out.reset();
-      const int linked = ::linkat(dir_fd.get(), tmp.c_str(), dir_fd.get(), k_mac_key_file, 0);
-      const int link_errno = errno;
-      ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
-      if (linked != 0 && link_errno != EEXIST) unsafe(dir, "cannot hold a MAC key file");
-      fd = Fd(::openat(dir_fd.get(), k_mac_key_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    }
-    if (!fd) unsafe(dir, std::string("has an unreadable MAC key file ") + k_mac_key_file + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0 ||
-        st.st_size != static_cast<off_t>(k_mac_key_bytes)) {
-      unsafe(dir, std::string("has a MAC key file ") + k_mac_key_file + " that is not a 0600 file of " +
-                      std::to_string(k_mac_key_bytes) + " bytes owned by you; remove it (the cache rebuilds itself)");
-    }
-    std::optional<std::string> key = detail::read_regular(fd.get(), k_mac_key_bytes);
-    if (!key || key->size() != k_mac_key_bytes) unsafe(dir, "has an unreadable MAC key file");
+    std::string why;
+    std::optional<std::string> key = detail::load_or_create_key_file(
+        dir_fd.get(), k_mac_key_file, k_mac_key_bytes, "remove it (the cache rebuilds itself)", why);
+    if (!key) unsafe(*options.directory, why);
     mac_key = std::move(*key);
   }
 

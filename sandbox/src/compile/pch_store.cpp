@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,36 +121,10 @@ PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_
   const std::filesystem::path files = std::filesystem::canonical(dir_ / "files", ec);
   if (ec) unsafe(dir_, "cannot be resolved");
   files_dir_ = files.string();
-  // The MAC key, made once: written whole to a private name, then linked into place, so a second
-  // process either wins the link or reads the winner's complete key.
-  int fd = ::openat(dir_fd_, "mac.key", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) {
-    std::string key(k_mac_key_bytes, '\0');
-    for (std::size_t got = 0; got < key.size();) {
-      const ssize_t n = ::getrandom(key.data() + got, key.size() - got, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) unsafe(dir_, "cannot get random bytes for its MAC key");
-      got += static_cast<std::size_t>(n);
-    }
-    const std::string tmp = ".tmp-key-" + std::to_string(::getpid());
-    const int out = ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    const bool written = out >= 0 && write_all(out, key) && ::fsync(out) == 0;
-    if (out >= 0) ::close(out);
-    const int linked = written ? ::linkat(dir_fd_, tmp.c_str(), dir_fd_, "mac.key", 0) : -1;
-    const int link_errno = errno;
-    ::unlinkat(dir_fd_, tmp.c_str(), 0);
-    if (!written || (linked != 0 && link_errno != EEXIST)) unsafe(dir_, "cannot hold a MAC key file");
-    fd = ::openat(dir_fd_, "mac.key", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  }
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0 ||
-      st.st_size != static_cast<off_t>(k_mac_key_bytes)) {
-    if (fd >= 0) ::close(fd);
-    unsafe(dir_, "has a MAC key file that is not a 0600 file of 32 bytes owned by you; remove the directory (it rebuilds itself)");
-  }
-  std::optional<std::string> key = read_regular(fd, k_mac_key_bytes);
-  ::close(fd);
-  if (!key || key->size() != k_mac_key_bytes) unsafe(dir_, "has an unreadable MAC key file");
+  std::string why;
+  std::optional<std::string> key =
+      load_or_create_key_file(dir_fd_, "mac.key", k_mac_key_bytes, "remove the directory (it rebuilds itself)", why);
+  if (!key) unsafe(dir_, why);
   mac_key_ = std::move(*key);
 }
 
