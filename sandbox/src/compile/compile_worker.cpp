@@ -63,34 +63,21 @@ struct Prepared {
   Prepared(const Prepared&) = delete;  // `environment` points into `tmpdir`
 };
 
-void put_string(std::string& out, const std::string& s) {
-  put_u64(out, s.size());
-  out += s;
-}
-
-bool get_string(std::string_view& in, std::string& s) {
-  unsigned long long n = 0;
-  if (!get_u64(in, n) || n > in.size()) return false;
-  s.assign(in.substr(0, static_cast<std::size_t>(n)));
-  in.remove_prefix(static_cast<std::size_t>(n));
-  return true;
-}
-
 // The frame the launcher passes on to the worker: its settings and where its scratch directory is.
 std::string encode_start(const WorkerSettings& settings, const std::string& scratch) {
   std::string out;
   put_u64(out, settings.pch ? 1 : 0);
   put_u64(out, settings.scratch_bytes);
   put_u64(out, settings.pch_heap_bytes);
-  put_string(out, settings.scratch_source);
-  put_string(out, scratch);
+  put_bytes(out, settings.scratch_source);
+  put_bytes(out, scratch);
   return out;
 }
 
 bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   unsigned long long pch = 0, scratch_bytes = 0, heap = 0;
-  if (!get_u64(in, pch) || !get_u64(in, scratch_bytes) || !get_u64(in, heap) || !get_string(in, p.settings.scratch_source) ||
-      !get_string(in, p.scratch) || !in.empty() || p.scratch.empty()) {
+  if (!get_u64(in, pch) || !get_u64(in, scratch_bytes) || !get_u64(in, heap) || !get_bytes(in, p.settings.scratch_source) ||
+      !get_bytes(in, p.scratch) || !in.empty() || p.scratch.empty()) {
     return false;
   }
   p.setup = &setup;
