@@ -10,7 +10,9 @@ Reads README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md under --root and re
     (a `*` is a glob; a name with <placeholder> or ... is not a path and is skipped);
   - a public header named as `leap/....hpp` that neither include/ nor sandbox/include/ holds;
   - `leap-sandbox WORD` in code where WORD is not one of the CLI's commands (read from
-    sandbox/tools/main.cpp and the Command definitions in sandbox/tools/).
+    sandbox/tools/main.cpp and the Command definitions in sandbox/tools/);
+  - a README that does not open with its two commands (the first two shell blocks, before any
+    other section), or whose second command is not a line that .ci/run runs.
 Exit status 0 when everything resolves, 1 with one line per problem otherwise, 2 on misuse.
 
 --self-test plants each kind of problem in a scratch repository and checks that every one is
@@ -130,8 +132,34 @@ def path_exists(root: Path, token: str) -> bool:
     return (root / token).exists()
 
 
+def check_two_commands(root: Path) -> list[str]:
+    """The README opens with two one-line shell commands, and CI runs the second as written."""
+    readme, ci = root / "README.md", root / ".ci" / "run"
+    if not readme.is_file():
+        return []
+    prose, fenced = split_fences(readme.read_text(encoding="utf-8"))
+    second_heading = [n for n, line in prose if line.startswith("## ")][1:2]
+    blocks: list[list[tuple[int, str]]] = []
+    last = -1
+    for number, line, lang in fenced:
+        if lang not in ("sh", "bash"):
+            continue
+        if number != last + 1:
+            blocks.append([])
+        blocks[-1].append((number, line))
+        last = number
+    if len(blocks) < 2 or (second_heading and blocks[1][0][0] > second_heading[0]):
+        return ["README.md: does not open with its two commands (two shell blocks before the second section)"]
+    problems = [f"README.md:{b[0][0]}: the command block holds {len(b)} lines, not one" for b in blocks[:2] if len(b) != 1]
+    if ci.is_file():
+        command = blocks[1][0][1].strip()
+        if command not in (line.strip() for line in ci.read_text(encoding="utf-8").split("\n")):
+            problems.append(f"README.md:{blocks[1][0][0]}: the second command is not a line of .ci/run: {command}")
+    return problems
+
+
 def check(root: Path) -> list[str]:
-    problems: list[str] = []
+    problems: list[str] = check_two_commands(root)
     commands = cli_commands(root)
     anchor_cache: dict[Path, set[str]] = {}
     for doc in doc_files(root):
@@ -190,7 +218,10 @@ def self_test() -> int:
         (root / "include" / "leap" / "real.hpp").write_text("")
         (root / "docs").mkdir()
         (root / "docs" / "guide.md").write_text("# A guide\n\n## Real section\n\nText.\n")
-        clean = ("# Project\n\nSee [the guide](docs/guide.md), [its section](docs/guide.md#real-section) and "
+        (root / ".ci").mkdir()
+        (root / ".ci" / "run").write_text("#!/bin/sh\nmake test\n")
+        clean = ("# Project\n\n## Two commands\n\n```sh\nmake\n```\n\n```sh\nmake test\n```\n\n## More\n\n"
+                 "See [the guide](docs/guide.md), [its section](docs/guide.md#real-section) and "
                  "[here](#project). `include/leap/real.hpp`, `leap/real.hpp`, `leap-sandbox serve`.\n\n"
                  "```sh\nleap-sandbox info --json   # docs/guide.md\n```\n")
         (root / "README.md").write_text(clean)
@@ -222,6 +253,11 @@ def self_test() -> int:
                       f"'{expected[kind]}', got {found}")
                 failed += 1
         (root / "CONTRIBUTING.md").unlink()
+        (root / ".ci" / "run").write_text("#!/bin/sh\nmake check\n")
+        found = check(root)
+        if len(found) != 1 or "the second command is not a line of .ci/run: make test" not in found[0]:
+            print(f"self-test: a README whose second command CI does not run: expected that problem, got {found}")
+            failed += 1
         if failed:
             return 1
     print("self-test: every planted problem was reported, and the clean tree passed")
