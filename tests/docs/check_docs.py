@@ -9,6 +9,8 @@ Reads README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md under --root and re
     repository's top-level folders (include/, sandbox/, python/, tests/, ...) and does not exist
     (a `*` is a glob; a name with <placeholder> or ... is not a path and is skipped);
   - a public header named as `leap/....hpp` that neither include/ nor sandbox/include/ holds;
+  - a single file under sandbox/src named by its path: the sandbox's internal sources move between
+    folders, so the docs name their folder, or the public header, instead;
   - `leap-sandbox WORD` in code where WORD is not one of the CLI's commands (read from
     sandbox/tools/main.cpp and the Command definitions in sandbox/tools/);
   - a README that does not open with its two commands (the first two shell blocks, before any
@@ -33,6 +35,7 @@ from pathlib import Path
 TOP_LEVEL = ("include", "sandbox", "python", "tests", "examples", "benchmarks", "docs", "cmake", "tools", "fuzz",
              ".ci")
 PATH_RE = re.compile(r"^(?:\./)?(?:%s)/" % "|".join(re.escape(t) for t in TOP_LEVEL))
+INTERNAL_SOURCES = "sandbox/src/"
 HEADER_RE = re.compile(r"^leap/[A-Za-z0-9_/]+\.hpp$")
 LINK_RE = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]*(?:\([^()]*\))?[^()\s]*)(?:\s+\"[^\"]*\")?\)")
 CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1", re.S)
@@ -197,6 +200,9 @@ def check(root: Path) -> list[str]:
             for token in candidate_paths(snippet):
                 if not path_exists(root, token):
                     problems.append(f"{rel}:{number}: `{token}` does not exist")
+                elif token.startswith(INTERNAL_SOURCES) and (root / token).is_file():
+                    problems.append(f"{rel}:{number}: `{token}` is an internal source file, which may move: "
+                                    "name its folder, or the public header under sandbox/include")
         for number, snippet in code + [(n, l) for n, l, lang in fenced if lang not in SHELL_LANGS]:
             for name in COMMAND_RE.findall(snippet):
                 if name not in commands:
@@ -214,6 +220,8 @@ def self_test() -> int:
             "constexpr std::array<const leap_cli::Command*, 2> k_commands = {&leap_cli::info_command, &leap_cli::serve_command};\n")
         (root / "sandbox" / "tools" / "cmds.cpp").write_text(
             'const Command info_command{"info", "info", "", run};\nconst Command serve_command{"serve", "serve", "", run};\n')
+        (root / "sandbox" / "src" / "compile").mkdir(parents=True)
+        (root / "sandbox" / "src" / "compile" / "compiler.cpp").write_text("")
         (root / "include" / "leap").mkdir(parents=True)
         (root / "include" / "leap" / "real.hpp").write_text("")
         (root / "docs").mkdir()
@@ -222,7 +230,7 @@ def self_test() -> int:
         (root / ".ci" / "run").write_text("#!/bin/sh\nmake test\n")
         clean = ("# Project\n\n## Two commands\n\n```sh\nmake\n```\n\n```sh\nmake test\n```\n\n## More\n\n"
                  "See [the guide](docs/guide.md), [its section](docs/guide.md#real-section) and "
-                 "[here](#project). `include/leap/real.hpp`, `leap/real.hpp`, `leap-sandbox serve`.\n\n"
+                 "[here](#project). `include/leap/real.hpp`, `leap/real.hpp`, `leap-sandbox serve`, `sandbox/src/compile/`.\n\n"
                  "```sh\nleap-sandbox info --json   # docs/guide.md\n```\n")
         (root / "README.md").write_text(clean)
         if check(root):
@@ -234,6 +242,7 @@ def self_test() -> int:
             "missing path": "`tests/no_such_dir/run.sh`",
             "missing header": "`leap/no_such_header.hpp`",
             "unknown command": "`leap-sandbox dance`",
+            "internal source file": "`sandbox/src/compile/compiler.cpp`",
             "missing path in a shell block": "\n```sh\nsandbox/no_such_tool --help\n```\n",
         }
         expected = {
@@ -242,6 +251,7 @@ def self_test() -> int:
             "missing path": "`tests/no_such_dir/run.sh` does not exist",
             "missing header": "`leap/no_such_header.hpp` does not exist",
             "unknown command": "`leap-sandbox dance`: no such command",
+            "internal source file": "`sandbox/src/compile/compiler.cpp` is an internal source file",
             "missing path in a shell block": "`sandbox/no_such_tool` does not exist",
         }
         failed = 0
