@@ -143,7 +143,7 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
 template <class Real>
 bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
                              std::span<Real> out, const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
-  const auto groups_of = [&]<std::size_t N, bool Tokens>() {
+  const auto groups_of = [&]<std::size_t N, BandTokens Tokens>() {
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
       if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
         group_advantages(group, order, rank, group_out);
@@ -151,7 +151,7 @@ bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const s
     });
     return true;
   };
-  const auto sized = [&]<bool Tokens>() {
+  const auto sized = [&]<BandTokens Tokens>() {
     switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
       case 4: return groups_of.template operator()<4, Tokens>();
       case 8: return groups_of.template operator()<8, Tokens>();
@@ -159,8 +159,12 @@ bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const s
       default: return false;
     }
   };
-  return rank.encoder.tokens_solved || rank.encoder.tokens_unsolved ? sized.template operator()<true>()
-                                                                    : sized.template operator()<false>();
+  switch (band_tokens(rank.encoder)) {
+    case BandTokens::off: return sized.template operator()<BandTokens::off>();
+    case BandTokens::exact: return sized.template operator()<BandTokens::exact>();
+    case BandTokens::banded: break;
+  }
+  return sized.template operator()<BandTokens::banded>();
 }
 #endif
 
