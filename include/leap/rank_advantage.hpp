@@ -137,7 +137,8 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
 
 // An order with a speedup or token key and every match worth 1 (with_speedup, with_speedup_and_tokens)
 // on a batch whose first group has 4, 8 or 16 members: the banded lanes (rank_lanes.hpp) in a loop
-// compiled for that size and for whether the token key is on, each advantage read from a table. A
+// compiled for that size and for how the token key is played (off; exact, when its factor is 1;
+// banded: BandTokens in rank_lanes.hpp), each advantage read from a table. A
 // group that does not fit the bands, or has another size, takes group_advantages. Returns false,
 // having done nothing, for any other first size.
 template <class Real>
