@@ -137,13 +137,14 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
 
 // An order with a speedup or token key and every match worth 1 (with_speedup, with_speedup_and_tokens)
 // on a batch whose first group has 4, 8 or 16 members: the banded lanes (rank_lanes.hpp) in a loop
-// compiled for that size and for whether the token key is on, each advantage read from a table. A
+// compiled for that size and for how the token key is played (off; exact, when its factor is 1;
+// banded: BandTokens in rank_lanes.hpp), each advantage read from a table. A
 // group that does not fit the bands, or has another size, takes group_advantages. Returns false,
 // having done nothing, for any other first size.
 template <class Real>
 bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
                              std::span<Real> out, const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
-  const auto groups_of = [&]<std::size_t N, bool Tokens>() {
+  const auto groups_of = [&]<std::size_t N, BandTokens Tokens>() {
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
       if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
         group_advantages(group, order, rank, group_out);
@@ -151,7 +152,7 @@ bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const s
     });
     return true;
   };
-  const auto sized = [&]<bool Tokens>() {
+  const auto sized = [&]<BandTokens Tokens>() {
     switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
       case 4: return groups_of.template operator()<4, Tokens>();
       case 8: return groups_of.template operator()<8, Tokens>();
@@ -159,8 +160,12 @@ bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const s
       default: return false;
     }
   };
-  return rank.encoder.tokens_solved || rank.encoder.tokens_unsolved ? sized.template operator()<true>()
-                                                                    : sized.template operator()<false>();
+  switch (band_tokens(rank.encoder)) {
+    case BandTokens::off: return sized.template operator()<BandTokens::off>();
+    case BandTokens::exact: return sized.template operator()<BandTokens::exact>();
+    case BandTokens::banded: break;
+  }
+  return sized.template operator()<BandTokens::banded>();
 }
 #endif
 

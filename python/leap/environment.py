@@ -137,7 +137,7 @@ class SandboxEnvironment:
     max_feedback_chars: the bound on the feedback (also applied to a custom formatter's); None: unbounded.
     count_tokens: (feedback) -> its size in tokens, for Evaluation.feedback_tokens; default 0.
     timeout:   seconds to wait for an answer (None: the client's own limit).
-    fields:    further eval request fields, e.g. {"time": False} (SandboxPool only).
+    fields:    further eval request fields, e.g. {"headers": {"util.cuh": "..."}} (SandboxPool only).
     """
 
     def __init__(self, sandbox: SandboxClient, *, task_spec: Callable[[Any], str | Mapping[str, Any]] | None = None,

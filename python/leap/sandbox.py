@@ -208,7 +208,9 @@ class SandboxPool:
 
     def eval(self, task: Union[str, Mapping[str, Any]], source: str, *, timeout: Optional[float] = None,
              **fields: Any) -> concurrent.futures.Future[Result]:
-        """Evaluates a candidate against a task (a built-in name or a spec object); fields: seed, time, ..."""
+        """Evaluates a candidate against a task (a built-in name or a spec object); fields: headers.
+
+        The server times every eval and draws its seeds itself; a field it does not take is refused."""
         return self.submit("eval", timeout=timeout, task=task, source=source, **fields)
 
     def info(self, *, timeout: Optional[float] = None) -> concurrent.futures.Future[Result]:

@@ -156,7 +156,9 @@ const Command serve_command{"serve", "serve [options]",
      "defines": {"N": "4"} | ["N=4"], "headers": {"util.cuh": "..."}}   (all but "source" optional;
      headers go through the include jail like the source; the result lists the module's "kernels"
      and gives "advice" when it defines none)
-    {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "...", "seed": 7, "time": true}
+    {"id": 3, "op": "eval", "task": "softmax" | {spec}, "source": "...", "headers": {...}}
+                   (every eval is timed, and its seeds are drawn by the server)
+  A field an op does not take is refused (bad_request), never ignored.
   Response: {"id": ..., "ok": true, "result": {...}} or {"id": ..., "ok": false, "code": ..., "error": "..."}.
   The id comes back exactly as written. Codes: parse_error, request_too_large, invalid_request (these
   three with "id": null), bad_request, internal_error. Every line is answered and the server goes on.

@@ -179,14 +179,20 @@ TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, b
       const auto oracle = leap::rank_advantages_reference(group, order);
       std::vector<double> out(N, -7.0);
       std::vector<float> out_float(N, -7.0F);
-      const bool took = tokens_on ? leap::detail::band_group_of_size<N, true>(group.data(), encode, out.data())
-                                  : leap::detail::band_group_of_size<N, false>(group.data(), encode, out.data());
-      leap::detail::band_group_of_size<N, true>(group.data(), encode, out_float.data());
+      using leap::detail::BandTokens;
+      const BandTokens mode = leap::detail::band_tokens(encode);
+      REQUIRE((mode == BandTokens::off) == !tokens_on);
+      REQUIRE((mode == BandTokens::exact) == (tokens_on && order.token_tolerance == 0.0));  // this test's tolerances
+      const bool took = mode == BandTokens::off     ? leap::detail::band_group_of_size<N, BandTokens::off>(group.data(), encode, out.data())
+                        : mode == BandTokens::exact ? leap::detail::band_group_of_size<N, BandTokens::exact>(group.data(), encode, out.data())
+                                                    : leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, out.data());
+      // The banded token pass holds for every order: with the key off (NaN tokens) it only ties, and
+      // with a factor of 1 its scaled counts are the counts. The same numbers, rounded to float.
+      leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, out_float.data());
       REQUIRE(took == fits_bands(group, order));
       if (!took) return;
       ++fitted;
       REQUIRE(out == oracle);
-      // The token pass with the key off (NaN tokens) only ties: the same numbers, rounded to float.
       for (std::size_t i = 0; i < N; ++i) REQUIRE(out_float[i] == static_cast<float>(oracle[i]));
     };
     check.template operator()<4>();
@@ -194,6 +200,80 @@ TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, b
     check.template operator()<16>();
   }
   REQUIRE(fitted > 3000);
+}
+
+// The exact token lanes (token factor 1: tolerance 0, or one too small to move 1 + tol off 1) compare
+// the counts as the doubles 2^52 + t. Groups whose speeds tie, so that the counts decide, with counts
+// across the whole uint32 range (0, 2^31 - 1 / 2^31 / 2^31 + 1, 2^32 - 1 and neighbours), equal counts,
+// and members the token key does not cover (unsolved, when tokens_only_when_solved): the exact pass,
+// the banded pass and the batch loop all give the oracle's numbers.
+TEST_CASE("exact token lanes == banded lanes == oracle on counts across the uint32 range", "[rank][property][bands]") {
+  std::mt19937_64 rng(20261203);
+  static const std::uint32_t counts[] = {0u,           1u,           2u,          0x7FFFFFFEu, 0x7FFFFFFFu, 0x80000000u,
+                                         0x80000001u,  0xFFFFFFFEu,  0xFFFFFFFFu, 1000u,       1001u};
+  static const double speedups[] = {1.0, 1.0, 1.04, not_a_number, 0.0, 2.0};
+  using leap::detail::BandTokens;
+  std::size_t exact_runs = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const double token_tolerance = round % 3 == 2 ? 1e-17 : 0.0;  // both leave the factor at exactly 1
+    KernelOrder order = KernelOrder::with_speedup_and_tokens(round % 2 == 0 ? 0.05 : 0.0, token_tolerance);
+    order.tokens_only_when_solved = round % 5 != 0;
+    const leap::detail::KeyEncoder encode(order);
+    REQUIRE(leap::detail::band_tokens(encode) == BandTokens::exact);
+    const auto check = [&]<std::size_t N>() {
+      std::vector<Outcome> group(N);
+      for (Outcome& o : group) {
+        const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+        o.solved_turn = kind < 7 ? 1 : kind < 8 ? 2 : 0;
+        o.best_verdict = o.solved_turn > 0 ? Verdict::correct : Verdict::wrong_answer;
+        o.speedup = speedups[std::uniform_int_distribution<int>(0, 5)(rng)];
+        o.tokens = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? std::uniform_int_distribution<std::uint32_t>()(rng)
+                                                                   : counts[std::uniform_int_distribution<int>(0, 10)(rng)];
+      }
+      const auto oracle = leap::rank_advantages_reference(group, order);
+      std::vector<double> exact(N, -7.0), banded(N, -7.0), batch(N, -7.0);
+      REQUIRE(leap::detail::band_group_of_size<N, BandTokens::exact>(group.data(), encode, exact.data()));
+      REQUIRE(leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, banded.data()));
+      REQUIRE(exact == oracle);
+      REQUIRE(banded == oracle);
+      std::vector<std::uint32_t> ids(N, 3);
+      leap::rank_advantages(group, ids, std::span<double>(batch), order);
+      REQUIRE(batch == oracle);
+      ++exact_runs;
+    };
+    check.template operator()<4>();
+    check.template operator()<8>();
+    check.template operator()<16>();
+  }
+  REQUIRE(exact_runs == 9000);
+}
+
+// The boundary of the exact token lanes: a tolerance of 2^-53 leaves 1 + tol at 1 (rounding to even),
+// so the exact lanes take it; 2^-52 moves it to the next double, and the banded lanes, which form
+// compare()'s products, take it. Both against the oracle on counts at the top of the range.
+TEST_CASE("a token tolerance that moves the factor off 1 takes the banded lanes", "[rank][bands]") {
+  using leap::detail::BandTokens;
+  REQUIRE(leap::detail::band_tokens(leap::detail::KeyEncoder(KernelOrder::with_speedup_and_tokens(0.05, 0x1p-53))) ==
+          BandTokens::exact);
+  const KernelOrder order = KernelOrder::with_speedup_and_tokens(0.05, 0x1p-52);
+  const leap::detail::KeyEncoder encode(order);
+  REQUIRE(leap::detail::band_tokens(encode) == BandTokens::banded);
+  REQUIRE(order.compare(Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFEu}, Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFFu}) == 1);
+  REQUIRE(order.compare(Outcome{1, Verdict::correct, 1.0, 7u}, Outcome{1, Verdict::correct, 1.0, 7u}) == 0);
+  std::vector<Outcome> group(8, Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFFu});
+  group[1].tokens = 0xFFFFFFFEu;
+  group[2].tokens = 0xFFFFF000u;
+  group[3].tokens = 1;
+  group[4].tokens = 2;
+  group[5].speedup = not_a_number;
+  group[6] = Outcome{0, Verdict::wrong_answer, 1.0, 5};
+  const auto oracle = leap::rank_advantages_reference(group, order);
+  std::vector<double> out(8, -7.0);
+  REQUIRE(leap::detail::band_group_of_size<8, BandTokens::banded>(group.data(), encode, out.data()));
+  REQUIRE(out == oracle);
+  std::vector<std::uint32_t> ids(8, 0);
+  leap::rank_advantages(group, ids, std::span<double>(out), order);
+  REQUIRE(out == oracle);
 }
 #endif
 

@@ -274,6 +274,12 @@ struct BandPair {
   lanes_f64 win, threshold, tokens, tokens_scaled;
 };
 
+// Token counts as doubles without a conversion instruction: a count t < 2^32 in the low bits of 2^52
+// reads as the double 2^52 + t exactly, and subtracting 2^52 leaves t exactly. The first alone orders
+// the counts as they are, which is all the exact token key (factor 1) needs.
+inline constexpr std::uint64_t token_bias_bits = 0x4330000000000000;  // the double 2^52
+
+template <bool BiasedTokens = false>
 [[gnu::always_inline]] inline BandPair band_pair(const Outcome& a, const Outcome& b, const KeyEncoder& encode,
                                                   lanes_i64& misfit) noexcept {
   const std::size_t ia = KeyEncoder::band_index(a);
@@ -293,9 +299,18 @@ struct BandPair {
   const lanes_f64 win = blend(known, speedup, zero + band_speed_low);
   const lanes_f64 high = blend(known, threshold, zero + band_speed_high);
   misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
-  const lanes_f64 tokens = lanes_f64{static_cast<double>(a.tokens), static_cast<double>(b.tokens)} +
-                           lanes_f64{encode.band_tokens_off[ia], encode.band_tokens_off[ib]};
+  const lanes_i64 token_bits = lanes_i64{static_cast<std::int64_t>(a.tokens), static_cast<std::int64_t>(b.tokens)} |
+                               static_cast<std::int64_t>(token_bias_bits);
+  lanes_f64 tokens = reinterpret_cast<lanes_f64>(token_bits);  // 2^52 + t
+  if constexpr (!BiasedTokens) tokens -= zero + 0x1p52;             // t, exactly
+  tokens += lanes_f64{encode.band_tokens_off[ia], encode.band_tokens_off[ib]};
   return {win * scale, high * scale, tokens, encode.token_factor * tokens};
+}
+
+// Whether some lane of a mask is set: one or across the lanes, then one scalar test (reading the two
+// lanes apart lets the compiler test each pair of members as it goes).
+[[gnu::always_inline]] inline bool any_lane(lanes_i64 mask) noexcept {
+  return (mask | __builtin_shufflevector(mask, mask, 1, 0))[0] != 0;
 }
 
 // The banded pass over the first n <= 2K members: writes each lane's score (wins - losses, every
@@ -317,7 +332,7 @@ template <std::size_t K, bool Tokens>
     t[k] = pair.tokens;
     t_scaled[k] = pair.tokens_scaled;
   }
-  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
+  if (any_lane(misfit)) [[unlikely]] return false;
   alignas(16) double win[lanes], threshold[lanes];  // the same keys, for broadcasting member i's
   std::memcpy(win, w, sizeof w);
   std::memcpy(threshold, h, sizeof h);
@@ -348,46 +363,62 @@ template <std::size_t K, bool Tokens>
   return true;
 }
 
+// How the fixed-size banded pass plays the token key: off (no class has it: it would only tie), exact
+// (token_factor == 1, tolerance 0 or below half an ulp of 1: compare()'s product (1 + tol) * t is t
+// itself, so the counts are compared as they are, one key per side) or banded (the scaled counts
+// too, compare()'s products, as band_lane_scores does).
+enum class BandTokens : unsigned char { off, exact, banded };
+
+inline BandTokens band_tokens(const KeyEncoder& encode) noexcept {
+  if (!encode.tokens_solved && !encode.tokens_unsolved) return BandTokens::off;
+  return encode.token_factor == 1.0 ? BandTokens::exact : BandTokens::banded;
+}
+
+// Lane `lane` (0 or 1, known to the compiler once the loops are unrolled) of v in both lanes: one
+// unpack, where broadcasting a scalar through memory is a load, an unpack and, written `zero + x`,
+// an add (which the compiler keeps: 0.0 + -0.0 is +0.0).
+[[gnu::always_inline]] inline lanes_f64 splat(lanes_f64 v, std::size_t lane) noexcept {
+  return lane == 0 ? __builtin_shufflevector(v, v, 0, 0) : __builtin_shufflevector(v, v, 1, 1);
+}
+
 // The token order on a group of exactly N members, N known to the compiler: each pair once. Member i
 // meets only the lanes after it (from its own vector when i is even, whose lane i is i itself and
 // ties; from the next when i is odd, the lane before having met it already); the lanes' results
 // add to their scores as above, and their sum, negated, to i's. Half the vector steps of the square
 // pass: the token key's match costs ten vector operations where the class and speed alone cost
-// four, so halving the steps pays there. Writes the K score vectors.
-template <std::size_t N, bool Tokens>
+// four, so halving the steps pays there. Member i's keys are broadcast from the key vectors
+// themselves. Writes the K score vectors, each lane holding its score plus N - 1 (in 0..2N - 2: the
+// index of ScoreAdvantages' table, so that reading it needs no sign extension or offset).
+template <std::size_t N, BandTokens Tokens>
 [[gnu::always_inline]] inline bool band_triangle(const Outcome* group, const KeyEncoder& encode,
                                                        lanes_i64* score) noexcept {
   constexpr std::size_t K = N / 2;
+  constexpr bool tokens_on = Tokens != BandTokens::off;
+  constexpr bool scaled = Tokens == BandTokens::banded;
   lanes_f64 w[K], h[K], t[K], t_scaled[K];
   lanes_i64 misfit = {};
   for (std::size_t k = 0; k < K; ++k) {
-    const BandPair pair = band_pair(group[2 * k], group[2 * k + 1], encode, misfit);
+    const BandPair pair = band_pair<Tokens == BandTokens::exact>(group[2 * k], group[2 * k + 1], encode, misfit);
     w[k] = pair.win;
     h[k] = pair.threshold;
-    t[k] = pair.tokens;
-    t_scaled[k] = pair.tokens_scaled;
+    t[k] = pair.tokens;  // exact: 2^52 + t, which orders as t does (the factor is 1, the product t)
+    t_scaled[k] = scaled ? pair.tokens_scaled : pair.tokens;
   }
-  if ((misfit[0] | misfit[1]) != 0) [[unlikely]] return false;
-  alignas(16) double win[N], threshold[N], tokens[N], tokens_scaled[N];
-  std::memcpy(win, w, sizeof w);
-  std::memcpy(threshold, h, sizeof h);
-  std::memcpy(tokens, t, sizeof t);
-  std::memcpy(tokens_scaled, t_scaled, sizeof t_scaled);
-  const lanes_f64 zero = {};
+  if (any_lane(misfit)) [[unlikely]] return false;
   lanes_i64 against[N];  // against[i]: lane sums of the results of i's matches (+1 where the lane won)
-  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{};
+  for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{} + static_cast<std::int64_t>(N - 1);  // see below
 #pragma GCC unroll 16
   for (std::size_t i = 0; i < N; ++i) {
-    const lanes_f64 wi = zero + win[i];
-    const lanes_f64 hi = zero + threshold[i];
-    const lanes_f64 ti = zero + tokens[i];
-    const lanes_f64 ti_scaled = zero + tokens_scaled[i];
+    const lanes_f64 wi = splat(w[i / 2], i % 2);
+    const lanes_f64 hi = splat(h[i / 2], i % 2);
+    const lanes_f64 ti = splat(t[i / 2], i % 2);
+    const lanes_f64 ti_scaled = scaled ? splat(t_scaled[i / 2], i % 2) : ti;
     lanes_i64 against_i = {};
 #pragma GCC unroll 8
     for (std::size_t k = (i + 1) / 2; k < K; ++k) {
       const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;
       lanes_i64 result = beaten - beats;
-      if constexpr (Tokens) {
+      if constexpr (tokens_on) {
         const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
         result |= ~(beats | beaten) & (token_beaten - token_beats);
       }
@@ -406,14 +437,15 @@ template <std::size_t N, bool Tokens>
   return true;
 }
 
-// score / (N - 1) for the N / 2 vectors of scores of a group of N, read from ScoreAdvantages' table
-// (the same bits as dividing: a division per pair of members costs more than the loads).
+// score / (N - 1) for the N / 2 vectors of scores of a group of N, each lane holding its score plus
+// N - 1 (band_triangle), read from ScoreAdvantages' table (the same bits as dividing: a division per
+// pair of members costs more than the loads).
 template <std::size_t N, class Real>
 [[gnu::always_inline]] inline void write_score_vectors(const lanes_i64* score, Real* out) noexcept {
   static constexpr ScoreAdvantages<N> advantage{};
   for (std::size_t k = 0; k < N / 2; ++k) {
-    out[2 * k] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][0])));
-    out[2 * k + 1] = static_cast<Real>(advantage(static_cast<std::int32_t>(score[k][1])));
+    out[2 * k] = static_cast<Real>(advantage.of[static_cast<std::uint64_t>(score[k][0])]);
+    out[2 * k + 1] = static_cast<Real>(advantage.of[static_cast<std::uint64_t>(score[k][1])]);
   }
 }
 
@@ -438,7 +470,7 @@ bool band_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::s
 // A group of exactly N members (4, 8 or 16), N known to the compiler, Tokens fixed for the batch, each
 // advantage read from a table (see class_group_of_size). False, having written nothing, when the
 // group does not fit the bands.
-template <std::size_t N, bool Tokens, class Real>
+template <std::size_t N, BandTokens Tokens, class Real>
 bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* out) noexcept {
   static_assert(N % 4 == 0 && N <= 16, "whole vectors");
   lanes_i64 score[N / 2];

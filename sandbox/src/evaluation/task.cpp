@@ -16,6 +16,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "protocol/bounded_json.hpp"
 #include "evaluation/size_expr.hpp"
@@ -105,38 +106,43 @@ struct Reader {
     if (!d) fail(task, field, "unknown dtype " + shown(v) + " (float32, float16, bfloat16 or int32)");
     return *d;
   }
-  Generator generator(const json& v, const std::string& field) const {
+  // A kind's defaults are the same whether the generator is written as a bare string ("normal") or as
+  // an object ({"kind": "normal"}); the object's keys then override them.
+  static Generator generator_defaults(std::string kind) {
     Generator g;
-    if (v.is_string()) {
-      g.kind = v.get<std::string>();
-    } else {
-      object(v, field);
-      only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
-      if (v.contains("special")) {
-        if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
-        g.special = v.at("special").get<bool>();
-      }
-      if (!v.contains("kind")) fail(task, field + ".kind", "missing");
-      g.kind = string(v.at("kind"), field + ".kind");
-      auto get = [&](const char* key, double& out) {
-        if (v.contains(key)) out = number(v.at(key), field + "." + key);
-      };
-      if (g.kind == "uniform" || g.kind == "randint") {
-        get("low", g.a);
-        get("high", g.b);
-      } else if (g.kind == "normal") {
-        g.a = 0.0;
-        g.b = 1.0;
-        get("mean", g.a);
-        get("std", g.b);
-      } else if (g.kind == "constant") {
-        g.a = 0.0;
-        get("value", g.a);
-      }
-    }
-    if (g.kind == "randint" && !v.is_object()) {
+    g.kind = std::move(kind);
+    if (g.kind == "normal") {
+      g.a = 0.0;  // mean
+      g.b = 1.0;  // std
+    } else if (g.kind == "randint") {
       g.a = -100;
       g.b = 100;
+    } else if (g.kind == "constant") {
+      g.a = 0.0;  // value
+    }
+    return g;
+  }
+  Generator generator(const json& v, const std::string& field) const {
+    if (v.is_string()) return generator_defaults(v.get<std::string>());
+    object(v, field);
+    only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
+    if (!v.contains("kind")) fail(task, field + ".kind", "missing");
+    Generator g = generator_defaults(string(v.at("kind"), field + ".kind"));
+    if (v.contains("special")) {
+      if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
+      g.special = v.at("special").get<bool>();
+    }
+    auto get = [&](const char* key, double& out) {
+      if (v.contains(key)) out = number(v.at(key), field + "." + key);
+    };
+    if (g.kind == "uniform" || g.kind == "randint") {
+      get("low", g.a);
+      get("high", g.b);
+    } else if (g.kind == "normal") {
+      get("mean", g.a);
+      get("std", g.b);
+    } else if (g.kind == "constant") {
+      get("value", g.a);
     }
     return g;
   }

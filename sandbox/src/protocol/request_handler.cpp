@@ -5,8 +5,11 @@
 // and stdout; Redis in fleet/), nor the compile processes' own frames (compile/compile_frames).
 #include "leap/sandbox/request_handler.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 #include <leap/version.hpp>
 
@@ -143,6 +146,18 @@ json eval_result(Evaluator& evaluator, const json& request) {
   return json::parse(to_json(evaluator.evaluate(task, source, requested_headers(request, "eval"))));
 }
 
+// A field the handler does not read is refused, never ignored: a caller who sends {"time": false} or a
+// "seed" must learn that the server decides those (it always times, and draws every seed itself).
+void only_fields(const json& request, const char* op, std::initializer_list<std::string_view> fields) {
+  for (const auto& item : request.items()) {
+    const std::string& key = item.key();
+    if (key == "id" || key == "op" || std::find(fields.begin(), fields.end(), key) != fields.end()) continue;
+    std::string known = "id, op";
+    for (std::string_view f : fields) known.append(", ").append(f);
+    throw std::invalid_argument(std::string(op) + ": unknown field \"" + key + "\" (" + op + " takes " + known + ")");
+  }
+}
+
 // What the caller sees when even building an error response failed (memory exhausted).
 constexpr const char* k_last_resort =
     R"({"id":null,"ok":false,"code":"internal_error","error":"the sandbox could not build a response"})";
@@ -231,9 +246,18 @@ std::string RequestHandler::handle(std::string_view request_line) const noexcept
   return detail::answer_request_line(request_line, limits_, [this](const json& request) -> json {
     const auto op_it = request.find("op");
     const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
-    if (op == "info") return info_result(*evaluator_);
-    if (op == "compile") return compile_result(*evaluator_, request);
-    if (op == "eval") return eval_result(*evaluator_, request);
+    if (op == "info") {
+      only_fields(request, "info", {});
+      return info_result(*evaluator_);
+    }
+    if (op == "compile") {
+      only_fields(request, "compile", {"source", "arch", "std", "default_device", "defines", "headers"});
+      return compile_result(*evaluator_, request);
+    }
+    if (op == "eval") {
+      only_fields(request, "eval", {"task", "source", "headers"});
+      return eval_result(*evaluator_, request);
+    }
     throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
   });
 }

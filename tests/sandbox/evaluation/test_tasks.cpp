@@ -114,6 +114,35 @@ TEST_CASE("task specs: inputs that would repeat on every timed run are refused, 
   CHECK_FALSE(sb::parse_task(minimal_spec()).params[0].generator.special);
 }
 
+TEST_CASE("a generator kind has the same defaults written as a string or as an object", "[sandbox][task]") {
+  auto generator_of = [](const std::string& generator, const char* dtype) {
+    const std::string params = std::string(R"J([{"name": "x", "dtype": ")J") + dtype +
+                               R"J(", "role": "in", "shape": ["n"], "generator": )J" + generator +
+                               R"J(}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+    return sb::parse_task(minimal_spec("params", params)).params[0].generator;
+  };
+  struct Case {
+    const char* kind;
+    const char* dtype;
+    double a, b;
+  };
+  for (const Case& c : {Case{"uniform", "float32", -1.0, 1.0}, Case{"normal", "float32", 0.0, 1.0},
+                        Case{"randint", "int32", -100.0, 100.0}}) {
+    INFO(c.kind);
+    const sb::Generator bare = generator_of(std::string("\"") + c.kind + "\"", c.dtype);
+    const sb::Generator object = generator_of(std::string(R"J({"kind": ")J") + c.kind + "\"}", c.dtype);
+    CHECK(bare.kind == c.kind);
+    CHECK(bare.a == c.a);
+    CHECK(bare.b == c.b);
+    CHECK(object.a == c.a);
+    CHECK(object.b == c.b);
+  }
+  // An object's keys override the kind's defaults.
+  const sb::Generator normal = generator_of(R"J({"kind": "normal", "mean": 2.5})J", "float32");
+  CHECK(normal.a == 2.5);
+  CHECK(normal.b == 1.0);
+}
+
 TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and broken variants", "[sandbox][task]") {
   const auto& tasks = sb::builtin_tasks();
   REQUIRE(tasks.size() >= 8);

@@ -55,6 +55,27 @@ TEST_CASE("request handler: bad requests are error responses that keep their id"
   CHECK_FALSE(bad_spec.at("error").get<std::string>().empty());
 }
 
+TEST_CASE("request handler: a field an op does not take is refused, naming it", "[sandbox][serve]") {
+  sb::Evaluator evaluator;
+  const sb::RequestHandler handler(evaluator);
+  // The server times every eval and draws its seeds itself: a caller's "seed" or "time" is not obeyed,
+  // so it must not be silently accepted either.
+  const json seeded = answer(handler, R"({"id": 1, "op": "eval", "task": "softmax", "source": "", "seed": 7})");
+  CHECK(seeded.at("id") == 1);
+  CHECK(seeded.at("ok") == false);
+  CHECK(seeded.at("code") == "bad_request");
+  CHECK_THAT(seeded.at("error").get<std::string>(),
+             Catch::Contains("eval: unknown field \"seed\"") && Catch::Contains("id, op, task, source, headers"));
+  const json untimed = answer(handler, R"({"id": 2, "op": "eval", "task": "softmax", "source": "", "time": false})");
+  CHECK_THAT(untimed.at("error").get<std::string>(), Catch::Contains("unknown field \"time\""));
+  const json misspelt = answer(handler, R"({"id": 3, "op": "compile", "source": "", "archs": "sm_90"})");
+  CHECK_THAT(misspelt.at("error").get<std::string>(), Catch::Contains("compile: unknown field \"archs\""));
+  const json info = answer(handler, R"({"id": 4, "op": "info", "verbose": true})");
+  CHECK_THAT(info.at("error").get<std::string>(), Catch::Contains("info: unknown field \"verbose\" (info takes id, op)"));
+  // The fields an op does take still work beside id and op.
+  CHECK(answer(handler, R"({"id": 5, "op": "info"})").at("ok") == true);
+}
+
 TEST_CASE("request handler: info, compile and eval answer with results", "[sandbox][serve]") {
   sb::Evaluator evaluator(no_gpu_config());
   const sb::RequestHandler handler(evaluator);
