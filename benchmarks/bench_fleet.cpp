@@ -8,7 +8,7 @@
 //
 // Each worker runs -j 1 (one worker per GPU is the deployment; here they compete for the CPU cores).
 // Redis appends every write to its file and syncs once a second (appendfsync everysec), as the
-// README's deployment does.
+// docs/fleet.md's deployment does.
 #include <benchmark/benchmark.h>
 
 #include <atomic>

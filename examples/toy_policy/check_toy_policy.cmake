@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs a short toy_policy study (two seeds, two learning rates) with 1 and with 3 threads and checks
-# that the JSON summaries are identical, carry every field the README promises, label LEAP's order
+# that the JSON summaries are identical, carry every field docs/toy-policy.md promises, label LEAP's order
 # as published, and spend the evaluations the budget allows.
 set(args --seeds 1-2 --lr 1,3 --budget 3000 --tasks 12 --group-size 4 --eval-interval 500 --eval-samples 4 --json
          --out "${WORK_DIR}")

@@ -55,7 +55,7 @@ struct Claims {
 
 // The targets the screen reads. Acc@1: 90 %, because 95 % is out of reach for most GRPO seeds at
 // γ >= 0.9 and the ratio would rest on one seed. Acc@final: 95 %, because the 97 % target lies on
-// the plateau, where one seed's noise swings the ratio 2-5x (the README's reading of the tables).
+// the plateau, where one seed's noise swings the ratio 2-5x (docs/toy-policy.md's reading of the tables).
 inline constexpr std::size_t acc_turn1_target = 0;  // index into target_fractions
 inline constexpr std::size_t acc_final_target = 1;
 

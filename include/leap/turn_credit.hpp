@@ -10,7 +10,7 @@
 // earlier successes than failures and later successes together. An advantage <= 0 goes to every turn
 // below, the repairing turn included: the policy learns to avoid a fix that worked, because in that
 // group the first try should have worked. In the toy study 77 % of LEAP's successful repairs got a
-// negative advantage (examples/toy_policy, README). StepMetrics::solved_later_negative counts it each
+// negative advantage (examples/toy_policy, docs/toy-policy.md). StepMetrics::solved_later_negative counts it each
 // step; turn_weight < 1 weakens it, and turn_weight = 0 (successes tie) removes it.
 #pragma once
 

@@ -125,7 +125,7 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
   unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
   task's time limit. A candidate may declare its launch plan in `// leap-launch:` lines where the
-  task allows it (see the README's "Launch plans"); the plan is checked before anything runs, and an
+  task allows it (see docs/sandbox.md, "Launch plans"); the plan is checked before anything runs, and an
   invalid or refused plan is a compile_error verdict. Without a GPU the compile verdict is real, the
   plan is checked and reported, and a compiling candidate gets status no_gpu. Prints a summary, or
   with --json one object: status, verdict, speedup, timings, compile, launch_plan, cuda_error,

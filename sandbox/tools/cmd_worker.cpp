@@ -120,7 +120,7 @@ int run_worker(const Arguments& args) {
 const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
                              R"(  A sandbox fleet member: reads requests from a Redis stream as one consumer of a group and answers
   each through the same handler as serve (same JSON), on the reply stream the request names. Run one
-  per GPU (CUDA_VISIBLE_DEVICES) on every sandbox machine; see README "Scaling out".
+  per GPU (CUDA_VISIBLE_DEVICES) on every sandbox machine; see docs/fleet.md.
   --redis URL          redis://HOST:PORT[/DB] (default redis://127.0.0.1:6379). The password comes
                        from $LEAP_SANDBOX_REDIS_PASSWORD (an ACL user from $LEAP_SANDBOX_REDIS_USER),
                        never from the command line

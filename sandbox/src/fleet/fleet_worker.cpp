@@ -60,6 +60,7 @@ void FleetWorkerOptions::validate() const {
   if (claim_grace.count() < 0) fail("claim_grace must not be negative");
   if (block.count() < 1) fail("block must be at least 1 ms");
   if (claim_interval.count() < 1) fail("claim_interval must be at least 1 ms");
+  if (redis_timeout.count() < 100) fail("redis_timeout must be at least 100 ms");
   if (reply_maxlen < 1 || dead_letter_maxlen < 1) fail("stream caps must be at least 1");
   if (max_request_bytes < 1024 || max_request_bytes > (std::size_t{1} << 30)) {
     fail("max_request_bytes (" + std::to_string(max_request_bytes) + ") must be in [1024, 1 GiB]");
@@ -358,7 +359,7 @@ struct FleetWorker::Impl {
   }
 
   void serve_thread(const std::atomic<bool>& stop) {
-    fleet::RedisConnection redis(options.redis, credentials);
+    fleet::RedisConnection redis(options.redis, credentials, options.redis_timeout);
     bool ready = false;
     int attempt = 0;
     const std::string block = std::to_string(options.block.count());

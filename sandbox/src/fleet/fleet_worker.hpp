@@ -50,6 +50,10 @@ struct FleetWorkerOptions {
   std::chrono::milliseconds eval_start_timeout{60000};  // a fresh evaluation worker's start-up limit
   std::chrono::milliseconds claim_interval{500};    // how often the pending list is scanned
   std::chrono::milliseconds block{500};             // XREADGROUP BLOCK; bounds how long a stop waits for an idle thread
+  // How long a Redis reply may stay silent before the connection counts as lost. Redis is single-threaded:
+  // while it takes in or sends out an entry of hundreds of MB on a loaded machine it answers no one for
+  // seconds, and a shorter limit would turn that into reconnects, redeliveries and a dead-lettered request.
+  std::chrono::milliseconds redis_timeout{30000};
   std::size_t reply_maxlen = 10000;                 // MAXLEN ~ of every reply stream
   std::size_t dead_letter_maxlen = 10000;           // MAXLEN ~ of the dead-letter stream
   std::chrono::seconds reply_ttl{86400};            // a reply stream unwritten this long expires

@@ -160,7 +160,7 @@ class Child {
 
 // redis-server on 127.0.0.1:<port> with its data in `dir`, every write appended to a file so that a
 // stop and start keeps what it acknowledged. `appendfsync`: "always" (each write synced: what the
-// restart test needs) or "everysec" (the deployment the README suggests; what the benchmark uses), or
+// restart test needs) or "everysec" (the deployment docs/fleet.md suggests; what the benchmark uses), or
 // "off": no append-only file at all (tests that write hundreds of MB and never restart).
 class RedisServer {
  public:

@@ -77,5 +77,9 @@ TEST_CASE("worker options are checked, naming the option") {
   o = {};
   o.stream.clear();
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("stream is empty"));
+  o = {};
+  CHECK(o.redis_timeout >= 30000ms);  // Redis answers no one while it moves an entry of hundreds of MB
+  o.redis_timeout = 10ms;
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("redis_timeout must be at least 100 ms"));
   CHECK_THROWS_WITH(sb::FleetWorker(sb::FleetWorkerOptions{}, sb::FleetWorker::Handler{}), Catch::Contains("handler is empty"));
 }

@@ -38,4 +38,10 @@ inline constexpr const char* k_no_address_space_limits =
     "skipped under a sanitizer: its shadow memory and RLIMIT_AS do not mix (the compile child's allocator "
     "runs out before the limit under test is reached)";
 
+// AddressSanitizer's quarantine holds freed blocks back from reuse, so a process's peak RSS grows with
+// what it frees, not with what it holds: a bound on a worker's peak measures the sanitizer there.
+inline constexpr const char* k_rss_under_address_sanitizer =
+    "under AddressSanitizer, freed memory stays resident in its quarantine, so a peak-RSS bound measures "
+    "the sanitizer, not the program";
+
 }  // namespace leap_test

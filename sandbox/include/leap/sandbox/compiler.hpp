@@ -24,7 +24,7 @@ namespace leap::sandbox {
 
 enum class Isolation {
   // Each compile runs in a forked child confined by the OS (Landlock, seccomp, a private root, rlimits;
-  // see the README, "Confinement") before NVRTC sees the source, and killed past its CPU time limit:
+  // see docs/sandbox.md, "Confinement") before NVRTC sees the source, and killed past its CPU time limit:
   // the only mode for untrusted source. A few ms a compile.
   process,
   // Each compile runs in one of a few long-lived worker processes, each confined exactly as a
@@ -86,7 +86,7 @@ struct CompilePoolStats {
 
 struct CompilerConfig {
   IncludePolicy includes = IncludePolicy::cuda_defaults();
-  // The NVRTC compatibility layer (README, "Real kernels"): stand-ins for the standard and runtime headers
+  // The NVRTC compatibility layer (docs/sandbox.md, "Real kernels"): stand-ins for the standard and runtime headers
   // NVRTC lacks, so kernels written for nvcc compile as written. Off: those includes are refused,
   // each with what to use instead.
   bool compat_headers = true;
@@ -114,7 +114,7 @@ struct CompilerConfig {
   // names it (the CLI's one-shot compiles, serve's and fleet workers' pools): a candidate whose source
   // starts with `#include <...>` lines of toolkit headers compiles with the PCH of exactly those lines,
   // made once, from those lines alone, by a confined process that sees no candidate. Authenticated
-  // and budgeted like the disk cache (see the README, "Compile workers and precompiled headers").
+  // and budgeted like the disk cache (see docs/sandbox.md, "Compile workers and precompiled headers").
   // nullopt = none. Isolation::process and worker_pool only.
   std::optional<std::filesystem::path> pch_directory;
   std::uint64_t pch_disk_bytes = 4ull << 30;  // the PCH files' budget; least recently used go first

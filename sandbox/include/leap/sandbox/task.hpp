@@ -17,7 +17,7 @@
 namespace leap::sandbox {
 
 // Named problem sizes, e.g. {n: 1 << 20}; a task's shapes, launch dimensions and scalar values are
-// size expressions over them ("ceil_div(n, 256)", "rows * cols"; see the README).
+// size expressions over them ("ceil_div(n, 256)", "rows * cols"; see docs/task-json.md).
 using Sizes = std::map<std::string, std::int64_t, std::less<>>;
 
 enum class DType : std::uint8_t { float32, float16, bfloat16, int32 };
