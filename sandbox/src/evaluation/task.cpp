@@ -15,9 +15,12 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <utility>
 
+#include "common/json_keys.hpp"
 #include "protocol/bounded_json.hpp"
 #include "evaluation/size_expr.hpp"
 
@@ -58,11 +61,9 @@ bool is_task_name(std::string_view s) {
 struct Reader {
   std::string task;
 
-  void only_keys(const json& obj, const std::string& field, std::initializer_list<const char*> keys) const {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      bool known = false;
-      for (const char* k : keys) known = known || it.key() == k;
-      if (!known) fail(task, field.empty() ? it.key() : field + "." + it.key(), "unknown key");
+  void only_keys(const json& obj, const std::string& field, std::initializer_list<std::string_view> keys) const {
+    if (const std::optional<std::string> key = detail::first_unknown_key(obj, keys)) {
+      fail(task, field.empty() ? *key : field + "." + *key, "unknown key");
     }
   }
   const json& object(const json& v, const std::string& field) const {

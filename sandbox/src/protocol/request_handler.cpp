@@ -5,14 +5,15 @@
 // and stdout; Redis in fleet/), nor the compile processes' own frames (compile/compile_frames).
 #include "leap/sandbox/request_handler.hpp"
 
-#include <algorithm>
 #include <initializer_list>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
 
 #include <leap/version.hpp>
 
+#include "common/json_keys.hpp"
 #include "protocol/bounded_json.hpp"
 #include "protocol/request_line.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
@@ -149,12 +150,10 @@ json eval_result(Evaluator& evaluator, const json& request) {
 // A field the handler does not read is refused, never ignored: a caller who sends {"time": false} or a
 // "seed" must learn that the server decides those (it always times, and draws every seed itself).
 void only_fields(const json& request, const char* op, std::initializer_list<std::string_view> fields) {
-  for (const auto& item : request.items()) {
-    const std::string& key = item.key();
-    if (key == "id" || key == "op" || std::find(fields.begin(), fields.end(), key) != fields.end()) continue;
-    std::string known = "id, op";
-    for (std::string_view f : fields) known.append(", ").append(f);
-    throw std::invalid_argument(std::string(op) + ": unknown field \"" + key + "\" (" + op + " takes " + known + ")");
+  if (const std::optional<std::string> key = detail::first_unknown_key(request, fields)) {
+    std::string takes;
+    for (std::string_view f : fields) takes.append(takes.empty() ? "" : ", ").append(f);
+    throw std::invalid_argument(std::string(op) + ": unknown field \"" + *key + "\" (" + op + " takes " + takes + ")");
   }
 }
 
@@ -247,15 +246,15 @@ std::string RequestHandler::handle(std::string_view request_line) const noexcept
     const auto op_it = request.find("op");
     const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
     if (op == "info") {
-      only_fields(request, "info", {});
+      only_fields(request, "info", {"id", "op"});
       return info_result(*evaluator_);
     }
     if (op == "compile") {
-      only_fields(request, "compile", {"source", "arch", "std", "default_device", "defines", "headers"});
+      only_fields(request, "compile", {"id", "op", "source", "arch", "std", "default_device", "defines", "headers"});
       return compile_result(*evaluator_, request);
     }
     if (op == "eval") {
-      only_fields(request, "eval", {"task", "source", "headers"});
+      only_fields(request, "eval", {"id", "op", "task", "source", "headers"});
       return eval_result(*evaluator_, request);
     }
     throw std::invalid_argument("unknown op '" + op + "' (compile, eval or info)");
