@@ -629,15 +629,11 @@ TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed o
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
   const std::size_t after = peak_rss_bytes(worker->pid());
   // The bound (docs/fleet.md): oversized entries add less than 16 MiB to the worker's peak, whatever
-  // their size (measured: nothing; it held each entry whole before, 3 GB for these two). AddressSanitizer
-  // keeps every freed block in its quarantine (256 MB by default), so there the peak measures the
-  // sanitizer's retention, not the worker's; the rest of the test still runs.
+  // their size (measured: nothing; it held each entry whole before, 3 GB for these two). Under a
+  // sanitizer its own memory grows with what the worker touches and frees (measured under ASan: 20
+  // MiB), so the bound is scaled; scaled, it is still far below one entry held whole.
   INFO("worker peak RSS " << (before >> 20) << " MiB before the two entries, " << (after >> 20) << " MiB after");
-  if (!leap_test::k_address_sanitizer) {
-    CHECK(after < before + (std::size_t{16} << 20));
-  } else {
-    WARN("peak RSS bound not checked: " << leap_test::k_rss_under_address_sanitizer);
-  }
+  CHECK(after < before + leap_test::k_rss_factor * (std::size_t{16} << 20));
 
   const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
   REQUIRE(answers.size() == 2);  // info, and the signed big one; the unsigned one is dropped unanswered
