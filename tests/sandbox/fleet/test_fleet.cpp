@@ -704,7 +704,9 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
     } catch (const std::logic_error& e) {
       code = std::string(e.what()).find("Create a new FleetClient in the child") != std::string::npos ? 0 : 11;
     }
-    if (code == 0) {
+    // ThreadSanitizer cannot start a thread in the child of a multi-threaded process (it ends the
+    // child), so there the child's own client is not tried; everything else is.
+    if (code == 0 && !leap_test::k_thread_sanitizer) {
       try {
         sb::FleetClient own({.redis = redis.address(), .timeout = 60s});
         for (int k = 900; k < 904; ++k) {
@@ -720,6 +722,7 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
     owned.reset();
     ::_exit(code);  // no other destructors, no Catch
   }
+  if (leap_test::k_thread_sanitizer) WARN("not tried under ThreadSanitizer: a new client in the forked child");
   for (int k = 509; k < 517; ++k) in_flight.push_back(parent.compile(kernel(k)));
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
