@@ -426,7 +426,11 @@ TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach"
 TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[environment]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
-  auto worker = start_worker(redis, tmp, "e0", WorkerSettings{});
+  // Every turn here compiles (NVRTC's own diagnostics are the point), and a sanitizer's interceptors
+  // make a compile several times slower: there the CPU-time limit grows with them.
+  WorkerSettings settings;
+  if (leap_test::k_sanitizer) settings.compile_timeout_ms *= 10;
+  auto worker = start_worker(redis, tmp, "e0", settings);
   sb::FleetClient client({.redis = redis.address(), .name = "trainer", .timeout = 120s});
   const auto environment = sb::FleetEnvironment(
       client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
