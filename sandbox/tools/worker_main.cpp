@@ -14,17 +14,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/sanitizer_build.hpp"
 #include "evaluation/worker.hpp"
 
 // Under AddressSanitizer (the asan preset): LeakSanitizer's check at exit stops the world with a
 // tracer that the confined worker cannot run, and then waits for it for ever, so a worker asked to
 // exit never would. The worker's own memory is checked where it is not confined (the tests).
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef LEAP_SANDBOX_UNDER_ASAN
 extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
-#endif
 #endif
 
 namespace {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "common/sanitizer_build.hpp"
 #include "common/sha256.hpp"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -153,6 +154,20 @@ std::uintptr_t pin_nvrtc_pch_heap(std::uintptr_t address, std::string& why) {
 
 std::uintptr_t pinned_nvrtc_pch_heap() noexcept { return g_address.load(); }
 
+PchHeapRange pch_heap_range() noexcept {
+  constexpr std::uint64_t gib = 1ull << 30;
+  constexpr std::uint64_t tib = 1ull << 40;
+  if constexpr (k_built_with_thread_sanitizer) {
+    // ThreadSanitizer lets a process map only where its fixed layout keeps application memory: above
+    // 512 GiB (2 TiB in newer runtimes) come its shadow and ranges it forbids, up to where PIE programs
+    // load. The lowest range, where a non-PIE program and MAP_32BIT mappings live, is application
+    // memory in every version of it; measured with GCC 12: [0, 512 GiB) maps, [512 GiB, 85 TiB) not.
+    return {256 * gib, 255};  // [256 GiB, 511 GiB)
+  }
+  // AddressSanitizer's shadow on x86-64 ends 2 GiB above 16 TiB: start well past it.
+  return {16 * tib + 8 * gib, 8184};  // [16 TiB + 8 GiB, 24 TiB)
+}
+
 void populate_nvrtc_file_mappings(bool on) noexcept { g_populate.store(on, std::memory_order_relaxed); }
 
 std::uintptr_t pch_heap_address_for(const std::string& secret) {
@@ -160,7 +175,8 @@ std::uintptr_t pch_heap_address_for(const std::string& secret) {
   std::uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | d[static_cast<std::size_t>(i)];
   constexpr std::uint64_t gib = 1ull << 30;
-  return static_cast<std::uintptr_t>((16ull << 40) + (v % 8192) * gib);  // 16 TiB + up to 8 TiB
+  const PchHeapRange r = pch_heap_range();
+  return static_cast<std::uintptr_t>(r.first + (v % r.slots) * gib);
 }
 
 }  // namespace leap::sandbox::detail

@@ -38,9 +38,18 @@ void populate_nvrtc_file_mappings(bool on) noexcept;
 // The address in force, 0 when none.
 std::uintptr_t pinned_nvrtc_pch_heap() noexcept;
 
-// A per-machine address derived from a secret (the PCH store's MAC key): in [16 TiB, 24 TiB), 1 GiB
-// aligned, far from where Linux puts programs, their heaps, libraries and stacks on x86-64 and arm64
-// with 48-bit addresses. Not guessable from outside the machine, the same for every process here.
+// Where a pinned heap may go: `slots` 1 GiB-aligned places from `first`. Normally [16 TiB + 8 GiB,
+// 24 TiB): far from where Linux puts programs, their heaps, libraries and stacks on x86-64 and arm64
+// with 48-bit addresses, and past AddressSanitizer's shadow. A ThreadSanitizer build maps nothing
+// there (its shadow), so it uses [256 GiB, 511 GiB), which that sanitizer leaves to the program.
+struct PchHeapRange {
+  std::uint64_t first;
+  std::uint64_t slots;
+};
+PchHeapRange pch_heap_range() noexcept;
+
+// A per-machine address in pch_heap_range(), derived from a secret (the PCH store's MAC key): not
+// guessable from outside the machine, the same for every process here built the same way.
 std::uintptr_t pch_heap_address_for(const std::string& secret);
 
 }  // namespace leap::sandbox::detail

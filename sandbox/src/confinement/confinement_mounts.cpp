@@ -15,19 +15,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/sanitizer_build.hpp"
 #include "confinement/confinement.hpp"
 
 // ThreadSanitizer keeps a background thread in every process, forked children included, and a
 // process with two threads may not create a user namespace (EINVAL). Its runtime stops that thread
 // when told that the process is about to sandbox itself, but it learns how only once the process has
 // started a thread of its own: a process that forks before that gets children it cannot stop.
-#if defined(__SANITIZE_THREAD__)
-#define LEAP_SANDBOX_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LEAP_SANDBOX_UNDER_TSAN 1
-#endif
-#endif
 #ifdef LEAP_SANDBOX_UNDER_TSAN
 #include <sanitizer/common_interface_defs.h>
 

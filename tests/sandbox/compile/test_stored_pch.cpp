@@ -5,6 +5,7 @@
 // still succeeds; the budget evicts the least recently used; what follows a candidate's #include lines
 // never reaches a stored PCH; and only exact `#include <...>` lines make a prefix.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "confinement/confinement.hpp"
 
 #include "compile/nvrtc_compile.hpp"
+#include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
 #include "cli_runner.hpp"
 #include "test_support.hpp"
@@ -81,6 +84,32 @@ std::vector<fs::path> pch_files(const fs::path& store) {
 }
 
 }  // namespace
+
+TEST_CASE("stored pch: the heap's address is one per secret, 1 GiB aligned, and a place this build's processes can map",
+          "[sandbox][pch]") {
+  // Under a sanitizer much of the address space is its shadow, where a mapping is refused (or ends
+  // the process): the range must suit the build, or no stored PCH is ever usable by another process.
+  namespace d = leap::sandbox::detail;
+  const d::PchHeapRange range = d::pch_heap_range();
+  constexpr std::uint64_t gib = 1ull << 30;
+  const std::size_t heap = 256ull << 20;  // NVRTC 13's PCH heap
+  std::set<std::uintptr_t> seen;
+  for (int i = 0; i < 16; ++i) {
+    const std::string secret = "machine secret " + std::to_string(i);
+    const std::uintptr_t a = d::pch_heap_address_for(secret);
+    INFO("secret " << i << ": address " << std::hex << a);
+    CHECK(a == d::pch_heap_address_for(secret));
+    CHECK(a % gib == 0);
+    CHECK(a >= range.first);
+    CHECK(a < range.first + range.slots * gib);
+    seen.insert(a);
+    void* want = reinterpret_cast<void*>(a);
+    void* got = ::mmap(want, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    CHECK(got == want);
+    if (got != MAP_FAILED) ::munmap(got, heap);
+  }
+  CHECK(seen.size() >= 14);  // spread over the range, not one place for every machine
+}
 
 TEST_CASE("stored pch: a PCH one Compiler made is used by a fresh Compiler and by another process, with the same result",
           "[sandbox][pch]") {

@@ -6,32 +6,12 @@
 #include <cstddef>
 #include <sanitizer/common_interface_defs.h>
 
+#include "common/sanitizer_build.hpp"
+
 namespace leap_test {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool k_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool k_address_sanitizer = true;
-#else
-inline constexpr bool k_address_sanitizer = false;
-#endif
-#else
-inline constexpr bool k_address_sanitizer = false;
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool k_thread_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool k_thread_sanitizer = true;
-#else
-inline constexpr bool k_thread_sanitizer = false;
-#endif
-#else
-inline constexpr bool k_thread_sanitizer = false;
-#endif
-
+inline constexpr bool k_address_sanitizer = leap::sandbox::detail::k_built_with_address_sanitizer;
+inline constexpr bool k_thread_sanitizer = leap::sandbox::detail::k_built_with_thread_sanitizer;
 inline constexpr bool k_sanitizer = k_address_sanitizer || k_thread_sanitizer;
 
 // Both sanitizers reserve terabytes of shadow address space in every process, and a compile child
@@ -51,12 +31,8 @@ inline constexpr std::size_t k_rss_factor = k_thread_sanitizer ? 5 : k_address_s
 // that waits still uses CPU. A child that must look idle (to the idle window) stops it first, as the
 // sandbox's own compile children do before they confine themselves.
 inline void stop_sanitizer_thread() noexcept {
-#if defined(__SANITIZE_THREAD__)
+#ifdef LEAP_SANDBOX_UNDER_TSAN
   __sanitizer_sandbox_on_notify(nullptr);
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-  __sanitizer_sandbox_on_notify(nullptr);
-#endif
 #endif
 }
 
