@@ -7,6 +7,9 @@
 // (an expression, a strided view) into a temporary first.
 #pragma once
 
+#if !__has_include(<Eigen/Core>)
+#error "leap/eigen.hpp needs Eigen 3.4: link leap::eigen (find_package(leap COMPONENTS eigen)), not leap::leap alone"
+#endif
 #include <Eigen/Core>
 #include <cstdint>
 #include <span>

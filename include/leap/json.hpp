@@ -14,6 +14,10 @@
 // A malformed document throws leap::json_error naming the field, e.g. "Outcome.solved_turn".
 #pragma once
 
+#if !__has_include(<nlohmann/json.hpp>)
+#error "leap/json.hpp needs nlohmann/json 3.11: link leap::json (find_package(leap COMPONENTS json)), not leap::leap alone"
+#endif
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
