@@ -19,11 +19,18 @@
 #include <utility>
 #include <vector>
 
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
+#include "common/unique_fd.hpp"
+#include "common/key_file.hpp"
+#include "common/little_endian.hpp"
+#include "compile/nvrtc_flags.hpp"
+#include "compile/result_codec.hpp"
 #include "common/sha256.hpp"
 
 namespace leap::sandbox {
 namespace {
+
+using detail::UniqueFd;
 
 constexpr std::string_view k_key_domain = "leap-sandbox/cache-key/v1";
 constexpr std::string_view k_file_magic = "LEAPSBX2";
@@ -55,30 +62,6 @@ bool cacheable(const CompileResult& r) noexcept {
 [[noreturn]] void unsafe(const std::filesystem::path& dir, const std::string& why) {
   throw std::runtime_error("leap::sandbox: the cache directory " + dir.string() + " " + why);
 }
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 timespec now_realtime() {
   timespec t{};
@@ -141,8 +124,8 @@ struct CompileCache::Impl {
 
   // The disk tier: every path below the directory is opened relative to dir_fd, without following
   // symlinks, so swapping a shard or an entry for a link leads nowhere.
-  Fd dir_fd;
-  Fd usage_fd;  // flock'ed while the budget is kept; holds the running total
+  UniqueFd dir_fd;
+  UniqueFd usage_fd;  // flock'ed while the budget is kept; holds the running total
   std::string mac_key;
   std::mutex disk_mutex;  // flock does not exclude threads sharing one descriptor
 
@@ -173,7 +156,7 @@ struct CompileCache::Impl {
     std::error_code ec;
     if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) unsafe(dir, std::string("cannot be created: ") + std::strerror(errno));
-    dir_fd = Fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    dir_fd = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir_fd) {
       unsafe(dir, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory; give a real directory"
                                                      : std::string("cannot be opened: ") + std::strerror(errno));
@@ -183,7 +166,7 @@ struct CompileCache::Impl {
     if (st.st_uid != ::geteuid()) unsafe(dir, "belongs to another user; give a directory of your own");
     if ((st.st_mode & 077) != 0 && ::fchmod(dir_fd.get(), 0700) != 0) unsafe(dir, "is open to other users and cannot be made 0700");
     load_or_create_mac_key();
-    usage_fd = Fd(::openat(dir_fd.get(), k_usage_file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    usage_fd = UniqueFd(::openat(dir_fd.get(), k_usage_file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!usage_fd) unsafe(dir, std::string("has an unusable usage file: ") + std::strerror(errno));
   }
 
@@ -196,9 +179,9 @@ struct CompileCache::Impl {
   }
 
   // The shard directory of an entry, opened without following a symlink; -1 when missing or unsafe.
-  Fd open_shard(const std::string& shard, bool create, bool& unsafe_shard) const {
-    if (create && ::mkdirat(dir_fd.get(), shard.c_str(), 0700) != 0 && errno != EEXIST) return Fd();
-    Fd fd(::openat(dir_fd.get(), shard.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd open_shard(const std::string& shard, bool create, bool& unsafe_shard) const {
+    if (create && ::mkdirat(dir_fd.get(), shard.c_str(), 0700) != 0 && errno != EEXIST) return UniqueFd();
+    UniqueFd fd(::openat(dir_fd.get(), shard.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
       unsafe_shard = errno == ELOOP || errno == ENOTDIR;
       return fd;
@@ -206,7 +189,7 @@ struct CompileCache::Impl {
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
       unsafe_shard = true;
-      return Fd();
+      return UniqueFd();
     }
     return fd;
   }
@@ -214,13 +197,13 @@ struct CompileCache::Impl {
   std::optional<CompileResult> read_disk(const CacheKey& key, bool& corrupt) const {
     const std::string hex = key.hex();
     bool unsafe_shard = false;
-    const Fd shard = open_shard(hex.substr(0, 2), false, unsafe_shard);
+    const UniqueFd shard = open_shard(hex.substr(0, 2), false, unsafe_shard);
     if (!shard) {
       corrupt = unsafe_shard;
       return std::nullopt;
     }
     const std::string name = hex + ".bin";
-    Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd) {
       corrupt = errno == ELOOP;
       return std::nullopt;
@@ -263,12 +246,12 @@ struct CompileCache::Impl {
 
     const std::string hex = key.hex();
     bool unsafe_shard = false;
-    const Fd shard = open_shard(hex.substr(0, 2), true, unsafe_shard);
+    const UniqueFd shard = open_shard(hex.substr(0, 2), true, unsafe_shard);
     if (!shard) return;  // a cache that cannot write is still a correct cache
     const std::string name = hex + ".bin";
     // A name private to this process and call, in the same directory so rename stays atomic.
     const std::string tmp = ".tmp-" + hex.substr(0, 16) + "-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter++);
-    Fd fd(::openat(shard.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    UniqueFd fd(::openat(shard.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return;
     const timespec t[2] = {now_realtime(), now_realtime()};
     const bool good = detail::write_all(fd.get(), data) && ::futimens(fd.get(), t) == 0;
@@ -320,14 +303,14 @@ struct CompileCache::Impl {
       int shard;  // index into shards
       std::string name;
     };
-    std::vector<Fd> shards;
+    std::vector<UniqueFd> shards;
     std::vector<Found> entries;
     std::uint64_t total = 0;
     const timespec now = now_realtime();
     for (const std::string& sn : detail::list_directory(dir_fd.get())) {
       if (!is_shard_name(sn)) continue;
       bool unsafe_shard = false;
-      Fd sfd = open_shard(sn, false, unsafe_shard);
+      UniqueFd sfd = open_shard(sn, false, unsafe_shard);
       if (!sfd) continue;
       const int shard_index = static_cast<int>(shards.size());
       for (const std::string& n : detail::list_directory(sfd.get())) {

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <set>
 
+#include "common/identifier.hpp"
+#include "common/shortened.hpp"
 #include "evaluation/size_expr.hpp"
 
 namespace leap::sandbox {
@@ -21,17 +23,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_identifier(std::string_view s) {
-  if (s.empty() || s.size() > 255 || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
-}
+// A kernel or scratch name of a plan: well past any name a kernel is given, and short enough that a
+// message quoting it stays one line.
+constexpr std::size_t k_max_plan_name_length = 255;
 
+// Candidate text quoted in a message: its start, with control and non-ASCII bytes as '?'.
 std::string shown_text(std::string_view s) {
-  std::string out(s.size() <= 80 ? s : s.substr(0, 60));
+  std::string out = detail::shortened(s, 80, 60);
   for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   }
-  return "\"" + out + (s.size() <= 80 ? "\"" : "...\"");
+  return "\"" + out + "\"";
 }
 
 // Splits `text` at commas outside parentheses; false when the parentheses do not balance.
@@ -71,7 +73,7 @@ class DirectiveParser {
     std::size_t pos = 0;
     const std::string_view name = word(pos);
     if (name.empty()) fail("a kernel name comes first, e.g. `// leap-launch: my_kernel grid=ceil_div(n, 256) block=256`");
-    if (!is_identifier(name)) fail("kernel name " + shown_text(name) + " is not an identifier (declare the kernel extern \"C\" __global__)");
+    if (!detail::is_identifier(name, k_max_plan_name_length)) fail("kernel name " + shown_text(name) + " is not an identifier (declare the kernel extern \"C\" __global__)");
     k.kernel = std::string(name);
     std::set<std::string, std::less<>> seen;
     for (;;) {
@@ -110,7 +112,7 @@ class DirectiveParser {
     const std::string_view dtype = word(pos);
     const std::string_view count = trim(body_.substr(std::min(pos, body_.size())));
     if (name.empty() || dtype.empty() || count.empty()) fail("expected `// leap-scratch: NAME DTYPE COUNT`, e.g. `// leap-scratch: partials float32 ceil_div(n, 256)`");
-    if (!is_identifier(name)) fail("scratch name " + shown_text(name) + " is not an identifier");
+    if (!detail::is_identifier(name, k_max_plan_name_length)) fail("scratch name " + shown_text(name) + " is not an identifier");
     const std::optional<DType> d = dtype_from_string(dtype);
     if (!d) fail("unknown dtype " + shown_text(dtype) + " (float32, float16, bfloat16 or int32)");
     expression_text(count, "COUNT");
@@ -197,7 +199,7 @@ class DirectiveParser {
     std::vector<std::string_view> parts;
     split_top_level(list, parts);
     for (const std::string_view n : parts) {
-      if (!is_identifier(n)) fail("args: " + shown_text(n) + " is not a name (a task parameter or a scratch buffer)");
+      if (!detail::is_identifier(n, k_max_plan_name_length)) fail("args: " + shown_text(n) + " is not a name (a task parameter or a scratch buffer)");
       out.emplace_back(n);
     }
     return out;
@@ -424,7 +426,7 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
   for (const Param& p : task.params) names.insert(p.name);
   for (const ScratchDecl& s : plan.scratch) try {
     const std::string where = "line " + std::to_string(s.line) + ", scratch '" + s.name + "': ";
-    if (!is_identifier(s.name)) throw LaunchPlanError(where + "not an identifier");
+    if (!detail::is_identifier(s.name, k_max_plan_name_length)) throw LaunchPlanError(where + "not an identifier");
     if (!names.insert(s.name).second) throw LaunchPlanError(where + "the name is taken (by a task parameter or another scratch buffer); choose another");
     std::int64_t count = 0;
     try {
@@ -450,7 +452,7 @@ ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, c
   const char* axis[3] = {"x", "y", "z"};
   for (const KernelLaunchDecl& k : plan.kernels) try {
     const std::string where = (k.line > 0 ? "line " + std::to_string(k.line) + ", " : std::string("the task's launch, ")) + "kernel '" + k.kernel + "': ";
-    if (!is_identifier(k.kernel)) throw LaunchPlanError(where + "not an identifier");
+    if (!detail::is_identifier(k.kernel, k_max_plan_name_length)) throw LaunchPlanError(where + "not an identifier");
     if (context.module_kernels != nullptr &&
         std::find(context.module_kernels->begin(), context.module_kernels->end(), k.kernel) == context.module_kernels->end()) {
       std::string have;
