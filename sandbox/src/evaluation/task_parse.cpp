@@ -222,11 +222,12 @@ struct SpecParse {
   void read_launch() {
     const json& launch = r.object(need("launch"), "launch");
     r.only_keys(launch, "launch", {"grid", "block", "shared_bytes"});
-    for (const char* key : {"grid", "block"}) {
+    // Grid and block are written alike; each key names the dimensions it fills.
+    const std::pair<const char*, std::string*> launch_dims[] = {{"grid", t.launch.grid}, {"block", t.launch.block}};
+    for (const auto& [key, out] : launch_dims) {
       const std::string f = std::string("launch.") + key;
       if (!launch.contains(key)) fail(r.task, f, "missing");
       const json& dims = launch.at(key);
-      std::string* out = key[0] == 'g' ? t.launch.grid : t.launch.block;
       if (dims.is_array()) {
         if (dims.empty() || dims.size() > 3) fail(r.task, f, "expected 1 to 3 dimensions, got " + shown(dims));
         for (std::size_t k = 0; k < dims.size(); ++k) out[k] = r.expression(dims[k], f + "[" + std::to_string(k) + "]");
