@@ -7,6 +7,7 @@
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
+#include "common/shortened.hpp"
 
 namespace leap_cli {
 namespace {
@@ -45,8 +46,7 @@ int run_tasks(const Arguments& args) {
     }
     std::cout << "; variants:";
     for (const sb::TaskVariant& v : t.variants) std::cout << " " << v.name;
-    std::string d = t.spec.description;
-    if (d.size() > 160) d = d.substr(0, 157) + "...";
+    const std::string d = sb::detail::shortened(t.spec.description, 160, 157);
     std::cout << ")\n  " << d << "\n";
   }
   return 0;

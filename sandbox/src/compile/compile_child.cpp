@@ -20,7 +20,9 @@
 
 #include "compile/compile_launcher.hpp"
 #include "compile/compiler_exit.hpp"
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
+#include "common/little_endian.hpp"
+#include "compile/result_codec.hpp"
 
 namespace leap::sandbox::detail {
 namespace {

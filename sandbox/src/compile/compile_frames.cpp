@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "common/detail.hpp"
+#include "common/little_endian.hpp"
 
 namespace leap::sandbox::detail {
 

@@ -21,7 +21,9 @@
 #include "compile/compile_worker.hpp"
 #include "compile/compiler_exit.hpp"
 #include "confinement/confinement.hpp"
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
+#include "common/little_endian.hpp"
+#include "compile/result_codec.hpp"
 
 extern char** environ;
 

@@ -2,12 +2,12 @@
 #include <nvrtc.h>
 
 #include <algorithm>
-#include <bit>
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
 
-#include "common/detail.hpp"
+#include "common/identifier.hpp"
+#include "compile/nvrtc_flags.hpp"
 #include "leap/sandbox/compile_result.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "compile/include_jail.hpp"
@@ -18,11 +18,6 @@ namespace {
 [[noreturn]] void bad(std::string_view option, std::string_view value, std::string_view why) {
   throw std::invalid_argument("leap::sandbox: CompileOptions::" + std::string(option) + " = \"" + std::string(value) +
                               "\": " + std::string(why));
-}
-
-bool is_identifier(std::string_view s) noexcept {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front())) != 0) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
 }
 
 // Plain tokens only: the value reaches NVRTC as -Dname=value, so nothing that could open a string,
@@ -100,7 +95,7 @@ void validate(const CompileOptions& o) {
   }
   if (o.max_log_bytes < 256) bad("max_log_bytes", std::to_string(o.max_log_bytes), "must be at least 256");
   for (const Define& d : o.defines) {
-    if (!is_identifier(d.name)) bad("defines", d.name, "the name is not an identifier");
+    if (!detail::is_identifier(d.name, detail::k_any_identifier_length)) bad("defines", d.name, "the name is not an identifier");
     if (!is_safe_token_text(d.value)) bad("defines", d.name + "=" + d.value, "the value may hold only plain tokens");
     const JailVerdict v = scan_source(d.value, "-D" + d.name, {}, IncludePolicy::none());
     if (!v.allowed) bad("defines", d.name + "=" + d.value, v.message);
@@ -128,67 +123,6 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& o) {
   if (o.max_registers > 0) f.push_back("--maxrregcount=" + std::to_string(o.max_registers));
   for (const Define& d : o.defines) f.push_back("--define-macro=" + d.name + (d.value.empty() ? "" : "=" + d.value));
   return f;
-}
-
-void put_u64(std::string& out, unsigned long long v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
-}
-
-bool get_u64(std::string_view& in, unsigned long long& v) {
-  if (in.size() < 8) return false;
-  v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v |= static_cast<unsigned long long>(static_cast<unsigned char>(in[i])) << (8 * i);
-  in.remove_prefix(8);
-  return true;
-}
-
-void put_bytes(std::string& out, std::string_view bytes) {
-  put_u64(out, bytes.size());
-  out.append(bytes);
-}
-
-bool get_bytes(std::string_view& in, std::string& bytes) {
-  unsigned long long n = 0;
-  if (!get_u64(in, n) || n > in.size()) return false;
-  bytes.assign(in.substr(0, static_cast<std::size_t>(n)));
-  in.remove_prefix(static_cast<std::size_t>(n));
-  return true;
-}
-
-std::string encode_result(const CompileResult& r) {
-  std::string out;
-  out.reserve(64 + r.log.size() + r.ptx.size() + r.cubin.size());
-  put_u64(out, static_cast<unsigned long long>(r.status));
-  put_u64(out, r.nvrtc_verdict ? 1 : 0);
-  put_u64(out, std::bit_cast<unsigned long long>(r.seconds));
-  put_bytes(out, r.log);
-  put_bytes(out, r.ptx);
-  put_bytes(out, r.cubin);
-  put_u64(out, r.lowered_names.size());
-  for (const LoweredName& n : r.lowered_names) {
-    put_bytes(out, n.expression);
-    put_bytes(out, n.lowered);
-  }
-  return out;
-}
-
-std::optional<CompileResult> decode_result(std::string_view in) {
-  CompileResult r;
-  unsigned long long status = 0, verdict = 0, seconds = 0, count = 0;
-  if (!get_u64(in, status) || status > static_cast<unsigned long long>(CompileStatus::refused)) return std::nullopt;
-  r.status = static_cast<CompileStatus>(status);
-  if (!get_u64(in, verdict) || verdict > 1) return std::nullopt;
-  r.nvrtc_verdict = verdict == 1;
-  if (!get_u64(in, seconds)) return std::nullopt;
-  r.seconds = std::bit_cast<double>(seconds);
-  if (!get_bytes(in, r.log) || !get_bytes(in, r.ptx) || !get_bytes(in, r.cubin) || !get_u64(in, count)) return std::nullopt;
-  if (count > in.size() / 16) return std::nullopt;
-  r.lowered_names.resize(static_cast<std::size_t>(count));
-  for (LoweredName& n : r.lowered_names) {
-    if (!get_bytes(in, n.expression) || !get_bytes(in, n.lowered)) return std::nullopt;
-  }
-  if (!in.empty()) return std::nullopt;
-  return r;
 }
 
 }  // namespace detail

@@ -22,7 +22,9 @@
 #include "compile/compiler_exit.hpp"
 #include "confinement/confinement.hpp"
 #include "compile/compile_frames.hpp"
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
+#include "common/little_endian.hpp"
+#include "compile/result_codec.hpp"
 
 extern char** environ;
 

@@ -30,7 +30,6 @@
 #include "compile/compile_launcher.hpp"
 #include "compile/compile_pool.hpp"
 #include "compile/compiler_exit.hpp"
-#include "common/detail.hpp"
 #include "compile/elf_kernels.hpp"
 #include "compile/nvrtc_compile.hpp"
 #include "compile/pch_heap.hpp"

@@ -8,7 +8,8 @@
 #include <filesystem>
 
 #include "compile/compiler_exit.hpp"
-#include "common/detail.hpp"
+#include "common/little_endian.hpp"
+#include "compile/nvrtc_flags.hpp"
 #include "compile/pch_heap.hpp"
 #include "common/sha256.hpp"
 

@@ -14,7 +14,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
+#include "common/key_file.hpp"
+#include "common/little_endian.hpp"
 #include "common/sha256.hpp"
 #include "compile/nvrtc_compile.hpp"
 

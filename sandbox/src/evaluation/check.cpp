@@ -11,6 +11,12 @@
 namespace leap::sandbox {
 namespace {
 
+// Salts that give a use of a seed its own random stream: without them, where special values land
+// and the int32 poison pattern would be the very numbers the same seed draws for the input's
+// values (generate). Their values matter only in differing from each other and from 0.
+constexpr std::uint64_t k_special_places_stream = 0x5BEC1A1F00D5EEDULL;
+constexpr std::uint64_t k_int_poison_stream = 0xD1B54A32D192ED03ULL;
+
 std::uint64_t splitmix(std::uint64_t& s) noexcept {
   std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -140,7 +146,7 @@ void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::si
   constexpr std::size_t k_kinds = sizeof specials / sizeof specials[0];
   // One element in 64 on average, and each kind at least once while there is room.
   const std::size_t count = std::min(n, std::max(k_kinds, n / 64));
-  Rng rng(seed ^ 0x5BEC1A1F00D5EEDULL);
+  Rng rng(seed ^ k_special_places_stream);
   for (std::size_t k = 0; k < count; ++k) {
     const std::size_t at = static_cast<std::size_t>(rng.next() % n);
     const double v = specials[k % k_kinds];
@@ -155,7 +161,7 @@ std::uint32_t poison_pattern(DType dtype, std::uint64_t seed) noexcept {
     case DType::float16: return 0x7E5Au;      // quiet NaN
     case DType::bfloat16: return 0x7FDAu;     // quiet NaN
     case DType::int32: {
-      std::uint64_t s = seed ^ 0xD1B54A32D192ED03ULL;
+      std::uint64_t s = seed ^ k_int_poison_stream;
       return static_cast<std::uint32_t>(splitmix(s));
     }
   }

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/detail.hpp"
+#include "evaluation/driver_probe.hpp"
 #include "evaluation/worker.hpp"
 
 namespace leap::sandbox {

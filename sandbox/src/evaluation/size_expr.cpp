@@ -4,6 +4,8 @@
 #include <cctype>
 #include <limits>
 
+#include "common/shortened.hpp"
+
 namespace leap::sandbox {
 namespace {
 
@@ -25,7 +27,7 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& why) const {
     // A long expression is shown by its start: the reason matters, not a page of parentheses.
-    const std::string shown = text_.size() <= 80 ? std::string(text_) : std::string(text_.substr(0, 60)) + "...";
+    const std::string shown = detail::shortened(text_, 80, 60);
     throw std::invalid_argument("expression \"" + shown + "\": " + why);
   }
   // Counts nesting (parentheses, calls, unary minus) so a hostile expression cannot exhaust the stack.

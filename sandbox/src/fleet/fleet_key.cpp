@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
 #include "common/sha256.hpp"
 
 namespace leap::sandbox {

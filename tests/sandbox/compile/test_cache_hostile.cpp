@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/detail.hpp"
+#include "compile/result_codec.hpp"
 #include "common/sha256.hpp"
 #include "test_support.hpp"
 

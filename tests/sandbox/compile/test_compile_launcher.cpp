@@ -24,7 +24,7 @@
 #include "compile/compile_child.hpp"
 #include "compile/compile_launcher.hpp"
 #include "compile/nvrtc_compile.hpp"
-#include "common/detail.hpp"
+#include "compile/result_codec.hpp"
 #include "sanitizers.hpp"
 #include "test_support.hpp"
 

@@ -3,7 +3,7 @@
 #include <leap/sandbox/driver_probe.hpp>
 #include <string>
 
-#include "common/detail.hpp"
+#include "evaluation/driver_probe.hpp"
 #include "test_support.hpp"
 
 using namespace leap::sandbox;

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checks a TaskSpec passes before anything is compiled or run for it: names, parameters and their
+// sizes at every check set, generators that draw fresh inputs, launches within the device's limits,
+// the candidate-launch policy, tolerances, trials and timing. Each refusal names the field and the fix.
+#include "leap/sandbox/task.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/identifier.hpp"
+#include "evaluation/size_expr.hpp"
+#include "evaluation/task_spec_rules.hpp"
+
+namespace leap::sandbox {
+
+using namespace detail::task_spec;
+
+void validate(const TaskSpec& t) {
+  const std::string& n = t.name;
+  if (!is_task_name(n)) fail(n, "name", "expected [a-z0-9_]+ of at most 64 characters, got \"" + n + "\"");
+  if (!detail::is_identifier(t.entry, k_max_task_name_length)) fail(n, "entry", "not a C identifier: \"" + t.entry + "\"");
+  if (t.params.empty()) fail(n, "params", "empty");
+  if (t.sizes.empty()) fail(n, "sizes", "empty");
+  std::set<std::string> names;
+  bool has_output = false;
+  std::vector<const Sizes*> all_sizes{&t.sizes};
+  for (const Sizes& s : t.check_sizes) all_sizes.push_back(&s);
+  for (std::size_t i = 0; i < t.params.size(); ++i) {
+    const Param& p = t.params[i];
+    const std::string f = "params[" + std::to_string(i) + "]";
+    if (!detail::is_identifier(p.name, k_max_task_name_length)) fail(n, f + ".name", "not a C identifier: \"" + p.name + "\"");
+    if (!names.insert(p.name).second) fail(n, f + ".name", "duplicate name \"" + p.name + "\"");
+    if (p.kind == ParamKind::scalar) {
+      if (p.dtype != DType::float32 && p.dtype != DType::int32) fail(n, f + ".dtype", "a scalar is float32 or int32, got \"" + std::string(to_string(p.dtype)) + "\"");
+      for (const Sizes* s : all_sizes) {
+        try {
+          const std::int64_t v = eval_size_expr(p.value, *s);
+          if (p.dtype == DType::int32 && (v < INT32_MIN || v > INT32_MAX)) fail(n, f + ".value", "\"" + p.value + "\" does not fit int32");
+        } catch (const std::invalid_argument& e) {
+          if (p.dtype == DType::int32) fail(n, f + ".value", e.what());
+          char* end = nullptr;
+          const double d = std::strtod(p.value.c_str(), &end);
+          if (end == p.value.c_str() || *end != '\0' || !std::isfinite(d)) fail(n, f + ".value", "neither a number nor a size expression: \"" + p.value + "\"");
+        }
+      }
+      continue;
+    }
+    has_output = has_output || p.role != Role::in;
+    for (const Sizes* s : all_sizes) {
+      try {
+        if (element_count(p, *s) * dtype_size(p.dtype) > (std::size_t{4} << 30)) fail(n, f + ".shape", "larger than 4 GiB");
+      } catch (const TaskError& e) {
+        fail(n, f + ".shape", e.what());
+      }
+    }
+    if (p.role != Role::out) {
+      const Generator& g = p.generator;
+      const bool ok_kind = g.kind == "uniform" || g.kind == "normal" || g.kind == "randint" || g.kind == "constant" ||
+                           g.kind == "zeros" || g.kind == "arange";
+      if (!ok_kind) fail(n, f + ".generator.kind", "unknown generator \"" + g.kind + "\" (uniform, normal, randint, constant, zeros, arange)");
+      if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
+      if ((g.kind == "uniform" && !(g.a < g.b)) || (g.kind == "randint" && !(g.a <= g.b))) fail(n, f + ".generator", "low must be below high");
+      if (g.kind == "normal" && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
+      // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
+      // kernel could keep its answer from one run for the next.
+      if (g.kind == "constant" || g.kind == "arange") {
+        fail(n, f + ".generator.kind", "\"" + g.kind + "\" gives the same input on every timed run, so a kernel could reuse its "
+             "last answer; draw it with uniform, normal or randint");
+      }
+      if (g.special && p.dtype == DType::int32) fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
+    }
+  }
+  if (!has_output) fail(n, "params", "no buffer with role out or inout");
+  for (const Sizes* s : all_sizes) {
+    try {
+      (void)resolve_launch(t, *s);
+    } catch (const TaskError& e) {
+      fail(n, "launch", e.what());
+    }
+  }
+  const LaunchPolicy& pol = t.candidate_launch;
+  if (pol.max_kernels < 1 || pol.max_kernels > k_max_plan_kernels) {
+    fail(n, "candidate_launch.max_kernels", "expected [1, " + std::to_string(k_max_plan_kernels) + "], got " + std::to_string(pol.max_kernels));
+  }
+  if (pol.max_threads_per_block < 1 || pol.max_threads_per_block > k_max_threads_per_block) {
+    fail(n, "candidate_launch.max_threads_per_block",
+         "expected [1, " + std::to_string(k_max_threads_per_block) + "], got " + std::to_string(pol.max_threads_per_block));
+  }
+  if (pol.max_shared_bytes > k_max_plan_shared_bytes) {
+    fail(n, "candidate_launch.max_shared_bytes", "expected at most " + std::to_string(k_max_plan_shared_bytes) + ", got " + std::to_string(pol.max_shared_bytes));
+  }
+  if (pol.max_scratch_bytes > k_max_plan_scratch_bytes) {
+    fail(n, "candidate_launch.max_scratch_bytes", "expected at most " + std::to_string(k_max_plan_scratch_bytes) + ", got " + std::to_string(pol.max_scratch_bytes));
+  }
+  if (t.reference_source.empty()) fail(n, "reference", "empty");
+  for (DType d : k_dtypes) {
+    const Tolerance& tol = t.tolerance_for(d);
+    if (!(tol.atol >= 0 && tol.rtol >= 0) || !std::isfinite(tol.atol) || !std::isfinite(tol.rtol)) {
+      fail(n, "tolerance." + std::string(to_string(d)), "atol and rtol must be finite and non-negative");
+    }
+  }
+  if (t.trials < 1 || t.trials > 100) fail(n, "trials", "expected [1, 100], got " + std::to_string(t.trials));
+  if (t.time_limit_ms < 100) fail(n, "time_limit_ms", "expected at least 100, got " + std::to_string(t.time_limit_ms));
+  const TimingSettings& tm = t.timing;
+  if (tm.min_reps < 1 || tm.max_reps < tm.min_reps) fail(n, "timing", "need 1 <= min_reps <= max_reps");
+  if (!(tm.target_spread >= 0) || !std::isfinite(tm.target_spread)) fail(n, "timing.target_spread", "must be finite and non-negative");
+  if (tm.warmup < 0 || tm.budget_ms < 1) fail(n, "timing", "warmup must be >= 0 and budget_ms >= 1");
+}
+
+}  // namespace leap::sandbox
