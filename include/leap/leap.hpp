@@ -10,7 +10,7 @@
 #include "leap/eigen.hpp"
 #include "leap/executor.hpp"
 #include "leap/gate.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/group_buffer.hpp"
 #include "leap/json.hpp"
 #include "leap/kernel_order.hpp"

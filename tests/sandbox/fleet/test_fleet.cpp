@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <leap/gates.hpp>
+#include <leap/gate_policies.hpp>
 #include <leap/rollout.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/fleet_client.hpp>
