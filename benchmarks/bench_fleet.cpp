@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sandbox fleet on a local Redis (127.0.0.1, a free port, started here): compile throughput
-// through 1, 2 and 4 workers with the compile cache off (every request a real NVRTC compile in a
+// through 1, 2 and 4 members with the compile cache off (every request a real NVRTC compile in a
 // child: compile-bound) and on (every request a cache hit: the fleet's own cost), and the time per
 // request of a cache hit through the fleet against `leap-sandbox serve` over a pipe, side by side.
 //
 //   build/default/benchmarks/bench_fleet
 //
-// Each worker runs -j 1 (one worker per GPU is the deployment; here they compete for the CPU cores).
+// Each member runs -j 1 (one member per GPU is the deployment; here they compete for the CPU cores).
 // Redis appends every write to its file and syncs once a second (appendfsync everysec), as the
 // docs/fleet.md's deployment does.
 #include <benchmark/benchmark.h>
@@ -48,22 +48,22 @@ Fixture& fixture() {
   return f;
 }
 
-// `count` workers on their own stream, each -j 1, with or without the compile cache.
-struct Workers {
+// `count` members on their own stream, each -j 1, with or without the compile cache.
+struct Members {
   TempDir cache;
   std::string stream;
   std::vector<std::unique_ptr<Child>> children;
-  Workers(int count, bool use_cache) : stream("bench:" + std::to_string(g_unique++)) {
+  Members(int count, bool use_cache) : stream("bench:" + std::to_string(g_unique++)) {
     for (int w = 0; w < count; ++w) {
-      std::vector<std::string> argv = {LEAP_SANDBOX_CLI, "worker", "--redis", fixture().redis->url(), "--stream", stream,
+      std::vector<std::string> argv = {LEAP_SANDBOX_CLI, "fleet-member", "--redis", fixture().redis->url(), "--stream", stream,
                                        "--name", "b" + std::to_string(w), "-j", "1"};
       if (!use_cache) argv.push_back("--no-cache");
-      children.push_back(std::make_unique<Child>(argv, cache.path() / ("worker" + std::to_string(w) + ".log"),
+      children.push_back(std::make_unique<Child>(argv, cache.path() / ("member" + std::to_string(w) + ".log"),
                                                  std::vector<std::pair<std::string, std::string>>{
                                                      {"LEAP_SANDBOX_CACHE_DIR", (cache.path() / "cache").string()}}));
     }
   }
-  ~Workers() {
+  ~Members() {
     for (auto& c : children) c->signal(SIGTERM);
     for (auto& c : children) c->wait(30s);
   }
@@ -77,16 +77,16 @@ void ready_or_skip(benchmark::State& state) {
   if (!fixture().redis) state.SkipWithError("redis-server is not installed (apt-get install redis-server)");
 }
 
-// Throughput: batches of 8 requests per worker in flight; items = requests answered.
+// Throughput: batches of 8 requests per member in flight; items = requests answered.
 void BM_FleetCompile(benchmark::State& state) {
   ready_or_skip(state);
   if (!fixture().redis) return;
-  const int workers = static_cast<int>(state.range(0));
+  const int members = static_cast<int>(state.range(0));
   const bool use_cache = state.range(1) != 0;
-  Workers fleet(workers, use_cache);
+  Members fleet(members, use_cache);
   sb::FleetClient client = make_client(fleet.stream);
-  const int batch = 8 * workers;
-  // Warm-up: every worker started, its evaluator up, and (cache on) the batch's kernels cached.
+  const int batch = 8 * members;
+  // Warm-up: every member started, its evaluator up, and (cache on) the batch's kernels cached.
   std::vector<std::future<sb::FleetReply>> warm;
   for (int i = 0; i < 4 * batch; ++i) warm.push_back(client.compile(kernel(i % batch)));
   for (auto& f : warm) f.get();
@@ -101,16 +101,16 @@ void BM_FleetCompile(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);
 }
 BENCHMARK(BM_FleetCompile)
-    ->ArgNames({"workers", "cache"})
+    ->ArgNames({"members", "cache"})
     ->Args({1, 0})->Args({2, 0})->Args({4, 0})
     ->Args({1, 1})->Args({2, 1})->Args({4, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
 
-// One cache-hit compile at a time through the fleet (1 worker): submit, answer, future.
+// One cache-hit compile at a time through the fleet (1 member): submit, answer, future.
 void BM_FleetRoundTripCacheHit(benchmark::State& state) {
   ready_or_skip(state);
   if (!fixture().redis) return;
-  Workers fleet(1, true);
+  Members fleet(1, true);
   sb::FleetClient client = make_client(fleet.stream);
   const std::string source = kernel(7);
   client.compile(source).get();

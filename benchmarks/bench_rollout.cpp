@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "leap/difficulty_tracker.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/group_buffer.hpp"
 #include "leap/rollout.hpp"
 

@@ -14,7 +14,7 @@
 #include "leap/difficulty_tracker.hpp"
 #include "leap/executor.hpp"
 #include "leap/gate.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/group_buffer.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"

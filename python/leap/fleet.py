@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The trainer's client of a sandbox fleet on Redis Streams (``leap-sandbox worker``), on python3-redis.
+"""The trainer's client of a sandbox fleet on Redis Streams (``leap-sandbox fleet-member``), on python3-redis.
 
     from leap.fleet import FleetClient
 
@@ -9,12 +9,12 @@
 
 The same requests and results as ``leap.sandbox.SandboxPool`` (``compile``/``eval``/``info``/``submit``
 return ``concurrent.futures.Future`` objects whose result is the response's ``result`` object; an
-``"ok": false`` answer sets a ``SandboxError``), served by any number of workers on any number of
+``"ok": false`` answer sets a ``SandboxError``), served by any number of members on any number of
 machines. A request is one entry of the request stream (``request`` = the JSON line, ``reply`` = this
-client's reply stream ``<stream>:reply:<name>``); a worker answers on the reply stream.
+client's reply stream ``<stream>:reply:<name>``); a member answers on the reply stream.
 
 Authentication: requests and answers are signed under the fleet's shared key (HMAC-SHA256, the same
-tags as the C++ client and the workers), read from ``key``/``key_file``, else the file named by
+tags as the C++ client and the members), read from ``key``/``key_file``, else the file named by
 $LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; at least 16 bytes, and a key file only its owner may read.
 Without a key the client refuses to start unless ``insecure_no_key=True``. An answer without a valid
 tag for this client's reply stream, session and request id is dropped
@@ -25,7 +25,7 @@ Fork: a client belongs to the process that made it. Used in a forked child it ra
 saying to create a new client there; answers are matched by (session, id), the session random per
 client and process, so an answer never reaches another client's future.
 
-Delivery is at least once: a request whose worker died is taken over by another, so an answer may
+Delivery is at least once: a request whose member died is taken over by another, so an answer may
 come twice; the second answer for an id is dropped (``stats()["duplicates_dropped"]``) and each
 future is settled exactly once. A request unanswered at its deadline (``timeout`` seconds after
 submit) fails with ``TimeoutError``. After a Redis restart the reader reconnects (50 ms doubling to
@@ -129,7 +129,7 @@ def _tag(key: bytes, kind: bytes, stream: bytes, reply_stream: bytes, session: b
 
 
 def parse_redis_url(url: str) -> tuple[str, int, int]:
-    """(host, port, db) of redis://HOST:PORT[/DB], as the worker reads it. A password in the URL is
+    """(host, port, db) of redis://HOST:PORT[/DB], as the member reads it. A password in the URL is
     refused: it would end up in ps and logs; set $LEAP_SANDBOX_REDIS_PASSWORD instead."""
     hint = " (expected redis://HOST:PORT[/DB], e.g. redis://10.0.0.5:6379/0)"
     if not url.startswith("redis://"):
@@ -167,7 +167,7 @@ class FleetClient:
                  block_ms: int = 200, key: Union[str, bytes, None] = None,
                  key_file: Union[str, os.PathLike[str], None] = None, insecure_no_key: bool = False) -> None:
         """url: redis://HOST:PORT[/DB]; the password comes from $LEAP_SANDBOX_REDIS_PASSWORD.
-        stream: the fleet's request stream (the workers' --stream).
+        stream: the fleet's request stream (the members' --stream).
         name: names this client's reply stream; unique per client (default <hostname>-<pid>-<random>).
         timeout: seconds from submit to answer, unless a submit says otherwise.
         request_maxlen: MAXLEN ~ cap of the request stream (the most requests waiting).
@@ -180,7 +180,7 @@ class FleetClient:
         if self._key is None and not insecure_no_key:
             raise FleetKeyError(
                 "leap.fleet.FleetClient: no fleet key. Requests and answers are signed with a key shared by the "
-                f"fleet's clients and workers; put at least {KEY_MIN_BYTES} random bytes in a file only you can read "
+                f"fleet's clients and members; put at least {KEY_MIN_BYTES} random bytes in a file only you can read "
                 f"({_MAKE_KEY}) and name it in ${KEY_FILE_ENV} (or key_file=), or put the key in ${KEY_ENV}. To run "
                 "without authentication (anyone who can write to the fleet's Redis can then submit work and forge "
                 "verdicts), pass insecure_no_key=True")
@@ -309,7 +309,7 @@ class FleetClient:
                          "the fleet key writes to this stream)", entry_id.decode(errors="replace"), self.reply_stream,
                          why, n)
 
-    def _settle(self, line: str, worker: str, signed_id: Optional[bytes]) -> Optional[str]:
+    def _settle(self, line: str, member: str, signed_id: Optional[bytes]) -> Optional[str]:
         """Settles the future the response answers; returns why the response is refused, or None."""
         try:
             response = json.loads(line)
@@ -330,7 +330,7 @@ class FleetClient:
         if response.get("ok"):
             future.set_result(response.get("result"))
         else:
-            future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, worker {worker})",
+            future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, member {member})",
                                               code=response.get("code")))
         return None
 
@@ -342,7 +342,7 @@ class FleetClient:
             self._stats["timeouts"] += len(overdue)
         for request_id, future in overdue:
             future.set_exception(TimeoutError(
-                f"request {request_id} on {self.stream} got no answer before its deadline (are workers running "
+                f"request {request_id} on {self.stream} got no answer before its deadline (are members running "
                 "on that stream, and is the timeout long enough for the fleet's backlog?)"))
 
     def _read_loop(self) -> None:
@@ -405,7 +405,7 @@ class FleetClient:
         try:
             self._submitter.delete(self.reply_stream)
         except _CONNECTION_ERRORS:
-            pass  # the workers give reply streams a TTL
+            pass  # the members give reply streams a TTL
         self._submitter.close()
         self._reader_redis.close()
 

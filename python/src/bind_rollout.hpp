@@ -31,7 +31,7 @@
 #include "leap/advantage_estimator.hpp"
 #include "leap/difficulty_tracker.hpp"
 #include "leap/gate.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/rollout.hpp"
 #include "leap/step_metrics.hpp"
 #include "leap/trajectory.hpp"

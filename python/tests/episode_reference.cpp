@@ -17,7 +17,7 @@
 
 #include "leap/advantage_estimator.hpp"
 #include "leap/difficulty_tracker.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/rollout.hpp"
 
 namespace {

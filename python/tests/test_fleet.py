@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""leap.fleet.FleetClient against a real Redis on a loopback port and a real leap-sandbox worker: answers,
+"""leap.fleet.FleetClient against a real Redis on a loopback port and a real leap-sandbox fleet-member: answers,
 deadlines, the fleet key, forged answers, and a client used across a fork."""
 import hashlib
 import hmac
@@ -41,8 +41,8 @@ def wait_for(predicate, seconds):
 
 @pytest.fixture
 def fleet(tmp_path):
-    """redis-server on a free loopback port in tmp_path and one worker on leap:requests, under a fresh fleet
-    key; yields url, key and start_worker(stream, name) for more workers."""
+    """redis-server on a free loopback port in tmp_path and one member on leap:requests, under a fresh fleet
+    key; yields url, key and start_member(stream, name) for more members."""
     server = shutil.which("redis-server")
     sandbox = os.environ.get("LEAP_SANDBOX")
     if not server:
@@ -64,21 +64,21 @@ def fleet(tmp_path):
     key = secrets.token_hex(16)
     env = dict(os.environ, LEAP_SANDBOX_CACHE_DIR=str(tmp_path / "cache"), LEAP_FLEET_KEY=key)
     env.pop("LEAP_FLEET_KEY_FILE", None)
-    workers = []
+    members = []
 
-    def start_worker(stream="leap:requests", name="py0"):
+    def start_member(stream="leap:requests", name="py0"):
         with open(tmp_path / f"{name}.log", "w") as log:
-            workers.append(subprocess.Popen([sandbox, "worker", "--redis", url, "--name", name, "-j", "2",
+            members.append(subprocess.Popen([sandbox, "fleet-member", "--redis", url, "--name", name, "-j", "2",
                                              "--stream", stream], env=env, stdout=log, stderr=log))
 
-    start_worker()
+    start_member()
     try:
-        yield types.SimpleNamespace(url=url, key=key, start_worker=start_worker, log_dir=tmp_path)
+        yield types.SimpleNamespace(url=url, key=key, start_member=start_member, log_dir=tmp_path)
     finally:
-        for worker in workers:
-            worker.send_signal(signal.SIGTERM)
-        for worker in workers:
-            assert worker.wait(timeout=30) == 0
+        for member in members:
+            member.send_signal(signal.SIGTERM)
+        for member in members:
+            assert member.wait(timeout=30) == 0
         redis_process.terminate()
         redis_process.wait(timeout=30)
 
@@ -108,7 +108,7 @@ def test_compiles_and_errors_come_back_once_each(fleet):
         assert client.stats()["forged_dropped"] == 0
 
 
-def test_deadline_without_workers(fleet):
+def test_deadline_without_members(fleet):
     with FleetClient(fleet.url, stream="nobody:listens", timeout=0.3, key=fleet.key) as client:
         with pytest.raises(TimeoutError, match="no answer before its deadline"):
             client.info().result(timeout=30)
@@ -134,7 +134,7 @@ def test_the_fleet_client_is_also_leap_sandbox_fleetclient():
         leap.sandbox.NoSuchClient  # noqa: B018
 
 
-def test_tags_match_the_workers():
+def test_tags_match_the_members():
     """The same vector as tests/sandbox/fleet/test_fleet_auth.cpp: Python and C++ sign the same bytes."""
     key = b"0123456789abcdef-test-key"
     assert fleet_module._signed_message(b"reply", b"s", b"s:reply:c", b"1-2", b"3", b"{}") == (
@@ -192,7 +192,7 @@ def test_forged_answers_are_dropped_and_the_real_one_wins(fleet, caplog):
         r.xadd(client.reply_stream, {"response": b"\xff\xfe", "worker": "forger", "session": request[b"session"]})
         assert wait_for(lambda: client.stats()["forged_dropped"] == 5, 20)
         assert not future.done()
-        fleet.start_worker(stream="victim:requests", name="victim0")  # now the real answer comes
+        fleet.start_member(stream="victim:requests", name="victim0")  # now the real answer comes
         result = future.result(timeout=60)
         assert result["status"] == "ok" and "verdict" not in result
         assert any("scale_3" in k for k in result["kernels"])

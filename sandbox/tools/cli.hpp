@@ -27,7 +27,7 @@ extern const Command compile_command;
 extern const Command tasks_command;
 extern const Command eval_command;
 extern const Command serve_command;
-extern const Command worker_command;  // the fleet worker with hiredis; without it, a stub that says so
+extern const Command fleet_member_command;  // the fleet member with hiredis; without it, a stub that says so
 
 // Prints "leap-sandbox: <what>" and a pointer to --help, exits 2 (bad usage).
 [[noreturn]] void usage_error(const std::string& what);
@@ -41,7 +41,7 @@ long parse_number(const std::string& option, const std::string& text, long lo, l
 // $LEAP_SANDBOX_CACHE_DIR, else $XDG_CACHE_HOME/leap-sandbox, else ~/.cache/leap-sandbox; empty if
 // none of them is set.
 std::string default_cache_dir();
-// Where the precompiled headers are kept on disk, shared by compile, eval, serve and the fleet worker:
+// Where the precompiled headers are kept on disk, shared by compile, eval, serve and the fleet member:
 // "pch" in the default cache directory (its own MAC key and budget); nullopt when there is none.
 std::optional<std::string> default_pch_dir();
 

@@ -225,7 +225,7 @@ const Command compile_command{"compile", "compile [options] FILE...",
                        go first; the directory is 0700 and entries are authenticated (HMAC)
   --no-cache           no cache at all
   --pch-dir D          where precompiled headers are kept on disk (default: pch in the cache
-                       directory); shared with eval, serve and the fleet worker. A source that
+                       directory); shared with eval, serve and the fleet members. A source that
                        starts with #include <...> lines compiles with the PCH of exactly those
                        lines, made once from them alone by a confined process; results say
                        "pch": "hit" when one was used

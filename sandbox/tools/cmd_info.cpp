@@ -52,11 +52,11 @@ json compat_json() {
   return {{"enabled_by_default", true}, {"tag", sb::compat_headers_tag()}, {"headers", headers}};
 }
 
-// What serve and the fleet worker compile in: a pool of confined workers keeping NVRTC's PCHs (one
+// What serve and the fleet member compile in: a pool of confined workers keeping NVRTC's PCHs (one
 // worker per -j handler); `compile` keeps a one-shot child per compile.
 json compile_pool_json() {
   const sb::CompilePoolSettings defaults;
-  return {{"used_by", {"serve", "worker"}},
+  return {{"used_by", {"serve", "fleet-member"}},
           {"workers", "one per -j handler"},
           {"max_compiles_per_worker", defaults.max_compiles_per_worker},
           {"pch", defaults.pch},
@@ -64,7 +64,7 @@ json compile_pool_json() {
           {"nvrtc_pch_heap_bytes", sb::nvrtc_pch_heap_bytes()}};
 }
 
-// Precompiled headers kept on disk (compile, eval, serve, worker): where, their budget, and the one
+// Precompiled headers kept on disk (compile, eval, serve, fleet-member): where, their budget, and the one
 // thing they change about a compile process's address space.
 const char* k_stored_pch_heap =
     "NVRTC's PCH heap is placed at one per-machine address (derived from the directory's key) in every compile "
@@ -146,12 +146,12 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
   }
   const sb::CompilePoolSettings pool;
-  std::cout << "compile workers (serve, worker): one per -j handler, each confined once as above, replaced after "
+  std::cout << "compile workers (serve, fleet-member): one per -j handler, each confined once as above, replaced after "
             << pool.max_compiles_per_worker << " compiles or any kill, limit or crash; NVRTC precompiled headers "
             << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
             << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per worker)\n";
   const std::optional<std::string> pch_dir = default_pch_dir();
-  std::cout << "precompiled headers on disk (compile, eval, serve, worker): " << (pch_dir ? *pch_dir : std::string("none (no cache directory)"))
+  std::cout << "precompiled headers on disk (compile, eval, serve, fleet-member): " << (pch_dir ? *pch_dir : std::string("none (no cache directory)"))
             << ", " << (sb::CompilerConfig{}.pch_disk_bytes >> 20) << " MiB budget; " << k_stored_pch_heap << "\n";
   const std::string worker = sb::find_worker_executable();
   std::cout << "evaluation worker: " << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";

@@ -178,7 +178,7 @@ const Command serve_command{"serve", "serve [options]",
                           NVRTC's precompiled headers; results say "pch": "hit" | "created" | "none"
   --no-pch                no precompiled headers in the compile workers, neither their own nor
                           those kept on disk (pch in the cache directory, shared with compile and
-                          the fleet worker)
+                          the fleet members)
   --unconfined            compile without Landlock, seccomp and the private root, for machines that
                           lack them; never for untrusted source
   --accept-weaker-confinement

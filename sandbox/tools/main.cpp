@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include <leap/sandbox/compiler.hpp>
 
@@ -14,7 +15,16 @@ namespace {
 
 constexpr std::array<const leap_cli::Command*, 6> k_commands = {
     &leap_cli::info_command, &leap_cli::compile_command, &leap_cli::tasks_command,
-    &leap_cli::eval_command, &leap_cli::serve_command, &leap_cli::worker_command};
+    &leap_cli::eval_command, &leap_cli::serve_command, &leap_cli::fleet_member_command};
+
+// Old spellings of a command, still accepted for one release with a warning on stderr. `worker` was the
+// fleet member's command in 0.1, when "worker" also named the GPU evaluation process and others.
+struct DeprecatedCommand {
+  std::string_view old_name;
+  const leap_cli::Command* command;
+  std::string_view until;
+};
+constexpr std::array<DeprecatedCommand, 1> k_deprecated_commands = {{{"worker", &leap_cli::fleet_member_command, "0.3"}}};
 
 void print_help(const leap_cli::Command* only = nullptr) {
   std::cout << "leap-sandbox - compile, run, check and time CUDA kernel candidates safely\n\nUsage:\n";
@@ -34,8 +44,14 @@ void print_help(const leap_cli::Command* only = nullptr) {
 int main(int argc, char** argv) {
   leap_cli::Arguments args(argv + 1, argv + argc);
   if (args.empty()) leap_cli::usage_error("missing command");
-  const std::string name = args.front();
+  std::string name = args.front();
   args.erase(args.begin());
+  for (const DeprecatedCommand& d : k_deprecated_commands) {
+    if (name != d.old_name) continue;
+    std::cerr << "leap-sandbox: '" << d.old_name << "' is deprecated and goes in " << d.until << "; use '"
+              << d.command->name << "'\n";
+    name = d.command->name;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     print_help();
     return 0;

@@ -7,7 +7,7 @@
 
 #include "leap/difficulty_tracker.hpp"
 #include "leap/gate.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 
 using Catch::Matchers::Contains;
 using leap::Expansion;

@@ -9,7 +9,7 @@
 
 #include "leap/difficulty_tracker.hpp"
 #include "leap/gate.hpp"
-#include "leap/gates.hpp"
+#include "leap/gate_policies.hpp"
 #include "leap/metrics_json.hpp"
 #include "leap/rollout.hpp"
 

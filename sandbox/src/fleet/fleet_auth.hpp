@@ -7,7 +7,7 @@
 // the fleet's request stream, the reply stream, the session, the id and the SHA-256 of the line, each
 // as a netstring ("<length>:<bytes>,"), so no two different tuples read the same. A tag therefore
 // cannot be moved to another request, another client, another fleet or from a request to a reply.
-// The line enters as its digest so a worker can check a request it only streams past (a line over
+// The line enters as its digest so a member can check a request it only streams past (a line over
 // the size limit is never held whole). The session is random per client object and process: a reply
 // is matched to its sender by (session, id), never by id alone.
 #pragma once

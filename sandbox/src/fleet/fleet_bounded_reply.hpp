@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A Redis reply (RESP2) read with bounded memory. Anyone who can write to the fleet's streams can add
-// an entry of hundreds of MB; hiredis keeps a reply whole (and copies it), so a worker reading one
+// an entry of hundreds of MB; hiredis keeps a reply whole (and copies it), so a member reading one
 // would hold it several times over. This reader streams the bytes instead: a string longer than
 // `max_value_bytes` keeps only its first `oversized_prefix_bytes` (its length is known before its
 // bytes arrive), all strings together keep at most `max_kept_bytes`, and at most `max_elements` array

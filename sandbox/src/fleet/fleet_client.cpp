@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sandbox/src/fleet: the fleet on Redis Streams (leap::sandbox_fleet, built with hiredis). The
-// client, the worker loop behind `leap-sandbox worker`, the message tags, the bounded Redis reader
-// and the fleet key. Not here: what a request does (the worker hands each line to RequestHandler,
+// client, the member loop behind `leap-sandbox fleet-member`, the message tags, the bounded Redis reader
+// and the fleet key. Not here: what a request does (the member hands each line to RequestHandler,
 // protocol/), nor the trainer's environment glue beyond FleetEnvironment.
 #include "leap/sandbox/fleet_client.hpp"
 
@@ -130,7 +130,7 @@ struct FleetClient::Impl {
     return std::nullopt;
   }
 
-  void settle(std::uint64_t id, const json& response, const std::string& line, const std::string& worker) {
+  void settle(std::uint64_t id, const json& response, const std::string& line, const std::string& member) {
     std::promise<FleetReply> promise;
     {
       std::lock_guard lock(waiting_mutex);
@@ -147,7 +147,7 @@ struct FleetClient::Impl {
     reply.ok = response.value("ok", false);
     if (const auto r = response.find("result"); r != response.end()) reply.result = dump(*r);
     if (const auto e = response.find("error"); e != response.end() && e->is_string()) reply.error = e->get<std::string>();
-    reply.worker = worker;
+    reply.member = member;
     reply.line = line;
     ++answered;
     promise.set_value(std::move(reply));
@@ -171,7 +171,7 @@ struct FleetClient::Impl {
       ++timeouts;
       promise.set_exception(std::make_exception_ptr(FleetTimeout(
           "leap::sandbox::FleetClient: request " + std::to_string(id) + " on " + options.stream + " at " +
-          to_string(options.redis) + " got no answer before its deadline (are workers running on that stream, "
+          to_string(options.redis) + " got no answer before its deadline (are members running on that stream, "
           "and is the timeout long enough for the fleet's backlog?)")));
     }
   }
@@ -224,7 +224,7 @@ struct FleetClient::Impl {
           }
           done.push_back(entry.id);
           const std::string* line = entry.field("response");
-          const std::string* worker = entry.field("worker");
+          const std::string* member = entry.field("worker");
           if (line == nullptr) {
             report_forged(entry.id, "no 'response' field");
             continue;
@@ -244,7 +244,7 @@ struct FleetClient::Impl {
             report_forged(entry.id, "the response's id differs from the signed id");
             continue;
           }
-          settle(id, response, *line, worker ? *worker : std::string());
+          settle(id, response, *line, member ? *member : std::string());
         }
         if (done.size() > 2) redis.command(done);
       } catch (const fleet::RedisDisconnected&) {
@@ -330,7 +330,7 @@ FleetClient::~FleetClient() {
   impl_->waiting.clear();
   try {
     impl_->submitter->command({"DEL", impl_->reply_stream});
-  } catch (const std::exception&) {  // Redis away: the stream expires on its own (the workers set a TTL)
+  } catch (const std::exception&) {  // Redis away: the stream expires on its own (the members set a TTL)
   }
 }
 

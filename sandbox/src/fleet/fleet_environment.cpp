@@ -7,7 +7,7 @@
 namespace leap::sandbox {
 leap::Evaluation to_evaluation(const FleetReply& reply) {
   const std::string where = "fleet request " + std::to_string(reply.id) +
-                            (reply.worker.empty() ? std::string() : " (worker " + reply.worker + ")");
+                            (reply.member.empty() ? std::string() : " (member " + reply.member + ")");
   if (!reply.ok) throw std::runtime_error(where + ": " + reply.error);
   const nlohmann::json result = nlohmann::json::parse(reply.result, nullptr, false);
   if (!result.is_object()) throw std::runtime_error(where + ": the answer has no result object");

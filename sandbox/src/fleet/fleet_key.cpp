@@ -99,7 +99,7 @@ std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, 
                       "workers; put at least " + std::to_string(fleet_key_min_bytes) +
                       " random bytes in a file only you can read (umask 077; head -c 32 /dev/urandom | base64 > "
                       "fleet.key) and name it in $" + std::string(fleet_key_file_env) +
-                      " (leap-sandbox worker: --key-file), or put the key in $" + std::string(fleet_key_env) +
+                      " (leap-sandbox fleet-member: --key-file), or put the key in $" + std::string(fleet_key_env) +
                       ". To run without authentication (anyone who can write to the fleet's Redis can then submit "
                       "work and forge verdicts), opt out explicitly with insecure_no_key (--insecure-no-key)");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One synchronous Redis connection (hiredis) for the fleet's worker and client: argv commands, owned
+// One synchronous Redis connection (hiredis) for the fleet's member and client: argv commands, owned
 // replies, and one exception for "the connection is gone" that callers answer by reconnecting.
 // Not thread-safe: one connection per thread.
 #pragma once

@@ -41,14 +41,26 @@ TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandb
   const std::string status = j.at("gpu").at("status");
   CHECK((status == "available" || status == "no driver" || status == "stub driver" || status == "no device"));
   if (status != "available") CHECK_FALSE(j.at("gpu").at("reason").get<std::string>().empty());
-  // The compile workers serve and the fleet worker use, and NVRTC's PCH heap each one reserves.
+  // The compile workers serve and the fleet members use, and NVRTC's PCH heap each one reserves.
   CHECK(j.at("compile_pool").at("pch") == true);
   CHECK(j.at("compile_pool").at("max_compiles_per_worker").get<unsigned>() > 0);
   CHECK(j.at("compile_pool").at("nvrtc_pch_heap_bytes").get<std::uint64_t>() > 0);
   const Run text = run_cli("info", dir);
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("GPU: ") != std::string::npos);
-  CHECK(text.out.find("compile workers (serve, worker)") != std::string::npos);
+  CHECK(text.out.find("compile workers (serve, fleet-member)") != std::string::npos);
+}
+
+TEST_CASE("cli: the fleet member's 0.1 command, worker, still runs it and says it is deprecated", "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const Run now = run_cli("fleet-member --help", dir);
+  const Run old = run_cli("worker --help", dir);
+  REQUIRE(now.exit_code == 0);
+  REQUIRE(old.exit_code == 0);
+  CHECK(now.out.find("leap-sandbox fleet-member [--redis URL]") != std::string::npos);
+  CHECK(old.out == now.out);  // the same command, the same help
+  CHECK(now.err.find("deprecated") == std::string::npos);
+  CHECK(old.err.find("'worker' is deprecated and goes in 0.3; use 'fleet-member'") != std::string::npos);
 }
 
 TEST_CASE("cli: info says which timer times kernels and why, LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {

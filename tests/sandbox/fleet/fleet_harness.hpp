@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the fleet tests need around a real Redis: a free loopback port, a redis-server in a temporary
-// directory (persisting every write, so a restart loses nothing acknowledged), worker processes to
+// directory (persisting every write, so a restart loses nothing acknowledged), member processes to
 // start, kill and stop, and a direct connection for looking inside the streams. Only 127.0.0.1.
-// Workers and clients refuse to run without a fleet key: the harness provides one in $LEAP_FLEET_KEY
-// (inherited by the workers it starts) unless the environment already names one.
+// Members and clients refuse to run without a fleet key: the harness provides one in $LEAP_FLEET_KEY
+// (inherited by the members it starts) unless the environment already names one.
 #pragma once
 
 #include <fcntl.h>
@@ -63,7 +63,7 @@ inline int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
-// The fleet key of this test process and the workers it starts: the environment's, or a fresh random
+// The fleet key of this test process and the members it starts: the environment's, or a fresh random
 // one put in $LEAP_FLEET_KEY. Call before starting threads that read the environment.
 inline leap::sandbox::FleetKey test_fleet_key() {
   if (std::optional<leap::sandbox::FleetKey> key = leap::sandbox::FleetKey::from_environment()) return *key;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fleet against a real Redis on a loopback port: workers killed, stopped and poisoned, Redis
+// The fleet against a real Redis on a loopback port: members killed, stopped and poisoned, Redis
 // restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, and
 // a client used across a fork. Skipped (exit 77) only where redis-server is not
 // installed. Every wait is bounded in time.
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <leap/gates.hpp>
+#include <leap/gate_policies.hpp>
 #include <leap/rollout.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/fleet_client.hpp>
@@ -46,7 +46,7 @@ std::string kernel(int k) {
          std::to_string(k) + ".5f + 1.0f;\n}\n";
 }
 
-struct WorkerSettings {
+struct MemberSettings {
   int jobs = 2;
   int grace_ms = 1000;
   int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
@@ -56,12 +56,12 @@ struct WorkerSettings {
   int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
 };
 
-std::unique_ptr<Child> start_worker(const RedisServer& redis, const TempDir& tmp, const std::string& name,
-                                    const WorkerSettings& s) {
+std::unique_ptr<Child> start_member(const RedisServer& redis, const TempDir& tmp, const std::string& name,
+                                    const MemberSettings& s) {
   std::vector<std::pair<std::string, std::string>> env = {{"LEAP_SANDBOX_CACHE_DIR", (tmp.path() / "cache").string()}};
-  if (!s.crash_marker.empty()) env.emplace_back("LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER", s.crash_marker);
+  if (!s.crash_marker.empty()) env.emplace_back("LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER", s.crash_marker);
   return std::make_unique<Child>(
-      std::vector<std::string>{LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--name", name, "-j",
+      std::vector<std::string>{LEAP_SANDBOX_CLI, "fleet-member", "--redis", redis.url(), "--name", name, "-j",
                                std::to_string(s.jobs), "--claim-grace-ms", std::to_string(s.grace_ms),
                                "--compile-timeout-ms", std::to_string(s.compile_timeout_ms), "--max-deliveries",
                                std::to_string(s.max_deliveries), "--stream",
@@ -110,7 +110,7 @@ std::vector<Pending> pending_of(fr::RedisConnection& redis, const std::string& c
   fr::Reply reply;
   try {
     reply = redis.command(argv);
-  } catch (const fr::RedisCommandError&) {  // NOGROUP: no worker has created the group yet
+  } catch (const fr::RedisCommandError&) {  // NOGROUP: no member has created the group yet
     return out;
   }
   for (std::size_t i = 0; i < fr::size(reply.get()); ++i) {
@@ -141,13 +141,13 @@ struct Joined {
 
 }  // namespace
 
-TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, none lost", "[kill]") {
+TEST_CASE("1000 compiles, 2 clients, 3 members: one SIGKILLed, one SIGTERMed, none lost", "[kill]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   fr::RedisConnection inspect(redis.address(), {});
-  const WorkerSettings settings;  // -j 2, a compile's claim idle time 6 s
-  std::map<std::string, std::unique_ptr<Child>> workers;
-  for (const char* name : {"w0", "w1", "w2"}) workers[name] = start_worker(redis, tmp, name, settings);
+  const MemberSettings settings;  // -j 2, a compile's claim idle time 6 s
+  std::map<std::string, std::unique_ptr<Child>> members;
+  for (const char* name : {"w0", "w1", "w2"}) members[name] = start_member(redis, tmp, name, settings);
 
   constexpr int per_client = 500;
   constexpr int distinct_kernels = 48;
@@ -163,18 +163,18 @@ TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, no
 
   // SIGKILL w0 while it holds requests, then SIGTERM w1 while it holds requests.
   REQUIRE(eventually([&] { return !pending_of(inspect, "w0").empty(); }, 60s));
-  workers["w0"]->signal(SIGKILL);
+  members["w0"]->signal(SIGKILL);
   const auto killed_at = Clock::now();
-  REQUIRE(workers["w0"]->wait(10s));
+  REQUIRE(members["w0"]->wait(10s));
   const std::vector<Pending> orphans = pending_of(inspect, "w0");
   REQUIRE(!orphans.empty());
   REQUIRE(eventually([&] { return !pending_of(inspect, "w1").empty(); }, 60s));
-  workers["w1"]->signal(SIGTERM);
+  members["w1"]->signal(SIGTERM);
   submit_a.thread.join();
   submit_b.thread.join();
 
   // w1 finishes what it holds, acknowledges it and leaves the group.
-  const std::optional<int> w1_status = workers["w1"]->wait(30s);
+  const std::optional<int> w1_status = members["w1"]->wait(30s);
   REQUIRE(w1_status);
   CHECK(WIFEXITED(*w1_status));
   CHECK(WEXITSTATUS(*w1_status) == 0);
@@ -196,7 +196,7 @@ TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, no
     auto& answers = *entries.front().field("reply") == a.reply_stream() ? answers_a : answers_b;
     orphaned.push_back({&answers.at(id - 1), p.idle_ms});
   }
-  // They are answered by a live worker once idle for their claim idle time, and not before.
+  // They are answered by a live member once idle for their claim idle time, and not before.
   for (Orphan& o : orphaned) {
     REQUIRE(o.answer->wait_for(settings.claim_idle_ms() * 1ms + 15s) == std::future_status::ready);
     const auto taken = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
@@ -206,7 +206,7 @@ TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, no
   INFO("the last of w0's " << orphaned.size() << " requests was answered " << reclaim_ms << " ms after the kill");
   CHECK(reclaim_ms <= settings.claim_idle_ms() + 6000);  // idle time + scan interval + a compile on loaded cores
 
-  // Every request of each client is answered exactly once, successfully, by a worker alive at the time.
+  // Every request of each client is answered exactly once, successfully, by a member alive at the time.
   int real_compiles = 0, cache_hits = 0;
   std::set<std::string> answered_by;
   for (auto* answers : {&answers_a, &answers_b}) {
@@ -220,7 +220,7 @@ TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, no
       CHECK(result.at("status") == "ok");
       (result.at("cache_hit").get<bool>() ? cache_hits : real_compiles) += 1;
       ids.insert(reply.id);
-      answered_by.insert(reply.worker);
+      answered_by.insert(reply.member);
     }
     CHECK(ids.size() == per_client);
     CHECK(*ids.begin() == 1);
@@ -239,22 +239,22 @@ TEST_CASE("1000 compiles, 2 clients, 3 workers: one SIGKILLed, one SIGTERMed, no
   // Nothing left behind: no request pending, none waiting in the stream.
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
   CHECK(fr::integer(inspect.command({"XLEN", std::string(sb::fleet_default_stream)}).get()) == 0);
-  workers["w2"]->signal(SIGTERM);
-  CHECK(workers["w2"]->wait(30s));
+  members["w2"]->signal(SIGTERM);
+  CHECK(members["w2"]->wait(30s));
 }
 
-TEST_CASE("a request that kills its workers is dead-lettered after N deliveries", "[poison]") {
+TEST_CASE("a request that kills its members is dead-lettered after N deliveries", "[poison]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   fr::RedisConnection inspect(redis.address(), {});
-  WorkerSettings settings;
+  MemberSettings settings;
   settings.jobs = 1;
   settings.grace_ms = 300;
   settings.compile_timeout_ms = 200;  // claim idle 2.3 s
   settings.max_deliveries = 2;
   settings.crash_marker = "LEAP_TEST_POISON_7f3a";
-  std::map<std::string, std::unique_ptr<Child>> workers;
-  for (const char* name : {"p0", "p1", "p2"}) workers[name] = start_worker(redis, tmp, name, settings);
+  std::map<std::string, std::unique_ptr<Child>> members;
+  for (const char* name : {"p0", "p1", "p2"}) members[name] = start_member(redis, tmp, name, settings);
 
   sb::FleetClient client({.redis = redis.address(), .name = "poisoner", .timeout = 60s});
   auto poison = client.compile(kernel(1) + "// " + settings.crash_marker + "\n");
@@ -266,10 +266,10 @@ TEST_CASE("a request that kills its workers is dead-lettered after N deliveries"
   CHECK(reply.error.find("delivered 2 times") != std::string::npos);
   CHECK(reply.error.find("leap:requests:dead") != std::string::npos);
 
-  // Two workers died of it (one per delivery); the third dead-lettered it and lives.
+  // Two members died of it (one per delivery); the third dead-lettered it and lives.
   int killed = 0;
   std::string survivor;
-  for (auto& [name, w] : workers) {
+  for (auto& [name, w] : members) {
     if (w->running()) {
       survivor = name;
       continue;
@@ -282,7 +282,7 @@ TEST_CASE("a request that kills its workers is dead-lettered after N deliveries"
   }
   CHECK(killed == 2);
   REQUIRE(!survivor.empty());
-  CHECK(reply.worker == survivor);
+  CHECK(reply.member == survivor);
 
   const auto dead = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
   REQUIRE(dead.size() == 1);
@@ -309,15 +309,15 @@ TEST_CASE("a request that kills its workers is dead-lettered after N deliveries"
   REQUIRE(next.wait_for(30s) == std::future_status::ready);
   const sb::FleetReply fine = next.get();
   CHECK(fine.ok);
-  CHECK(fine.worker == survivor);
+  CHECK(fine.member == survivor);
 }
 
-TEST_CASE("Redis restarts mid-run: workers and client reconnect, all answered once", "[restart]") {
+TEST_CASE("Redis restarts mid-run: members and client reconnect, all answered once", "[restart]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
-  const WorkerSettings settings;
-  auto w0 = start_worker(redis, tmp, "r0", settings);
-  auto w1 = start_worker(redis, tmp, "r1", settings);
+  const MemberSettings settings;
+  auto w0 = start_member(redis, tmp, "r0", settings);
+  auto w1 = start_member(redis, tmp, "r1", settings);
 
   constexpr int requests = 240;
   sb::FleetClient client({.redis = redis.address(), .name = "restarter", .timeout = 90s});
@@ -394,24 +394,24 @@ TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach"
   CHECK_THROWS_WITH(client.submit(R"({"id": 4, "op": "info"})"), Catch::Contains("leave \"id\" out"));
   CHECK_THROWS_WITH(client.eval(sb::FleetTask{}, "x"), Catch::Contains("FleetTask::builtin"));
   CHECK(client.stats().submitted == 0);
-  // With no worker, the deadline passes and the future says so.
+  // With no member, the deadline passes and the future says so.
   auto lonely = client.info(200ms);
   REQUIRE(lonely.wait_for(10s) == std::future_status::ready);
   CHECK_THROWS_AS(lonely.get(), sb::FleetTimeout);
   CHECK(client.stats().timeouts == 1);
-  // A worker whose key file others may read, or given a key on its command line, does not start.
+  // A member whose key file others may read, or given a key on its command line, does not start.
   const auto shared_key = tmp.path() / "shared.key";
   std::ofstream(shared_key) << "0123456789abcdef0123\n";
   std::filesystem::permissions(shared_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
                                                std::filesystem::perms::group_read | std::filesystem::perms::others_read);
-  Child refused({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url()}, tmp.path() / "refused.log",
+  Child refused({LEAP_SANDBOX_CLI, "fleet-member", "--redis", redis.url()}, tmp.path() / "refused.log",
                 {{std::string(sb::fleet_key_file_env), shared_key.string()}});
   const std::optional<int> refused_status = refused.wait(30s);
   REQUIRE(refused_status);
   CHECK(WIFEXITED(*refused_status));
   CHECK(WEXITSTATUS(*refused_status) == 2);
   CHECK(read_file(tmp.path() / "refused.log").find("chmod 600") != std::string::npos);
-  Child on_command_line({LEAP_SANDBOX_CLI, "worker", "--redis", redis.url(), "--key", "0123456789abcdef0123"},
+  Child on_command_line({LEAP_SANDBOX_CLI, "fleet-member", "--redis", redis.url(), "--key", "0123456789abcdef0123"},
                         tmp.path() / "on_command_line.log");
   const std::optional<int> usage_status = on_command_line.wait(30s);
   REQUIRE(usage_status);
@@ -428,9 +428,9 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
   RedisServer redis(g_redis_server, tmp.path());
   // Every turn here compiles (NVRTC's own diagnostics are the point), and a sanitizer's interceptors
   // make a compile several times slower: there the CPU-time limit grows with them.
-  WorkerSettings settings;
+  MemberSettings settings;
   if (leap_test::k_sanitizer) settings.compile_timeout_ms *= 10;
-  auto worker = start_worker(redis, tmp, "e0", settings);
+  auto member = start_member(redis, tmp, "e0", settings);
   sb::FleetClient client({.redis = redis.address(), .name = "trainer", .timeout = 120s});
   const auto environment = sb::FleetEnvironment(
       client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
@@ -451,7 +451,7 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
       if (sample % 2 == 0) {  // NVRTC's real diagnostics, through the fleet
         CHECK(turn.verdict == leap::Verdict::compile_error);
         CHECK(turn.feedback.find("undefined_name_") != std::string::npos);
-      } else if (turn.verdict != leap::Verdict::correct) {  // no GPU on the worker: no verdict, never a made-up one
+      } else if (turn.verdict != leap::Verdict::correct) {  // no GPU on the member: no verdict, never a made-up one
         CHECK(turn.verdict == leap::Verdict::runtime_error);
         CHECK(turn.feedback.find("reached no verdict (no_gpu") != std::string::npos);
         ++no_verdict;
@@ -461,8 +461,8 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
   CHECK(turns >= 2 * 4 + 2 * 2 * 2);  // each failing trajectory got its second turn (AlwaysExpand)
   CHECK(step.metrics.environment_errors == no_verdict);
   CHECK(client.stats().answered == turns);
-  worker->signal(SIGTERM);
-  CHECK(worker->wait(30s));
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
 }
 
 TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed one is answered, signed", "[auth]") {
@@ -470,10 +470,10 @@ TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed 
   RedisServer redis(g_redis_server, tmp.path());
   fr::RedisConnection inspect(redis.address(), {});
   const sb::FleetKey key = test_fleet_key();
-  WorkerSettings settings;
+  MemberSettings settings;
   settings.jobs = 1;  // entries are taken in order: the genuine one, last, is answered after all the others
-  settings.crash_marker = "LEAP_TEST_FORGED_RUN_5d1c";  // running any forged request kills the worker
-  auto worker = start_worker(redis, tmp, "a0", settings);
+  settings.crash_marker = "LEAP_TEST_FORGED_RUN_5d1c";  // running any forged request kills the member
+  auto member = start_member(redis, tmp, "a0", settings);
 
   const std::string stream(sb::fleet_default_stream);
   const std::string reply = sb::fleet_reply_stream(stream, "target");
@@ -521,9 +521,9 @@ TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed 
   CHECK(fr::integer(inspect.command({"EXISTS", thief}).get()) == 0);
   CHECK(fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 0);
 
-  CHECK(worker->running());  // no forged request ran: the marker would have killed it
-  worker->signal(SIGTERM);
-  REQUIRE(worker->wait(30s));
+  CHECK(member->running());  // no forged request ran: the marker would have killed it
+  member->signal(SIGTERM);
+  REQUIRE(member->wait(30s));
   const std::string log = read_file(tmp.path() / "a0.log");
   INFO(log);
   CHECK(log.find("1 answered") != std::string::npos);
@@ -540,16 +540,16 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   const sb::FleetKey key = test_fleet_key();
   const std::string stream(sb::fleet_default_stream);
 
-  // A genuine, signed answer to some other request, for replaying: a worker answers an info request
+  // A genuine, signed answer to some other request, for replaying: a member answers an info request
   // sent to a reply stream that nothing reads.
-  auto capture_worker = start_worker(redis, tmp, "c0", WorkerSettings{});
+  auto capture_member = start_member(redis, tmp, "c0", MemberSettings{});
   const std::string capture = sb::fleet_reply_stream(stream, "capture");
   inspect.command(signed_request(key, stream, capture, "7-c", "1", R"({"id": 1, "op": "info"})"));
   REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", capture}).get()) >= 1; }, 60s));
   const fr::StreamEntry replayed = fr::parse_entries(inspect.command({"XRANGE", capture, "-", "+"}).get()).front();
   REQUIRE(signed_reply(key, replayed, stream, capture));
 
-  // The victim submits on a stream no worker serves yet, so the forgeries are first.
+  // The victim submits on a stream no member serves yet, so the forgeries are first.
   std::mutex log_mutex;
   std::vector<std::string> logged;
   sb::FleetClient client({.redis = redis.address(), .stream = "victim:requests", .name = "victim", .timeout = 120s,
@@ -575,7 +575,7 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   // A real answer and its real tag, replayed with the victim's session and id.
   inspect.command({"XADD", victim, "*", "response", *replayed.field("response"), "worker", "forger", "session", session,
                    "id", id, "tag", *replayed.field("tag")});
-  // A worker's tag is for replies only: a request's tag, on the same fields, does not pass as one.
+  // A member's tag is for replies only: a request's tag, on the same fields, does not pass as one.
   const std::string request_tag =
       fr::sign(key, {fr::MessageKind::request, "victim:requests", victim, session, id, sb::sha256(verdict)});
   inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
@@ -584,15 +584,15 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   CHECK(answer.wait_for(0s) == std::future_status::timeout);
   CHECK(client.pending() == 1);
 
-  // Now a worker serves the victim's stream: its answer, arriving after the forgeries, is the one.
-  WorkerSettings serving;
+  // Now a member serves the victim's stream: its answer, arriving after the forgeries, is the one.
+  MemberSettings serving;
   serving.stream = "victim:requests";
-  auto worker = start_worker(redis, tmp, "v0", serving);
+  auto member = start_member(redis, tmp, "v0", serving);
   REQUIRE(answer.wait_for(60s) == std::future_status::ready);
   const sb::FleetReply reply = answer.get();
   INFO(reply.line);
   CHECK(reply.ok);
-  CHECK(reply.worker == "v0");
+  CHECK(reply.member == "v0");
   const json result = json::parse(reply.result);
   CHECK(result.at("status") == "ok");
   CHECK_FALSE(result.contains("verdict"));
@@ -607,7 +607,7 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   CHECK(logged.back().find("4 dropped so far") != std::string::npos);
 }
 
-TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed one is answered request_too_large",
+TEST_CASE("two entries of 300 MB leave the member's memory bounded; the signed one is answered request_too_large",
           "[oversized]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path(), "off");
@@ -615,10 +615,10 @@ TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed o
   const sb::FleetKey key = test_fleet_key();
   const std::string stream(sb::fleet_default_stream);
   const std::string reply = sb::fleet_reply_stream(stream, "big");
-  auto worker = start_worker(redis, tmp, "o0", WorkerSettings{});  // -j 2: both entries in hand at once
+  auto member = start_member(redis, tmp, "o0", MemberSettings{});  // -j 2: both entries in hand at once
   inspect.command(signed_request(key, stream, reply, "3-o", "1", R"({"id": 1, "op": "info"})"));
   REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) == 1; }, 60s));
-  const std::size_t before = peak_rss_bytes(worker->pid());
+  const std::size_t before = peak_rss_bytes(member->pid());
   REQUIRE(before > 0);
 
   constexpr std::size_t entry_bytes = std::size_t{300} << 20;
@@ -631,12 +631,12 @@ TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed o
 
   REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", stream}).get()) == 0; }, 180s));
   CHECK(eventually([&] { return pending_of(inspect).empty(); }, 10s));
-  const std::size_t after = peak_rss_bytes(worker->pid());
-  // The bound (docs/fleet.md): oversized entries add less than 16 MiB to the worker's peak, whatever
+  const std::size_t after = peak_rss_bytes(member->pid());
+  // The bound (docs/fleet.md): oversized entries add less than 16 MiB to the member's peak, whatever
   // their size (measured: nothing; it held each entry whole before, 3 GB for these two). Under a
-  // sanitizer its own memory grows with what the worker touches and frees (measured under ASan: 20
+  // sanitizer its own memory grows with what the member touches and frees (measured under ASan: 20
   // MiB), so the bound is scaled; scaled, it is still far below one entry held whole.
-  INFO("worker peak RSS " << (before >> 20) << " MiB before the two entries, " << (after >> 20) << " MiB after");
+  INFO("member peak RSS " << (before >> 20) << " MiB before the two entries, " << (after >> 20) << " MiB after");
   CHECK(after < before + leap_test::k_rss_factor * (std::size_t{16} << 20));
 
   const auto answers = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
@@ -650,8 +650,8 @@ TEST_CASE("two entries of 300 MB leave the worker's memory bounded; the signed o
   CHECK(response.at("ok") == false);
   CHECK(response.at("code") == "request_too_large");
   CHECK(response.at("error").get<std::string>().find(std::to_string(signed_line.size()) + " bytes") != std::string::npos);
-  worker->signal(SIGTERM);
-  REQUIRE(worker->wait(30s));
+  member->signal(SIGTERM);
+  REQUIRE(member->wait(30s));
   const std::string log = read_file(tmp.path() / "o0.log");
   INFO(log);
   CHECK(log.find("1 dropped unsigned or forged, 1 too large") != std::string::npos);
@@ -677,19 +677,19 @@ TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory 
   CHECK(fr::integer(inspect.command({"XLEN", client.reply_stream()}).get()) == 0);  // dropped from the stream too
   // The client goes on: a real answer still settles its future.
   auto answer = client.info();
-  WorkerSettings serving;
+  MemberSettings serving;
   serving.stream = "idle:requests";
-  auto worker = start_worker(redis, tmp, "i0", serving);
+  auto member = start_member(redis, tmp, "i0", serving);
   REQUIRE(answer.wait_for(60s) == std::future_status::ready);
   CHECK(answer.get().ok);
-  worker->signal(SIGTERM);
-  CHECK(worker->wait(30s));
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
 }
 
 TEST_CASE("a client used in a forked child says to make a new one; no answer crosses the fork", "[fork]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
-  auto worker = start_worker(redis, tmp, "f0", WorkerSettings{});
+  auto member = start_member(redis, tmp, "f0", MemberSettings{});
   auto owned = std::make_unique<sb::FleetClient>(sb::FleetClientOptions{.redis = redis.address(), .timeout = 120s});
   sb::FleetClient& parent = *owned;
   REQUIRE(parent.compile(kernel(500)).get().ok);
@@ -743,8 +743,8 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
   CHECK(stats.answered == 17);
   CHECK(stats.duplicates_dropped == 0);
   CHECK(stats.forged_dropped == 0);
-  worker->signal(SIGTERM);
-  CHECK(worker->wait(30s));
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
 }
 
 int main(int argc, char** argv) {
@@ -754,6 +754,6 @@ int main(int argc, char** argv) {
                  "(apt-get install redis-server)\n";
     return 77;
   }
-  (void)test_fleet_key();  // before any thread: it may set $LEAP_FLEET_KEY for this process and its workers
+  (void)test_fleet_key();  // before any thread: it may set $LEAP_FLEET_KEY for this process and its members
   return Catch::Session().run(argc, argv);
 }

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/fleet_address.hpp>
-#include "fleet/fleet_worker.hpp"
+#include "fleet/fleet_member.hpp"
 
 namespace sb = leap::sandbox;
 using namespace std::chrono_literals;
@@ -46,14 +46,14 @@ TEST_CASE("a process is named in the fleet by its host and pid") {
 }
 
 TEST_CASE("a request's claim idle time is the grace plus what its limits allow it to run") {
-  sb::FleetWorkerOptions o;
+  sb::FleetMemberOptions o;
   o.claim_grace = 2000ms;
   o.compile_wall_limit = 7000ms;
   o.eval_start_timeout = 30000ms;
   o.jobs = 2;
   CHECK(sb::claim_idle_for(R"({"id": 1, "op": "compile", "source": "x"})", o) == 9000ms);
   CHECK(sb::claim_idle_for(R"({"id": 1, "op": "info"})", o) == 2000ms);
-  // eval: compile + (worker start-up + the task's own limit) for each request a worker holds
+  // eval: compile + (member start-up + the task's own limit) for each request a member holds
   const int softmax_limit = sb::find_builtin_task("softmax")->spec.time_limit_ms;
   CHECK(sb::claim_idle_for(R"({"id": 1, "op": "eval", "task": "softmax", "source": "x"})", o) ==
         2000ms + 7000ms + 2 * (30000ms + std::chrono::milliseconds(softmax_limit)));
@@ -66,8 +66,8 @@ TEST_CASE("a request's claim idle time is the grace plus what its limits allow i
   CHECK(sb::claim_idle_for("not json", o) == 9000ms);
 }
 
-TEST_CASE("worker options are checked, naming the option") {
-  sb::FleetWorkerOptions o;
+TEST_CASE("member options are checked, naming the option") {
+  sb::FleetMemberOptions o;
   CHECK_NOTHROW(o.validate());
   o.jobs = 0;
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("jobs (0)"));
@@ -81,5 +81,5 @@ TEST_CASE("worker options are checked, naming the option") {
   CHECK(o.redis_timeout >= 30000ms);  // Redis answers no one while it moves an entry of hundreds of MB
   o.redis_timeout = 10ms;
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("redis_timeout must be at least 100 ms"));
-  CHECK_THROWS_WITH(sb::FleetWorker(sb::FleetWorkerOptions{}, sb::FleetWorker::Handler{}), Catch::Contains("handler is empty"));
+  CHECK_THROWS_WITH(sb::FleetMember(sb::FleetMemberOptions{}, sb::FleetMember::Handler{}), Catch::Contains("handler is empty"));
 }

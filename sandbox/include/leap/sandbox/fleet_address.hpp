@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the fleet's Redis is, and the names the fleet uses in it. Workers and clients of one fleet
+// Where the fleet's Redis is, and the names the fleet uses in it. Members and clients of one fleet
 // agree on the request stream and the consumer group; everything else derives from those.
 //
 //   redis://HOST:PORT[/DB]       HOST a name, an IPv4 address or [IPv6]; PORT defaults to 6379
@@ -35,7 +35,7 @@ RedisAddress parse_redis_url(std::string_view url);
 // "redis://HOST:PORT/DB", for messages.
 std::string to_string(const RedisAddress& address);
 
-// This process in the fleet: "<hostname>-<pid>", with `fallback` where the host has no name. Workers
+// This process in the fleet: "<hostname>-<pid>", with `fallback` where the host has no name. Members
 // are named by it, and clients build their reply stream's name on it.
 std::string fleet_process_name(std::string_view fallback);
 

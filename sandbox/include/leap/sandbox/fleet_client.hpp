@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trainer's side of a sandbox fleet (whose members run `leap-sandbox worker`): submits requests to the fleet's
+// The trainer's side of a sandbox fleet (whose members run `leap-sandbox fleet-member`): submits requests to the fleet's
 // request stream and collects the answers from its own reply stream, "<stream>:reply:<name>".
 //
 //   leap::sandbox::FleetClient fleet({.redis = leap::sandbox::parse_redis_url("redis://10.0.0.5:6379")});
@@ -7,7 +7,7 @@
 //   leap::sandbox::FleetReply reply = answer.get();   // reply.ok, reply.result (JSON), reply.error
 //
 // Ids: the client numbers its requests (1, 2, ...) and matches answers by that id. Delivery is at
-// least once (a request whose worker died or whose answer was cut off by a Redis restart may be
+// least once (a request whose member died or whose answer was cut off by a Redis restart may be
 // answered twice); a second answer for an id is dropped and counted, so each future gets exactly one.
 // Timeouts: each request has a deadline (FleetClientOptions::timeout unless given); a future still
 // unanswered then holds a FleetTimeout. Reconnects: the reader and the submitter reconnect after a
@@ -65,8 +65,8 @@ struct FleetReply {
   bool ok = false;
   std::string result;
   std::string error;
-  std::string worker;  // the consumer that answered
-  std::string line;    // the whole response line, as the worker's handler wrote it
+  std::string member;  // the fleet member that answered (its consumer name; the entry's "worker" field)
+  std::string line;    // the whole response line, as the member's handler wrote it
 };
 
 // The request's deadline passed without an answer.

@@ -10,7 +10,7 @@
 //   auto step = leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{}, pool, options);
 //
 // Each evaluate() submits one eval and waits for its answer, so run the step on a ThreadPool as wide
-// as the fleet to keep every worker busy. An answer without a verdict (no GPU on the worker, a harness
+// as the fleet to keep every member busy. An answer without a verdict (no GPU on the member, a harness
 // error, an error response, a timeout) throws, and run_step records that evaluation as a
 // runtime_error turn carrying the message (metrics.environment_errors counts them): never a made-up
 // verdict.
@@ -29,7 +29,7 @@
 namespace leap::sandbox {
 
 // The rollout loop's view of one eval answer: verdict, speedup, feedback. Throws std::runtime_error
-// naming the request, the worker and what went wrong when the answer carries no verdict.
+// naming the request, the member and what went wrong when the answer carries no verdict.
 leap::Evaluation to_evaluation(const FleetReply& reply);
 
 template <class TaskOf, class SourceOf>

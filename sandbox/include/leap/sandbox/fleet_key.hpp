@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fleet's shared key. Clients sign every request and workers every reply with it (HMAC-SHA256,
-// see fleet_client.hpp and `leap-sandbox worker`), so whoever can write to the fleet's Redis but does not
+// The fleet's shared key. Clients sign every request and members every reply with it (HMAC-SHA256,
+// see fleet_client.hpp and `leap-sandbox fleet-member`), so whoever can write to the fleet's Redis but does not
 // hold the key can neither submit work nor forge a verdict.
 //
 // Where the key comes from, first match wins; never from a command line (ps, shell histories):
-//   1. FleetClientOptions::key / FleetWorkerOptions::key (leap-sandbox worker --key-file FILE)
+//   1. FleetClientOptions::key / FleetMemberOptions::key (leap-sandbox fleet-member --key-file FILE)
 //   2. $LEAP_FLEET_KEY_FILE, naming a file that holds the key
 //   3. $LEAP_FLEET_KEY, holding the key itself
 // A key is at least 16 bytes (trailing newlines of a file are not part of it); a key file must be a
 // regular file that neither group nor others may read (chmod 600). Make one with
 //   umask 077; head -c 32 /dev/urandom | base64 > fleet.key
-// With no key at all, clients and workers refuse to start unless told `insecure_no_key`
-// (leap-sandbox worker --insecure-no-key): then nothing is signed or checked, and the worker says so
+// With no key at all, clients and members refuse to start unless told `insecure_no_key`
+// (leap-sandbox fleet-member --insecure-no-key): then nothing is signed or checked, and the member says so
 // in its log.
 #pragma once
 
@@ -54,7 +54,7 @@ class FleetKey {
   std::string bytes_;
 };
 
-// The key a client or worker runs with: `given`, else the environment's; nullopt only when
+// The key a client or member runs with: `given`, else the environment's; nullopt only when
 // `insecure_no_key` is set and no key was found. Otherwise throws FleetKeyError saying how to provide
 // one. `who` names the caller in the message.
 std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, bool insecure_no_key,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// leap-sandbox worker: one member of a sandbox fleet on Redis Streams (see fleet_worker.hpp). It
+// leap-sandbox fleet-member: one member of a sandbox fleet on Redis Streams (see fleet_member.hpp). It
 // answers through the same RequestHandler as serve, so a request means the same thing either way.
 #include <csignal>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/fleet_key.hpp>
-#include "fleet/fleet_worker.hpp"
+#include "fleet/fleet_member.hpp"
 #include <leap/sandbox/request_handler.hpp>
 
 #include "cli.hpp"
@@ -22,13 +22,13 @@ namespace sb = leap::sandbox;
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
-// Test hook, for the fleet's failure tests only: when $LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER is set
-// and non-empty, a request whose line contains it kills this worker process with SIGKILL before it
+// Test hook, for the fleet's failure tests only: when $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER is set
+// and non-empty, a request whose line contains it kills this fleet member with SIGKILL before it
 // is answered: the "poison request" that dead-lettering exists for. Never set it in production.
-constexpr const char* k_crash_marker_env = "LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER";
+constexpr const char* k_crash_marker_env = "LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER";
 
-int run_worker(const Arguments& args) {
-  sb::FleetWorkerOptions options;
+int run_fleet_member(const Arguments& args) {
+  sb::FleetMemberOptions options;
   std::string url(sb::fleet_default_url);
   std::string arch;
   bool no_cache = false, accept_weaker = false, allow_pageable = false;
@@ -55,28 +55,28 @@ int run_worker(const Arguments& args) {
     else if (a == "--insecure-no-key") options.insecure_no_key = true;
     else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--key" || a.starts_with("--key=")) {
-      usage_error("worker: a key on the command line ends up in ps and shell histories; put it in a file only you "
+      usage_error("fleet-member: a key on the command line ends up in ps and shell histories; put it in a file only you "
                   "can read and pass --key-file FILE (or set $" + std::string(sb::fleet_key_file_env) + ")");
     } else if (a == "--password" || a.starts_with("--password=")) {
-      usage_error("worker: a password on the command line ends up in ps and shell histories; set $" +
+      usage_error("fleet-member: a password on the command line ends up in ps and shell histories; set $" +
                   std::string(sb::fleet_password_env) + " instead");
-    } else usage_error("worker: unknown option '" + a + "'");
+    } else usage_error("fleet-member: unknown option '" + a + "'");
   }
   options.max_request_bytes = limits.max_request_bytes;
   try {
     options.redis = sb::parse_redis_url(url);
     options.validate();
   } catch (const std::invalid_argument& e) {
-    usage_error(std::string("worker: ") + e.what());
+    usage_error(std::string("fleet-member: ") + e.what());
   }
-  // The key is checked before anything starts: a worker that would refuse every request, or accept
+  // The key is checked before anything starts: a member that would refuse every request, or accept
   // forged ones, should not start at all.
   try {
     if (!key_file.empty()) options.key = sb::FleetKey::from_file(key_file);
-    options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox worker");
+    options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox fleet-member");
   } catch (const sb::FleetKeyError& e) {
     const std::string_view message = e.what();
-    std::cerr << (message.starts_with("leap-sandbox worker") ? "" : "leap-sandbox worker: ") << message << "\n";
+    std::cerr << (message.starts_with("leap-sandbox fleet-member") ? "" : "leap-sandbox fleet-member: ") << message << "\n";
     return 2;
   }
 
@@ -97,7 +97,7 @@ int run_worker(const Arguments& args) {
 
   const char* marker = std::getenv(k_crash_marker_env);
   const std::string crash_marker = marker != nullptr ? marker : "";
-  sb::FleetWorker worker(options, [&handler, &crash_marker](std::string_view line) {
+  sb::FleetMember member(options, [&handler, &crash_marker](std::string_view line) {
     if (!crash_marker.empty() && line.find(crash_marker) != std::string_view::npos) std::raise(SIGKILL);
     return handler.handle(line);
   });
@@ -108,7 +108,7 @@ int run_worker(const Arguments& args) {
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
   std::mutex log_mutex;
-  worker.run(g_stop, [&log_mutex](const std::string& line) {
+  member.run(g_stop, [&log_mutex](const std::string& line) {
     std::lock_guard lock(log_mutex);
     std::cerr << line << "\n" << std::flush;
   });
@@ -117,7 +117,7 @@ int run_worker(const Arguments& args) {
 
 }  // namespace
 
-const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
+const Command fleet_member_command{"fleet-member", "fleet-member [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
                              R"(  A sandbox fleet member: reads requests from a Redis stream as one consumer of a group and answers
   each through the same handler as serve (same JSON), on the reply stream the request names. Run one
   per GPU (CUDA_VISIBLE_DEVICES) on every sandbox machine; see docs/fleet.md.
@@ -126,11 +126,11 @@ const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--gro
                        never from the command line
   --stream S           the request stream (default leap:requests); dead letters go to S:dead
   --group G            the consumer group (default leap-sandbox), created if missing
-  --name N             this consumer's name, unique per worker (default <hostname>-<pid>)
+  --name N             this consumer's name, unique per member (default <hostname>-<pid>)
   -j N                 requests handled at a time (default 2; kernels still run one at a time)
   --max-deliveries N   a request delivered N times without an answer (it killed or stalled its
-                       workers) is answered with an error and moved to S:dead (default 3)
-  --claim-grace-ms MS  a dead worker's request is taken over once idle for MS plus the wall-clock
+                       members) is answered with an error and moved to S:dead (default 3)
+  --claim-grace-ms MS  a dead member's request is taken over once idle for MS plus the wall-clock
                        time its limits allow it (a compile: 10 x its CPU limit; an eval: that, the
                        evaluation worker's start-up and the task's time limit) (default 5000)
   --compile-timeout-ms MS  a compile's CPU-time limit (default 10000)
@@ -139,7 +139,7 @@ const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--gro
   --arch sm_XY         compile target (default: the GPU's, or sm_90 without one)
   --no-cache           compile every request afresh (default: the compile cache, as serve)
   --accept-weaker-confinement  compile where the private root is missing (user namespaces off);
-                       without it the worker refuses to start on such a machine (see serve)
+                       without it the member refuses to start on such a machine (see serve)
   --allow-pageable-host-access  evaluate even where device code can reach this machine's pageable
                        memory (see eval; without it the evaluation worker refuses on such a device)
   --key-file FILE      the fleet key (at least 16 bytes, a file only its owner may read); default: the
@@ -150,9 +150,9 @@ const Command worker_command{"worker", "worker [--redis URL] [--stream S] [--gro
   --max-request-bytes N  a longer request is answered request_too_large without being held in memory
                        (default 4194304)
   SIGTERM or SIGINT: finish the requests in hand, answer and acknowledge them, leave the group, exit 0.
-  Test hook (failure tests only): with $LEAP_SANDBOX_WORKER_TEST_CRASH_MARKER set, a request whose
-  line contains its value kills the worker with SIGKILL, as a poison request would.
+  Test hook (failure tests only): with $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER set, a request whose
+  line contains its value kills the member with SIGKILL, as a poison request would.
 )",
-                             run_worker};
+                             run_fleet_member};
 
 }  // namespace leap_cli

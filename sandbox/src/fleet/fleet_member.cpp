@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleet/fleet_worker.hpp"
+#include "fleet/fleet_member.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -51,8 +51,8 @@ void sleep_unless_stopped(milliseconds d, const std::atomic<bool>& stop) {
 
 }  // namespace
 
-void FleetWorkerOptions::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetWorkerOptions: " + what); };
+void FleetMemberOptions::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetMemberOptions: " + what); };
   if (stream.empty()) fail("stream is empty; name the request stream (default " + std::string(fleet_default_stream) + ")");
   if (group.empty()) fail("group is empty; name the consumer group (default " + std::string(fleet_default_group) + ")");
   if (jobs < 1 || jobs > 256) fail("jobs (" + std::to_string(jobs) + ") must be in [1, 256]");
@@ -67,7 +67,7 @@ void FleetWorkerOptions::validate() const {
   }
 }
 
-milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOptions& options) {
+milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOptions& options) {
   milliseconds limit = options.compile_wall_limit;
   try {
     const json request = json::parse(request_line);
@@ -85,7 +85,7 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOpti
           task_limit = std::clamp<long long>(task->at("time_limit_ms").get<long long>(), 100, 600000);
         }
       }
-      // Kernels run one at a time in a worker: an eval may wait for the others in hand.
+      // Kernels run one at a time in a member: an eval may wait for the others in hand.
       limit = options.compile_wall_limit + (options.eval_start_timeout + milliseconds(task_limit)) * options.jobs;
     }
   } catch (const json::exception&) {
@@ -93,8 +93,8 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOpti
   return options.claim_grace + limit;
 }
 
-struct FleetWorker::Impl {
-  FleetWorkerOptions options;
+struct FleetMember::Impl {
+  FleetMemberOptions options;
   Handler handler;
   fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
   std::optional<FleetKey> key;  // nullopt: insecure_no_key, nothing checked or signed
@@ -109,7 +109,7 @@ struct FleetWorker::Impl {
   std::set<std::string> in_hand;  // entry ids this process is working on
 
   void say(const std::string& line) const {
-    if (log) log("leap-sandbox worker " + options.name + ": " + line);
+    if (log) log("leap-sandbox fleet-member " + options.name + ": " + line);
   }
 
   void ensure_group(fleet::RedisConnection& redis) const {
@@ -121,7 +121,7 @@ struct FleetWorker::Impl {
   }
 
   // Writes the answer, then acknowledges and deletes the request. Retries through reconnects until
-  // the request's claim idle time has passed (after that another worker answers it anyway).
+  // the request's claim idle time has passed (after that another member answers it anyway).
   void deliver(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& reply_stream,
                const std::string& response, const std::atomic<bool>& stop) {
     const std::string* request = entry.whole("request") ? entry.field("request") : nullptr;  // not a cut line
@@ -153,7 +153,7 @@ struct FleetWorker::Impl {
         return;
       } catch (const fleet::RedisDisconnected& e) {
         if (Clock::now() > give_up) {
-          say("gave up answering " + entry.id + " (" + e.what() + "); it stays pending for another worker");
+          say("gave up answering " + entry.id + " (" + e.what() + "); it stays pending for another member");
           return;
         }
         if (attempt == 0) say(std::string(e.what()) + " while answering " + entry.id + "; reconnecting to retry");
@@ -201,7 +201,7 @@ struct FleetWorker::Impl {
     redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
   }
 
-  // Answers go only to "<stream>:reply:<client>": a request cannot make workers write elsewhere.
+  // Answers go only to "<stream>:reply:<client>": a request cannot make members write elsewhere.
   bool valid_reply_stream(const std::string& reply) const {
     return reply.size() > reply_prefix.size() && reply.starts_with(reply_prefix);
   }
@@ -244,9 +244,9 @@ struct FleetWorker::Impl {
     }
     const std::size_t length = entry.lengths[entry.index("request")];
     return json{{"id", id}, {"ok", false}, {"code", "request_too_large"},
-                {"error", "the request is " + std::to_string(length) + " bytes; this fleet worker takes at most " +
+                {"error", "the request is " + std::to_string(length) + " bytes; this fleet member takes at most " +
                               std::to_string(options.max_request_bytes) +
-                              " (leap-sandbox worker --max-request-bytes); it was not read"}}
+                              " (leap-sandbox fleet-member --max-request-bytes); it was not read"}}
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
@@ -290,7 +290,7 @@ struct FleetWorker::Impl {
         response = too_large_response(entry);
       }
     } catch (const std::exception& e) {  // the handler promises not to throw; an answer beats a lost request
-      response = error_response(*request, std::string("the worker failed on this request: ") + e.what());
+      response = error_response(*request, std::string("the member failed on this request: ") + e.what());
     }
     try {
       deliver(redis, entry, *reply, response, stop);
@@ -332,7 +332,7 @@ struct FleetWorker::Impl {
       const milliseconds claim_idle = claim_idle_for(request ? *request : std::string_view(), options);
       if (idle < claim_idle.count()) continue;
       if (deliveries >= options.max_deliveries) {
-        // JUSTID: take it over without counting another delivery; the idle check makes one worker win.
+        // JUSTID: take it over without counting another delivery; the idle check makes one member win.
         const fleet::Reply claimed = redis.command({"XCLAIM", options.stream, options.group, options.name,
                                                     std::to_string(claim_idle.count()), id, "JUSTID"});
         if (fleet::size(claimed.get()) == 0) continue;
@@ -348,7 +348,7 @@ struct FleetWorker::Impl {
       }
       const auto claimed = fleet::parse_entries(redis.bounded_command(
           {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id}, read_limits));
-      if (claimed.empty()) continue;  // another worker was quicker
+      if (claimed.empty()) continue;  // another member was quicker
       ++reclaimed;
       say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms, delivery " +
           std::to_string(deliveries + 1) + ")");
@@ -402,11 +402,11 @@ struct FleetWorker::Impl {
   }
 };
 
-FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+FleetMember::FleetMember(FleetMemberOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
   if (options.name.empty()) options.name = fleet_process_name("worker");
   options.validate();
-  if (!handler) throw std::invalid_argument("leap::sandbox::FleetWorker: the handler is empty");
-  impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetWorker");
+  if (!handler) throw std::invalid_argument("leap::sandbox::FleetMember: the handler is empty");
+  impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetMember");
   // One entry: the request line (kept up to the limit), four short fields, a few that no client writes.
   impl_->read_limits = {.max_value_bytes = options.max_request_bytes,
                         .max_kept_bytes = options.max_request_bytes + (std::size_t{64} << 10),
@@ -417,11 +417,11 @@ FleetWorker::FleetWorker(FleetWorkerOptions options, Handler handler) : impl_(st
   impl_->handler = std::move(handler);
 }
 
-FleetWorker::~FleetWorker() = default;
+FleetMember::~FleetMember() = default;
 
-void FleetWorker::run(const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log) {
+void FleetMember::run(const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log) {
   impl_->log = log;
-  const FleetWorkerOptions& o = impl_->options;
+  const FleetMemberOptions& o = impl_->options;
   impl_->say("serving " + o.stream + " as a member of group " + o.group + " at " + to_string(o.redis) + " (-j " +
              std::to_string(o.jobs) + ", dead letters to " + impl_->dead_letter_stream + ")");
   if (impl_->key) {
@@ -443,19 +443,19 @@ void FleetWorker::run(const std::atomic<bool>& stop, const std::function<void(co
     if (fleet::size(mine.get()) == 0) redis.command({"XGROUP", "DELCONSUMER", o.stream, o.group, o.name});
   } catch (const std::exception&) {  // Redis gone: the consumer entry stays, harmless
   }
-  const FleetWorkerStats s = stats();
+  const FleetMemberStats s = stats();
   impl_->say("stopped: " + std::to_string(s.answered) + " answered, " + std::to_string(s.reclaimed) + " taken over, " +
              std::to_string(s.dead_lettered) + " dead-lettered, " + std::to_string(s.reconnects) + " reconnects, " +
              std::to_string(s.rejected) + " dropped unsigned or forged, " + std::to_string(s.too_large) + " too large");
 }
 
-FleetWorkerStats FleetWorker::stats() const noexcept {
+FleetMemberStats FleetMember::stats() const noexcept {
   return {impl_->answered.load(), impl_->reclaimed.load(), impl_->dead_lettered.load(), impl_->reconnects.load(),
           impl_->rejected.load(), impl_->too_large.load()};
 }
 
-bool FleetWorker::authenticated() const noexcept { return impl_->key.has_value(); }
+bool FleetMember::authenticated() const noexcept { return impl_->key.has_value(); }
 
-const FleetWorkerOptions& FleetWorker::options() const noexcept { return impl_->options; }
+const FleetMemberOptions& FleetMember::options() const noexcept { return impl_->options; }
 
 }  // namespace leap::sandbox

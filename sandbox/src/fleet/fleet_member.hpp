@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// A sandbox worker of a fleet: one member of a Redis Streams consumer group, answering requests with
+// One member of a sandbox fleet: a consumer in a Redis Streams consumer group, answering requests with
 // the same handler as `leap-sandbox serve` (see request_handler.hpp for the JSON).
 //
 // A request is one stream entry:  request = <the JSON request line>,  reply = <the client's reply stream>,
-// which must be "<stream>:reply:<client>" (workers write nowhere else; other entries are dead-lettered).
-// Each of the worker's `jobs` threads takes one request at a time (XREADGROUP ... COUNT 1 BLOCK), runs
-// it, XADDs {response, worker} to the reply stream, then XACKs and XDELs the request. So a request is
+// which must be "<stream>:reply:<client>" (members write nowhere else; other entries are dead-lettered).
+// Each of the member's `jobs` threads takes one request at a time (XREADGROUP ... COUNT 1 BLOCK), runs
+// it, XADDs {response, worker} (the field names the member) to the reply stream, then XACKs and XDELs the request. So a request is
 // acknowledged only once its answer is in Redis, and the stream holds only work not yet done.
 //
 // Failures, and what happens:
-//   worker dies        its requests stay pending; live workers scan the pending list and take over
+//   member dies        its requests stay pending; live members scan the pending list and take over
 //                      (XCLAIM) a request once it has been idle longer than its claim idle time: the
 //                      grace plus the limits the request runs under (claim_idle_for).
 //   request kills      a request delivered max_deliveries times without an answer is not run again:
-//   workers            it is answered with an error and moved to the dead-letter stream "<stream>:dead".
+//   members            it is answered with an error and moved to the dead-letter stream "<stream>:dead".
 //   Redis restarts     every thread reconnects (50 ms doubling to 2 s), recreates the group if it is
 //                      gone, and retries the answer it holds. Answers may then arrive twice; clients
 //                      drop duplicates by request id.
@@ -37,11 +37,11 @@
 
 namespace leap::sandbox {
 
-struct FleetWorkerOptions {
+struct FleetMemberOptions {
   RedisAddress redis;
   std::string stream{fleet_default_stream};
   std::string group{fleet_default_group};
-  std::string name;        // the consumer's name, unique per worker process; empty = "<hostname>-<pid>"
+  std::string name;        // the consumer's name, unique per member process; empty = "<hostname>-<pid>"
   unsigned jobs = 2;       // requests handled at a time
   int max_deliveries = 3;  // a request delivered this often without an answer is dead-lettered
   std::chrono::milliseconds claim_grace{5000};      // added to a request's limits (see claim_idle_for)
@@ -64,7 +64,7 @@ struct FleetWorkerOptions {
   void validate() const;  // throws std::invalid_argument naming the option and its value
 };
 
-struct FleetWorkerStats {
+struct FleetMemberStats {
   std::uint64_t answered = 0;       // responses written
   std::uint64_t reclaimed = 0;      // requests taken over from another consumer
   std::uint64_t dead_lettered = 0;  // requests moved to the dead-letter stream
@@ -73,30 +73,30 @@ struct FleetWorkerStats {
   std::uint64_t too_large = 0;      // requests answered request_too_large (never held whole)
 };
 
-// How long a request may sit in a consumer's pending list before another worker takes it over:
+// How long a request may sit in a consumer's pending list before another member takes it over:
 // claim_grace + the wall-clock time its limits allow it to run (compile: compile_wall_limit; eval:
 // that + the evaluation worker's start-up limit + the task's time_limit_ms, times jobs since kernels
 // run one at a time; info: none). A line that does not parse gets the compile's.
-std::chrono::milliseconds claim_idle_for(std::string_view request_line, const FleetWorkerOptions& options);
+std::chrono::milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOptions& options);
 
-class FleetWorker {
+class FleetMember {
  public:
   using Handler = std::function<std::string(std::string_view request_line)>;
 
   // `handler` answers one request line with one response line (RequestHandler::handle); it is called
   // from `jobs` threads at once. Throws FleetKeyError when no fleet key is found and insecure_no_key
   // is not set.
-  FleetWorker(FleetWorkerOptions options, Handler handler);
-  ~FleetWorker();
-  FleetWorker(const FleetWorker&) = delete;
-  FleetWorker& operator=(const FleetWorker&) = delete;
+  FleetMember(FleetMemberOptions options, Handler handler);
+  ~FleetMember();
+  FleetMember(const FleetMember&) = delete;
+  FleetMember& operator=(const FleetMember&) = delete;
 
   // Serves until `stop` becomes true, then finishes and acknowledges the requests in hand and
   // returns. Progress and failures are logged to `log` (one line each), when given.
   void run(const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log = {});
 
-  FleetWorkerStats stats() const noexcept;
-  const FleetWorkerOptions& options() const noexcept;
+  FleetMemberStats stats() const noexcept;
+  const FleetMemberOptions& options() const noexcept;
   bool authenticated() const noexcept;  // false only when running under insecure_no_key without a key
 
  private:
