@@ -46,7 +46,7 @@ nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDri
 int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
   using nlohmann::json;
   const detail::StageFn stage = [&](std::string_view s) {
-    if (!detail::write_frame(out_fd, 'S', s)) _exit(3);
+    if (!detail::write_frame(out_fd, detail::FrameKind::stage, s)) _exit(3);
   };
   if (config.fake && config.confine) detail::confine_worker();  // no driver to initialise first
   auto confinement = [] {
@@ -54,11 +54,11 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
     return json{{"landlock_abi", c.landlock_abi}, {"seccomp", c.seccomp}, {"error", c.error}};
   };
   for (;;) {
-    char kind = 0;
+    detail::FrameKind kind{};
     std::string payload;
     const detail::ReadStatus s = detail::read_frame(in_fd, kind, payload);
     if (s == detail::ReadStatus::eof) return 0;
-    if (s != detail::ReadStatus::ok || kind != 'Q') return 2;
+    if (s != detail::ReadStatus::ok || kind != detail::FrameKind::request) return 2;
     json reply;
     bool exit_after = false;
     try {
@@ -96,7 +96,7 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       reply = {{"ok", false}, {"error", std::string("worker: ") + e.what()}};
     }
     const std::vector<std::uint8_t> bytes = json::to_cbor(reply);
-    if (!detail::write_frame(out_fd, 'R', std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;
+    if (!detail::write_frame(out_fd, detail::FrameKind::reply, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;
     if (exit_after) return 0;  // a poisoned CUDA context: the parent starts a fresh worker next time
   }
 }
