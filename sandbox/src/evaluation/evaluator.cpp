@@ -47,6 +47,14 @@ std::string_view to_string(EvalStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(PlanSource source) noexcept {
+  switch (source) {
+    case PlanSource::task: return "task";
+    case PlanSource::candidate: return "candidate";
+  }
+  return "unknown";
+}
+
 std::string first_errors(std::string_view log, int max_lines) {
   std::vector<std::string_view> lines;
   std::size_t pos = 0;
@@ -160,7 +168,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   LaunchPlanReport& plan = r.launch_plan.emplace();
   plan.sizes = task.sizes;
   if (!parsed.ok() || !parsed.plan.empty()) {
-    plan.source = "candidate";
+    plan.source = PlanSource::candidate;
     plan.plan = parsed.plan;
     PlanCheck check;
     if (!parsed.ok()) {
@@ -235,7 +243,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.status = EvalStatus::no_gpu;
     r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
                (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
-    r.feedback = plan.source == "candidate" ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
+    r.feedback = plan.source == PlanSource::candidate ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
                                                   "). It was not run: no GPU is available."
                                             : "The kernel compiles. It was not run: no GPU is available.";
     return done();
@@ -249,7 +257,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
               {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
               {"seed", r.seed},
               {"time", m.config.time}};
-  if (plan.source == "candidate") req["plan"] = to_directives(plan.plan);
+  if (plan.source == PlanSource::candidate) req["plan"] = to_directives(plan.plan);
   const std::vector<std::uint8_t> bytes = json::to_cbor(req);
   CallResult call;
   {
@@ -348,7 +356,7 @@ std::string to_json(const EvalResult& r) {
       if (end == std::string::npos) end = text.size();
       if (end > pos) directives.append(text, pos, end - pos).push_back('\n');
     }
-    j["launch_plan"] = {{"source", p.source}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
+    j["launch_plan"] = {{"source", to_string(p.source)}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
                         {"sizes", p.sizes}, {"kernels", kernels}, {"scratch", scratch}};
   } else {
     j["launch_plan"] = nullptr;
