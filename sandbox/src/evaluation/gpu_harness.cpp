@@ -19,6 +19,7 @@
 #include "compile/elf_kernels.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/timing_floor.hpp"
+#include "evaluation/timing_statistics.hpp"
 #include "evaluation/check.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
@@ -731,8 +732,8 @@ class Evaluation {
       check_timed_run(rep);
       reps = rep + 1;
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
-      const bool steady = reps >= ts.min_reps && stats(series[0].event_ms).spread <= ts.target_spread &&
-                          stats(series[1].event_ms).spread <= ts.target_spread;
+      const bool steady = reps >= ts.min_reps && timing_statistics(series[0].event_ms).spread <= ts.target_spread &&
+                          timing_statistics(series[1].event_ms).spread <= ts.target_spread;
       if (steady) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
         if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
@@ -777,27 +778,6 @@ class Evaluation {
                             std::to_string(floor->floor_ms) + " ms needed to read its inputs' " + std::to_string(floor->bytes) +
                             " bytes once at the device's peak of " + std::to_string(floor->bandwidth / 1e9) + " GB/s (with " +
                             std::to_string(k_floor_headroom) + "x headroom); the timing is not paid";
-  }
-
-  struct Stats {
-    double median = NAN, p25 = NAN, p75 = NAN, min = NAN, spread = NAN;
-  };
-  static Stats stats(std::vector<double> v) {
-    Stats s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    auto q = [&](double f) {
-      const double pos = f * static_cast<double>(v.size() - 1);
-      const auto lo = static_cast<std::size_t>(pos);
-      const std::size_t hi = std::min(lo + 1, v.size() - 1);
-      return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-    };
-    s.median = q(0.5);
-    s.p25 = q(0.25);
-    s.p75 = q(0.75);
-    s.min = v.front();
-    s.spread = s.median > 0 ? (s.p75 - s.p25) / s.median : NAN;
-    return s;
   }
 
   // CUPTI durations by external id (by time window where records carry none); events where CUPTI
@@ -849,12 +829,12 @@ class Evaluation {
     if (!note.empty()) timing["note"] = note;
     const char* names[2] = {"candidate", "reference"};
     for (int which = 0; which < 2; ++which) {
-      const Stats s = stats(cupti ? cupti_ms[which] : series[which].event_ms);
+      const TimingStatistics s = timing_statistics(cupti ? cupti_ms[which] : series[which].event_ms);
       json k = {{"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min}, {"spread", s.spread},
                 {"runs", series[which].event_ms.size()}};
-      k["events_median_ms"] = stats(series[which].event_ms).median;
-      k["wall_median_ms"] = stats(series[which].wall_ms).median;
-      if (cupti) k["cupti_median_ms"] = stats(cupti_ms[which]).median;
+      k["events_median_ms"] = timing_statistics(series[which].event_ms).median;
+      k["wall_median_ms"] = timing_statistics(series[which].wall_ms).median;
+      if (cupti) k["cupti_median_ms"] = timing_statistics(cupti_ms[which]).median;
       timing[names[which]] = std::move(k);
     }
     return timing;
