@@ -13,10 +13,13 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "protocol/bounded_json.hpp"
+#include "protocol/evaluation_reply.hpp"
+#include "protocol/evaluation_request.hpp"
 #include "compile/elf_kernels.hpp"
 #include "protocol/frames.hpp"
 #include "compile/kernel_diagnostics.hpp"
@@ -251,15 +254,18 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
 
   // 4. Run, check and time in the worker.
   r.seed = m.config.seed ? *m.config.seed : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
-  json req = {{"op", "eval"},
-              {"task", task_to_json(task)},
-              {"candidate", json::binary(std::vector<std::uint8_t>(r.compile.cubin.begin(), r.compile.cubin.end()))},
-              {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
-              {"seed", r.seed},
-              {"time", m.config.time}};
-  if (plan.source == PlanSource::candidate) req["plan"] = to_directives(plan.plan);
-  const std::vector<std::uint8_t> bytes = json::to_cbor(req);
+  detail::EvaluationRequest request;
+  request.task = task_to_json(task);
+  request.candidate = r.compile.cubin;
+  request.reference = ref.cubin;
+  request.seed = r.seed;
+  request.time = m.config.time;
+  if (plan.source == PlanSource::candidate) request.plan = to_directives(plan.plan);
+  const std::vector<std::uint8_t> bytes = json::to_cbor(detail::to_json(request));
   CallResult call;
+  // The worker's reply, read once; a reply that cannot be read is reported as malformed below.
+  std::optional<detail::EvaluationReply> reply;
+  std::string malformed;
   {
     std::lock_guard lock(m.worker_mutex);
     call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
@@ -269,8 +275,10 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     bool restart = detail::references_device_malloc(r.compile.ptx);
     if (call.status == CallStatus::ok) {
       try {
-        restart = restart || detail::decode_bounded_cbor(call.reply, detail::k_frame_limits).value("restart", false);
-      } catch (const std::exception&) {
+        reply = detail::evaluation_reply_from_json(detail::decode_bounded_cbor(call.reply, detail::k_frame_limits));
+        restart = restart || reply->restart;
+      } catch (const std::exception& e) {
+        malformed = e.what();
         restart = true;
       }
     }
@@ -301,15 +309,12 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.error = "evaluation worker " + std::string(to_string(call.status)) + ": " + call.detail;
     return done();
   }
-  json reply;
-  try {
-    reply = detail::decode_bounded_cbor(call.reply, detail::k_frame_limits);
-  } catch (const std::exception& e) {
+  if (!reply) {
     r.status = EvalStatus::error;
-    r.error = std::string("malformed worker reply: ") + e.what();
+    r.error = "malformed worker reply: " + malformed;
     return done();
   }
-  detail::read_worker_reply(reply, r);
+  detail::read_worker_reply(*reply, r);
   return done();
 }
 

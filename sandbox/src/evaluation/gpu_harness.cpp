@@ -29,7 +29,6 @@
 namespace leap::sandbox::detail {
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_guard = 4096;
@@ -40,13 +39,28 @@ constexpr std::size_t k_max_kernel_params = 32764;
 
 // A reply that ends the evaluation early, carried out of the nested steps.
 struct Finish {
-  json reply;
+  EvaluationReply reply;
 };
 
-json harness_error(const std::string& what) { return {{"ok", false}, {"error", what}, {"restart", true}}; }
+EvaluationReply harness_error(const std::string& what) {
+  EvaluationReply r;
+  r.error = what;
+  r.restart = true;
+  return r;
+}
 
-json wrong_answer(const std::string& detail, bool when_timed) {
-  return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", detail}, {"when_timed", when_timed}};
+EvaluationReply verdict_reply(Verdict v, const std::string& detail) {
+  EvaluationReply r;
+  r.ok = true;
+  r.verdict = v;
+  r.detail = detail;
+  return r;
+}
+
+EvaluationReply wrong_answer(const std::string& detail, bool when_timed) {
+  EvaluationReply r = verdict_reply(Verdict::wrong_answer, detail);
+  r.when_timed = when_timed;
+  return r;
 }
 
 struct DevBuf {
@@ -71,23 +85,23 @@ struct LaunchArgs {
   LaunchArgs& operator=(const LaunchArgs&) = delete;
 };
 
-json plan_refusal(const std::string& why) {
-  return {{"ok", true}, {"verdict", "compile_error"}, {"plan_error", why}, {"detail", "launch plan: " + why}};
+EvaluationReply plan_refusal(const std::string& why) {
+  EvaluationReply r = verdict_reply(Verdict::compile_error, "launch plan: " + why);
+  r.plan_error = why;
+  return r;
 }
 
 class Evaluation {
  public:
-  Evaluation(GpuDriver& d, const StageFn& stage, const json& request)
+  Evaluation(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
       : d_(d), stage_(stage), start_(Clock::now()) {
-    task_ = parse_task(request.at("task").get<std::string>());
-    const auto& cand = request.at("candidate").get_binary();
-    const auto& ref = request.at("reference").get_binary();
-    cand_image_.assign(cand.begin(), cand.end());
-    ref_image_.assign(ref.begin(), ref.end());
+    task_ = parse_task(request.task);
+    cand_image_ = request.candidate;
+    ref_image_ = request.reference;
     ref_plan_ = task_launch_plan(task_);
     cand_plan_ = ref_plan_;
-    if (const auto it = request.find("plan"); it != request.end() && it->is_string()) {
-      PlanParse p = parse_launch_plan(it->get<std::string>());
+    if (request.plan) {
+      PlanParse p = parse_launch_plan(*request.plan);
       if (!p.ok()) {
         plan_error_ = p.error;
       } else if (p.plan.empty()) {
@@ -98,8 +112,8 @@ class Evaluation {
         declared_plan_ = true;
       }
     }
-    base_seed_ = request.value("seed", std::uint64_t{1});
-    time_ = request.value("time", true);
+    base_seed_ = request.seed;
+    time_ = request.time;
     deadline_ = start_ + std::chrono::milliseconds(static_cast<long long>(k_time_limit_share * task_.time_limit_ms));
   }
 
@@ -124,7 +138,7 @@ class Evaluation {
   // whether the reservation it grew is worth a fresh worker).
   std::size_t local_bytes_per_thread() const { return local_bytes_; }
 
-  json run() {
+  EvaluationReply run() {
     d_.activity_reset();  // records from earlier evaluations are no business of this one
     // The candidate's plan, checked again here with the device's limits, before anything is loaded.
     if (!plan_error_.empty()) return plan_refusal(plan_error_);
@@ -134,16 +148,16 @@ class Evaluation {
     }
     load_modules();
     if (declared_plan_) check_shared_fits();
-    json reply = check_trials();
+    EvaluationReply reply = check_trials();
     if (!time_) return reply;
     // Timing needs room for warm-up, some runs and their checks (a few trials' worth): without it,
     // the verdict stands untimed rather than running into the time limit.
     if (Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4.0 * trial_seconds_)) > deadline_) {
-      reply["timing"] = {{"skipped", "the correctness trials took most of the task's time limit of " +
-                                         std::to_string(task_.time_limit_ms) + " ms; no room was left to time the kernel"}};
+      reply.timing.emplace().skipped = "the correctness trials took most of the task's time limit of " +
+                                       std::to_string(task_.time_limit_ms) + " ms; no room was left to time the kernel";
       return reply;
     }
-    reply["timing"] = time_and_check();
+    reply.timing = time_and_check();
     return reply;
   }
 
@@ -154,11 +168,10 @@ class Evaluation {
   }
   [[noreturn]] void candidate_failed(DeviceStatus rc, const std::string& where) {
     const std::string name = d_.error_name(rc), text = d_.error_text(rc);
-    throw Finish{{{"ok", true},
-                  {"verdict", "runtime_error"},
-                  {"cuda_error", name},
-                  {"detail", name + (text.empty() ? "" : " (" + text + ")") + " " + where},
-                  {"restart", true}}};
+    EvaluationReply r = verdict_reply(Verdict::runtime_error, name + (text.empty() ? "" : " (" + text + ")") + " " + where);
+    r.cuda_error = name;
+    r.restart = true;
+    throw Finish{r};
   }
   void check(DeviceStatus rc, const std::string& what) {
     if (rc != k_device_ok) harness(rc, what);
@@ -179,7 +192,9 @@ class Evaluation {
     for (const KernelLaunchDecl& k : ref_plan_.kernels) {
       FunctionHandle f = nullptr;
       if (DeviceStatus rc = d_.get_function(ref_mod_, k.kernel, f); rc != k_device_ok) {
-        throw Finish{{{"ok", false}, {"error", "the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc)}, {"restart", false}}};
+        EvaluationReply r = harness_error("the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc));
+        r.restart = false;  // the task's fault, not the context's
+        throw Finish{r};
       }
       ref_fns_.push_back(f);
     }
@@ -499,7 +514,7 @@ class Evaluation {
     return size_sets;
   }
 
-  json check_trials() {
+  EvaluationReply check_trials() {
     const std::vector<Sizes> size_sets = all_size_sets();
     std::uint64_t trial_no = 0;
     int trials_run = 0;
@@ -557,13 +572,9 @@ class Evaluation {
           const std::size_t n = element_count(p, sizes);
           const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out[i].data(), n, task_.tolerance_for(p.dtype));
           if (!c.ok) {
-            json r = wrong_answer(describe(c, p.name, n) + " " + where, false);
-            r["trials"] = trials_run;
-            r["first_index"] = c.first_index;
-            r["expected"] = c.first_expected;
-            r["actual"] = std::isnan(c.first_actual) ? json("nan") : json(c.first_actual);
-            r["max_abs_error"] = c.max_abs_error;
-            r["max_rel_error"] = c.max_rel_error;
+            EvaluationReply r = wrong_answer(describe(c, p.name, n) + " " + where, false);
+            r.trials = trials_run;
+            r.mismatch = Mismatch{c.first_index, c.first_expected, c.first_actual, c.max_abs_error, c.max_rel_error};
             throw Finish{r};
           }
         }
@@ -574,7 +585,10 @@ class Evaluation {
       }
     }
     trials_run_ = trials_run;
-    return {{"ok", true}, {"verdict", "correct"}, {"trials", trials_run}, {"device", d_.device_name()}};
+    EvaluationReply r = verdict_reply(Verdict::correct, "");
+    r.trials = trials_run;
+    r.device = d_.device_name();
+    return r;
   }
 
   // ---- timing -------------------------------------------------------------------------------------
@@ -595,7 +609,7 @@ class Evaluation {
   }
 
   // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
-  json warm_up(int which) {
+  WarmUpReport warm_up(int which) {
     LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
     stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
     prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::warm_up, static_cast<std::uint64_t>(which)));
@@ -625,7 +639,7 @@ class Evaluation {
       launches += batch;
       if (launches >= task_.timing.warmup && (gpu_ms >= k_warmup_gpu_ms || Clock::now() > wall_cap)) break;
     }
-    return {{"launches", launches}, {"gpu_ms", gpu_ms}};
+    return {launches, gpu_ms};
   }
 
   // One timed run: fresh inputs (the same for both sides of run `rep`) and poisoned outputs (and
@@ -693,18 +707,18 @@ class Evaluation {
         if (pass == 0) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " + std::to_string(r.mismatches) +
                                                      " of " + std::to_string(n) + " elements changed, first at [" +
                                                      std::to_string(r.first_index) + "]", true)};
-        json reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
-                                      std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
-                                      std::to_string(r.first_index) + "]",
-                                  true);
-        reply["trials"] = trials_run_;
-        reply["timed_run"] = rep + 1;
+        EvaluationReply reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
+                                                 std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
+                                                 std::to_string(r.first_index) + "]",
+                                             true);
+        reply.trials = trials_run_;
+        reply.timed_run = rep + 1;
         throw Finish{reply};
       }
     }
   }
 
-  json time_and_check() {
+  TimingReport time_and_check() {
     const TimingSettings& ts = task_.timing;
     std::random_device os_random;
     timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
@@ -715,7 +729,7 @@ class Evaluation {
     build_args(*cand_args_, cand_, task_.sizes, true);
     compare_records_.assign(1, guarded_buffer(task_.params.size() * sizeof(CompareRecord), "the comparison records"));
 
-    json warmup = {{"candidate", warm_up(0)}, {"reference", warm_up(1)}, {"min_gpu_ms", k_warmup_gpu_ms}};
+    const WarmUpReport warmup_candidate = warm_up(0), warmup_reference = warm_up(1);
     d_.activity_reset();
 
     Series series[2];
@@ -752,29 +766,29 @@ class Evaluation {
     stage_("check");
     check_guards("while timed", true);
 
-    json timing = summarise(series, reps);
-    timing["warmup"] = std::move(warmup);
-    timing["checked_runs"] = reps;  // every one, on the device
+    TimingReport timing = summarise(series, reps);
+    timing.warmup_candidate = warmup_candidate;
+    timing.warmup_reference = warmup_reference;
+    timing.warmup_min_gpu_ms = k_warmup_gpu_ms;
+    timing.checked_runs = reps;  // every one, on the device
     apply_floor(timing);
     if (!stopped.empty()) {
-      timing["stopped_early"] = stopped;
-      timing["note"] = (timing.contains("note") ? timing["note"].get<std::string>() + "; " : std::string()) + "timed " +
-                       std::to_string(reps) + " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
+      timing.stopped_early = stopped;
+      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(reps) + " of the minimum " +
+                    std::to_string(ts.min_reps) + " runs: " + stopped;
     }
     return timing;
   }
 
   // The physical floor (timing_floor.hpp): the candidate's fastest run against the time its inputs
   // take to read at the device's peak bandwidth. Below it, the timing is flagged and not paid.
-  void apply_floor(json& timing) const {
+  void apply_floor(TimingReport& timing) const {
     const std::optional<TimingFloor> floor = timing_floor(bytes_read_at_least(task_, task_.sizes), d_.peak_memory_bandwidth());
     if (!floor) return;
-    timing["floor"] = {{"bytes", floor->bytes}, {"peak_bytes_per_s", floor->bandwidth}, {"headroom", k_floor_headroom},
-                       {"floor_ms", floor->floor_ms}};
-    const json& cand = timing.at("candidate");
-    const double fastest = cand.value("min_ms", NAN);
+    timing.floor = FloorReport{floor->bytes, floor->bandwidth, k_floor_headroom, floor->floor_ms};
+    const double fastest = timing.candidate.min_ms;
     if (!(fastest < floor->floor_ms)) return;
-    timing["below_floor"] = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
+    timing.below_floor = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
                             std::to_string(floor->floor_ms) + " ms needed to read its inputs' " + std::to_string(floor->bytes) +
                             " bytes once at the device's peak of " + std::to_string(floor->bandwidth / 1e9) + " GB/s (with " +
                             std::to_string(k_floor_headroom) + "x headroom); the timing is not paid";
@@ -782,7 +796,7 @@ class Evaluation {
 
   // CUPTI durations by external id (by time window where records carry none); events where CUPTI
   // is off, lost records, or missed a run.
-  json summarise(const Series (&series)[2], int reps) {
+  TimingReport summarise(const Series (&series)[2], int reps) {
     std::string note = d_.activity_note();
     auto add_note = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
     std::vector<double> cupti_ms[2];
@@ -824,19 +838,29 @@ class Evaluation {
       }
     }
     if (!cupti) by_id_runs = by_window_runs = 0;  // events timed every run: CUPTI matched none that counts
-    json timing = {{"method", cupti ? "cupti" : "events"}, {"dropped_records", dropped}, {"reps", reps},
-                   {"matched_by_id", by_id_runs}, {"matched_by_window", by_window_runs}};
-    if (!note.empty()) timing["note"] = note;
-    const char* names[2] = {"candidate", "reference"};
-    for (int which = 0; which < 2; ++which) {
+    TimingReport timing;
+    timing.method = cupti ? TimingMethod::cupti : TimingMethod::events;
+    timing.dropped_records = dropped;
+    timing.reps = reps;
+    timing.matched_by_id = by_id_runs;
+    timing.matched_by_window = by_window_runs;
+    timing.note = note;
+    const auto side = [&](int which) {
       const TimingStatistics s = timing_statistics(cupti ? cupti_ms[which] : series[which].event_ms);
-      json k = {{"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min}, {"spread", s.spread},
-                {"runs", series[which].event_ms.size()}};
-      k["events_median_ms"] = timing_statistics(series[which].event_ms).median;
-      k["wall_median_ms"] = timing_statistics(series[which].wall_ms).median;
-      if (cupti) k["cupti_median_ms"] = timing_statistics(cupti_ms[which]).median;
-      timing[names[which]] = std::move(k);
-    }
+      SideTiming k;
+      k.median_ms = s.median;
+      k.p25_ms = s.p25;
+      k.p75_ms = s.p75;
+      k.min_ms = s.min;
+      k.spread = s.spread;
+      k.runs = series[which].event_ms.size();
+      k.events_median_ms = timing_statistics(series[which].event_ms).median;
+      k.wall_median_ms = timing_statistics(series[which].wall_ms).median;
+      if (cupti) k.cupti_median_ms = timing_statistics(cupti_ms[which]).median;
+      return k;
+    };
+    timing.candidate = side(0);
+    timing.reference = side(1);
     return timing;
   }
 
@@ -866,20 +890,20 @@ class Evaluation {
 
 }  // namespace
 
-json run_evaluation(const json& request, GpuDriver& driver, const StageFn& stage) {
+EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage) {
   Evaluation e(driver, stage, request);
-  json reply;
+  EvaluationReply reply;
   try {
     reply = e.run();
   } catch (Finish& f) {
     reply = std::move(f.reply);
   }
-  reply["local_bytes_per_thread"] = e.local_bytes_per_thread();
-  if (!e.clean_up()) reply["restart"] = true;  // the next evaluation gets a fresh worker and context
+  reply.local_bytes_per_thread = e.local_bytes_per_thread();
+  if (!e.clean_up()) reply.restart = true;  // the next evaluation gets a fresh worker and context
   return reply;
 }
 
-json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& stage) {
+EvaluationReply gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage) {
   static std::unique_ptr<GpuDriver> driver;
   static std::string open_error;
   if (driver == nullptr && open_error.empty()) {
@@ -896,7 +920,7 @@ json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& st
     if (driver != nullptr) stage("ready");
   }
   if (driver == nullptr) return harness_error("GPU initialisation failed: " + open_error);
-  return evaluate_under_worker_rules(request, *driver, config, stage);
+  return evaluate_under_worker_rules(evaluation_request_from_json(request), *driver, config, stage);
 }
 
 }  // namespace leap::sandbox::detail

@@ -17,26 +17,26 @@ namespace leap::sandbox {
 
 namespace detail {
 
-nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDriver& driver, const WorkerConfig& config,
-                                           const StageFn& stage) {
+EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver, const WorkerConfig& config,
+                                            const StageFn& stage) {
   // Such a device's kernels can read and write this process's own memory: its stack, the host copies
   // of inputs and outputs. Nothing the harness checks would see it.
   if (driver.reads_pageable_host_memory() && !config.allow_pageable_host_access) {
-    return {{"ok", false},
-            {"restart", false},
-            {"error", "refused: device code on " + driver.device_name() +
-                          " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
-                          "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
-                          "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)"}};
+    EvaluationReply refusal;
+    refusal.error = "refused: device code on " + driver.device_name() +
+                    " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
+                    "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
+                    "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)";
+    return refusal;
   }
-  nlohmann::json reply = run_evaluation(request, driver, stage);
+  EvaluationReply reply = run_evaluation(request, driver, stage);
   // The driver grows the context's local memory to fit the largest kernel and keeps it: past the
   // threshold, the next evaluation gets a fresh worker rather than a device with that much less memory.
-  const std::size_t local = reply.value("local_bytes_per_thread", std::size_t{0});
+  const std::size_t local = reply.local_bytes_per_thread;
   if (local > config.local_memory_restart_bytes) {
-    reply["restart"] = true;
-    reply["restart_reason"] = "a kernel used " + std::to_string(local) + " bytes of local memory per thread (over " +
-                              std::to_string(config.local_memory_restart_bytes) + "), which the driver keeps reserved";
+    reply.restart = true;
+    reply.restart_reason = "a kernel used " + std::to_string(local) + " bytes of local memory per thread (over " +
+                           std::to_string(config.local_memory_restart_bytes) + "), which the driver keeps reserved";
   }
   return reply;
 }
@@ -82,13 +82,15 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       } else if (op == "exit") {
         reply = {{"ok", true}};
         exit_after = true;
-      } else if (op == "eval") {
+      } else if (detail::is_evaluation_request(req)) {
+        detail::EvaluationReply eval;
         if (config.fake) {
-          reply = {{"ok", false}, {"error", "this is a fake worker without CUDA"}};
+          eval.error = "this is a fake worker without CUDA";
         } else {
-          reply = detail::gpu_eval(req, config, stage);
-          exit_after = reply.value("restart", false);
+          eval = detail::gpu_eval(req, config, stage);
+          exit_after = eval.restart;
         }
+        reply = detail::to_json(eval);
       } else {
         reply = {{"ok", false}, {"error", "unknown op '" + op + "'"}};
       }
