@@ -30,6 +30,8 @@ namespace {
 using nlohmann::json;
 
 constexpr DType k_dtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32};
+constexpr GeneratorKind k_generator_kinds[] = {GeneratorKind::uniform,  GeneratorKind::normal, GeneratorKind::randint,
+                                               GeneratorKind::constant, GeneratorKind::zeros,  GeneratorKind::arange};
 
 [[noreturn]] void fail(const std::string& task, const std::string& field, const std::string& problem) {
   throw TaskError("task '" + (task.empty() ? std::string("?") : task) + "': " + field + ": " + problem);
@@ -109,26 +111,28 @@ struct Reader {
   }
   // A kind's defaults are the same whether the generator is written as a bare string ("normal") or as
   // an object ({"kind": "normal"}); the object's keys then override them.
-  static Generator generator_defaults(std::string kind) {
+  Generator generator_defaults(const std::string& kind, const std::string& field) const {
+    const std::optional<GeneratorKind> known = generator_kind_from_string(kind);
+    if (!known) fail(task, field, "unknown generator \"" + kind + "\" (uniform, normal, randint, constant, zeros, arange)");
     Generator g;
-    g.kind = std::move(kind);
-    if (g.kind == "normal") {
+    g.kind = *known;
+    if (g.kind == GeneratorKind::normal) {
       g.a = 0.0;  // mean
       g.b = 1.0;  // std
-    } else if (g.kind == "randint") {
+    } else if (g.kind == GeneratorKind::randint) {
       g.a = -100;
       g.b = 100;
-    } else if (g.kind == "constant") {
+    } else if (g.kind == GeneratorKind::constant) {
       g.a = 0.0;  // value
     }
     return g;
   }
   Generator generator(const json& v, const std::string& field) const {
-    if (v.is_string()) return generator_defaults(v.get<std::string>());
+    if (v.is_string()) return generator_defaults(v.get<std::string>(), field + ".kind");
     object(v, field);
     only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
     if (!v.contains("kind")) fail(task, field + ".kind", "missing");
-    Generator g = generator_defaults(string(v.at("kind"), field + ".kind"));
+    Generator g = generator_defaults(string(v.at("kind"), field + ".kind"), field + ".kind");
     if (v.contains("special")) {
       if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
       g.special = v.at("special").get<bool>();
@@ -136,13 +140,13 @@ struct Reader {
     auto get = [&](const char* key, double& out) {
       if (v.contains(key)) out = number(v.at(key), field + "." + key);
     };
-    if (g.kind == "uniform" || g.kind == "randint") {
+    if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) {
       get("low", g.a);
       get("high", g.b);
-    } else if (g.kind == "normal") {
+    } else if (g.kind == GeneratorKind::normal) {
       get("mean", g.a);
       get("std", g.b);
-    } else if (g.kind == "constant") {
+    } else if (g.kind == GeneratorKind::constant) {
       get("value", g.a);
     }
     return g;
@@ -173,6 +177,25 @@ std::string_view to_string(Role role) noexcept {
 std::optional<DType> dtype_from_string(std::string_view name) noexcept {
   for (DType d : k_dtypes) {
     if (to_string(d) == name) return d;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(GeneratorKind kind) noexcept {
+  switch (kind) {
+    case GeneratorKind::uniform: return "uniform";
+    case GeneratorKind::normal: return "normal";
+    case GeneratorKind::randint: return "randint";
+    case GeneratorKind::zeros: return "zeros";
+    case GeneratorKind::constant: return "constant";
+    case GeneratorKind::arange: return "arange";
+  }
+  return "unknown";
+}
+
+std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) noexcept {
+  for (GeneratorKind k : k_generator_kinds) {
+    if (to_string(k) == name) return k;
   }
   return std::nullopt;
 }
@@ -514,16 +537,13 @@ void validate(const TaskSpec& t) {
     }
     if (p.role != Role::out) {
       const Generator& g = p.generator;
-      const bool ok_kind = g.kind == "uniform" || g.kind == "normal" || g.kind == "randint" || g.kind == "constant" ||
-                           g.kind == "zeros" || g.kind == "arange";
-      if (!ok_kind) fail(n, f + ".generator.kind", "unknown generator \"" + g.kind + "\" (uniform, normal, randint, constant, zeros, arange)");
       if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
-      if ((g.kind == "uniform" && !(g.a < g.b)) || (g.kind == "randint" && !(g.a <= g.b))) fail(n, f + ".generator", "low must be below high");
-      if (g.kind == "normal" && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
+      if ((g.kind == GeneratorKind::uniform && !(g.a < g.b)) || (g.kind == GeneratorKind::randint && !(g.a <= g.b))) fail(n, f + ".generator", "low must be below high");
+      if (g.kind == GeneratorKind::normal && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
       // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
       // kernel could keep its answer from one run for the next.
-      if (g.kind == "constant" || g.kind == "arange") {
-        fail(n, f + ".generator.kind", "\"" + g.kind + "\" gives the same input on every timed run, so a kernel could reuse its "
+      if (g.kind == GeneratorKind::constant || g.kind == GeneratorKind::arange) {
+        fail(n, f + ".generator.kind", "\"" + std::string(to_string(g.kind)) + "\" gives the same input on every timed run, so a kernel could reuse its "
              "last answer; draw it with uniform, normal or randint");
       }
       if (g.special && p.dtype == DType::int32) fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
@@ -575,10 +595,10 @@ std::string task_to_json(const TaskSpec& t, int indent) {
       q["shape"] = p.shape;
       if (p.role != Role::out) {
         const Generator& g = p.generator;
-        json gj = {{"kind", g.kind}};
-        if (g.kind == "uniform" || g.kind == "randint") gj.update({{"low", g.a}, {"high", g.b}});
-        else if (g.kind == "normal") gj.update({{"mean", g.a}, {"std", g.b}});
-        else if (g.kind == "constant") gj["value"] = g.a;
+        json gj = {{"kind", to_string(g.kind)}};
+        if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) gj.update({{"low", g.a}, {"high", g.b}});
+        else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
+        else if (g.kind == GeneratorKind::constant) gj["value"] = g.a;
         if (g.special) gj["special"] = true;
         q["generator"] = gj;
       }

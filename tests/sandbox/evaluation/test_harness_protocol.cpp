@@ -823,7 +823,7 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
   sb::detail::DevicePtr p = 0;
   REQUIRE(gpu.allocate(4096 * 4, p) == 0);
   std::vector<float> a(4096), b(4096), c(4096);
-  const sb::Generator uniform{"uniform", -1.0, 1.0};
+  const sb::Generator uniform{sb::GeneratorKind::uniform, -1.0, 1.0};
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, a.data(), a.size());
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, b.data(), b.size());
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 8, c.data(), c.size());
@@ -834,11 +834,11 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
     CHECK(v < 1.0f);
   }
   std::vector<std::int32_t> r(1000);
-  sb::detail::generate_inputs_on_host(sb::DType::int32, {"randint", 3, 5}, 1, r.data(), r.size());
+  sb::detail::generate_inputs_on_host(sb::DType::int32, {sb::GeneratorKind::randint, 3, 5}, 1, r.data(), r.size());
   std::set<std::int32_t> values(r.begin(), r.end());
   CHECK(values == std::set<std::int32_t>{3, 4, 5});
   std::vector<float> nrm(100000);
-  sb::detail::generate_inputs_on_host(sb::DType::float32, {"normal", 1.0, 2.0}, 3, nrm.data(), nrm.size());
+  sb::detail::generate_inputs_on_host(sb::DType::float32, {sb::GeneratorKind::normal, 1.0, 2.0}, 3, nrm.data(), nrm.size());
   double mean = 0, sq = 0;
   for (float v : nrm) mean += v;
   mean /= static_cast<double>(nrm.size());
