@@ -34,6 +34,10 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t k_guard = 4096;
 constexpr unsigned char k_canary = 0xA5;
 constexpr int k_max_warmup_launches = 1 << 14;  // per plan; a tiny kernel reaches 50 ms long before
+// Scratch buffer i is poisoned from trial_seed(seed, k_scratch_seed_offset + i): far above the
+// parameter indices i whose inputs are drawn from trial_seed(seed, i), so scratch never takes an
+// input's stream.
+constexpr std::uint64_t k_scratch_seed_offset = 0x5C2A7C4;
 // A kernel's parameter block is at most 32764 bytes, so it has at most that many parameters.
 constexpr std::size_t k_max_kernel_params = 32764;
 
@@ -85,6 +89,42 @@ struct LaunchArgs {
   LaunchArgs& operator=(const LaunchArgs&) = delete;
 };
 
+// One timed run's window: CUPTI timestamps around it and the external id its launches carry.
+struct Window {
+  std::uint64_t t0 = 0, t1 = 0, external_id = 0;
+};
+// One side's timed runs, in order.
+struct Series {
+  std::vector<Window> windows;
+  std::vector<double> event_ms, wall_ms;
+};
+
+// What the harness holds for one side of the comparison, the candidate or the reference: the same
+// steps run for both, and only the candidate's failures are its verdict (the reference's are the
+// harness's).
+struct Side {
+  bool candidate = false;
+  const char* name = "";  // in stage names: "warmup:candidate", "timing:reference"
+  std::string image;      // the module image as the request carried it
+  ModuleHandle module = nullptr;
+  LaunchPlan plan;        // the candidate's: its declared plan, else the task's
+  LaunchPolicy policy = k_task_launch_bounds;
+  ResolvedPlan resolved;  // at the current size set
+  std::vector<FunctionHandle> functions;  // by the plan's kernels
+  std::vector<DevBuf> buffers;            // by task parameter
+  std::unique_ptr<LaunchArgs> args;       // for the current size set
+  Series series;                          // while timing
+  std::uint64_t warm_up_draw = 0;         // which warm-up draw seeds this side's inputs
+
+  Side(bool is_candidate, const char* side_name, std::uint64_t warm_up_input_draw)
+      : candidate(is_candidate), name(side_name), warm_up_draw(warm_up_input_draw) {}
+};
+
+// Warm-up draws 0 and 1 seed the candidate's and the reference's inputs (Side::warm_up_draw); the
+// candidate's scratch, poisoned before every warm-up launch, takes the draws from here on, one per
+// launch, so no two poisonings repeat a pattern.
+constexpr std::uint64_t k_first_warm_up_scratch_draw = 2;
+
 EvaluationReply plan_refusal(const std::string& why) {
   EvaluationReply r = verdict_reply(Verdict::compile_error, "launch plan: " + why);
   r.plan_error = why;
@@ -96,10 +136,10 @@ class Evaluation {
   Evaluation(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
       : d_(d), stage_(stage), start_(Clock::now()) {
     task_ = parse_task(request.task);
-    cand_image_ = request.candidate;
-    ref_image_ = request.reference;
-    ref_plan_ = task_launch_plan(task_);
-    cand_plan_ = ref_plan_;
+    cand_.image = request.candidate;
+    ref_.image = request.reference;
+    ref_.plan = task_launch_plan(task_);
+    cand_.plan = ref_.plan;
     if (request.plan) {
       PlanParse p = parse_launch_plan(*request.plan);
       if (!p.ok()) {
@@ -107,8 +147,8 @@ class Evaluation {
       } else if (p.plan.empty()) {
         plan_error_ = "the request's plan declares no kernel";
       } else {
-        cand_plan_ = std::move(p.plan);
-        cand_policy_ = task_.candidate_launch;
+        cand_.plan = std::move(p.plan);
+        cand_.policy = task_.candidate_launch;
         declared_plan_ = true;
       }
     }
@@ -127,8 +167,8 @@ class Evaluation {
     if (cleaned_) return clean_ok_;
     cleaned_ = true;
     const bool freed = release_all();
-    const bool cand = unload(cand_mod_);
-    const bool ref = unload(ref_mod_);
+    const bool cand = unload(cand_.module);
+    const bool ref = unload(ref_.module);
     d_.activity_reset();
     clean_ok_ = freed && cand && ref;
     return clean_ok_;
@@ -143,7 +183,7 @@ class Evaluation {
     // The candidate's plan, checked again here with the device's limits, before anything is loaded.
     if (!plan_error_.empty()) return plan_refusal(plan_error_);
     if (declared_plan_) {
-      const PlanCheck c = check_candidate_plan(cand_plan_, task_, {nullptr, d_.max_shared_bytes_optin()});
+      const PlanCheck c = check_candidate_plan(cand_.plan, task_, {nullptr, d_.max_shared_bytes_optin()});
       if (c.status != PlanStatus::ok) return plan_refusal(c.error);
     }
     load_modules();
@@ -187,32 +227,32 @@ class Evaluation {
 
   void load_modules() {
     stage_("load");
-    if (DeviceStatus rc = d_.load_module(ref_image_, ref_mod_); rc != k_device_ok) harness(rc, "loading the reference module failed");
-    ref_fns_.clear();
-    for (const KernelLaunchDecl& k : ref_plan_.kernels) {
+    if (DeviceStatus rc = d_.load_module(ref_.image, ref_.module); rc != k_device_ok) harness(rc, "loading the reference module failed");
+    ref_.functions.clear();
+    for (const KernelLaunchDecl& k : ref_.plan.kernels) {
       FunctionHandle f = nullptr;
-      if (DeviceStatus rc = d_.get_function(ref_mod_, k.kernel, f); rc != k_device_ok) {
+      if (DeviceStatus rc = d_.get_function(ref_.module, k.kernel, f); rc != k_device_ok) {
         EvaluationReply r = harness_error("the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc));
         r.restart = false;  // the task's fault, not the context's
         throw Finish{r};
       }
-      ref_fns_.push_back(f);
+      ref_.functions.push_back(f);
     }
     load_candidate();
     check_parameters();
   }
 
   void load_candidate() {
-    if (DeviceStatus rc = d_.load_module(cand_image_, cand_mod_); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
-    cand_fns_.clear();
-    for (const KernelLaunchDecl& k : cand_plan_.kernels) {
+    if (DeviceStatus rc = d_.load_module(cand_.image, cand_.module); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
+    cand_.functions.clear();
+    for (const KernelLaunchDecl& k : cand_.plan.kernels) {
       FunctionHandle f = nullptr;
-      if (DeviceStatus rc = d_.get_function(cand_mod_, k.kernel, f); rc != k_device_ok) {
+      if (DeviceStatus rc = d_.get_function(cand_.module, k.kernel, f); rc != k_device_ok) {
         candidate_failed(rc, "looking up kernel '" + k.kernel + "' (declare it extern \"C\" __global__)");
       }
       std::size_t local = 0;
       if (d_.local_bytes_per_thread(f, local) == k_device_ok) local_bytes_ = std::max(local_bytes_, local);
-      cand_fns_.push_back(f);
+      cand_.functions.push_back(f);
     }
   }
 
@@ -220,16 +260,16 @@ class Evaluation {
   // runs (the parent checked them against the CUBIN too): the driver's account where it has one,
   // else the module's CUBIN. Past this, a launch passes exactly the pointers its kernel reads.
   void check_parameters() {
-    const std::optional<KernelParams> ref = kernel_params(ref_plan_, ref_fns_, ref_image_);
+    const std::optional<KernelParams> ref = kernel_params(ref_.plan, ref_.functions, ref_.image);
     if (!ref) throw Finish{harness_error("the reference module's kernel parameters could not be read (not from the driver, not from its CUBIN)")};
     try {
-      resolve_launch_plan(ref_plan_, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
+      resolve_launch_plan(ref_.plan, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
     } catch (const LaunchPlanError& e) {
       throw Finish{harness_error(std::string("the task's launch of the reference: ") + e.what())};
     }
-    const std::optional<KernelParams> cand = kernel_params(cand_plan_, cand_fns_, cand_image_);
+    const std::optional<KernelParams> cand = kernel_params(cand_.plan, cand_.functions, cand_.image);
     if (!cand) throw Finish{plan_refusal("the candidate module's kernel parameters could not be read, so no arguments can be matched to them")};
-    resolve(cand_plan_, cand_policy_, task_.sizes, true, &*cand);
+    resolve(cand_.plan, cand_.policy, task_.sizes, true, &*cand);
   }
 
   std::optional<KernelParams> kernel_params(const LaunchPlan& plan, const std::vector<FunctionHandle>& fns, std::string_view image) {
@@ -257,7 +297,7 @@ class Evaluation {
   // Freed memory is zeroed first: the next evaluation's kernels must find no answer in it.
   bool release_all() {
     bool ok = true;
-    for (auto* set : {&cand_, &ref_, &scratch_, &compare_records_}) {
+    for (auto* set : {&cand_.buffers, &ref_.buffers, &scratch_, &compare_records_}) {
       for (DevBuf& b : *set) {
         if (b.alloc == 0) continue;
         ok = d_.fill8(b.alloc, 0, b.bytes + 2 * k_guard) == k_device_ok && ok;
@@ -272,20 +312,19 @@ class Evaluation {
 
   void allocate(const Sizes& sizes) {
     if (!release_all()) throw Finish{harness_error("scrubbing and freeing the previous buffers failed")};
-    for (auto* set : {&cand_, &ref_}) {
-      set->resize(task_.params.size());
+    for (Side* side : {&cand_, &ref_}) {
+      side->buffers.resize(task_.params.size());
       for (std::size_t i = 0; i < task_.params.size(); ++i) {
         const Param& p = task_.params[i];
         if (p.kind != ParamKind::buffer) continue;
-        (*set)[i] = guarded_buffer(element_count(p, sizes) * dtype_size(p.dtype), "'" + p.name + "'");
+        side->buffers[i] = guarded_buffer(element_count(p, sizes) * dtype_size(p.dtype), "'" + p.name + "'");
       }
     }
+    for (Side* side : {&cand_, &ref_}) side->resolved = resolve(side->plan, side->policy, sizes, side->candidate);
     // The candidate's scratch, guarded like its buffers.
-    cand_resolved_ = resolve(cand_plan_, cand_policy_, sizes, true);
-    ref_resolved_ = resolve(ref_plan_, k_task_launch_bounds, sizes, false);
-    scratch_.resize(cand_resolved_.scratch.size());
+    scratch_.resize(cand_.resolved.scratch.size());
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      scratch_[i] = guarded_buffer(cand_resolved_.scratch[i].bytes, "scratch '" + cand_resolved_.scratch[i].name + "'");
+      scratch_[i] = guarded_buffer(cand_.resolved.scratch[i].bytes, "scratch '" + cand_.resolved.scratch[i].name + "'");
     }
   }
 
@@ -309,9 +348,12 @@ class Evaluation {
     }
   }
 
-  void build_args(LaunchArgs& a, const std::vector<DevBuf>& set, const Sizes& sizes, bool candidate) {
-    const ResolvedPlan& plan = candidate ? cand_resolved_ : ref_resolved_;
-    const std::vector<FunctionHandle>& fns = candidate ? cand_fns_ : ref_fns_;
+  // A side's launch arguments for its buffers at `sizes`, in a fresh side.args.
+  void build_args(Side& side, const Sizes& sizes) {
+    side.args = std::make_unique<LaunchArgs>();
+    LaunchArgs& a = *side.args;
+    const ResolvedPlan& plan = side.resolved;
+    const std::vector<FunctionHandle>& fns = side.functions;
     a.kernels.clear();
     a.kernels.resize(plan.kernels.size());
     for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
@@ -326,12 +368,12 @@ class Evaluation {
       run.shape.shared_bytes = rk.shape.shared_bytes;
       run.arg_count = rk.args.size();
       run.slots.assign(rk.args.size(), 0);
-      for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], set, sizes);
+      for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], side.buffers, sizes);
       // One pointer per parameter, no more: check_parameters matched the arguments to the kernel's
       // parameters in count, and in bytes (4 or 8, within a slot).
       run.ptrs.assign(rk.args.size(), nullptr);
       for (std::size_t i = 0; i < rk.args.size(); ++i) run.ptrs[i] = &run.slots[i];
-      allow_shared(run.function, run.shape, candidate);
+      allow_shared(run.function, run.shape, side.candidate);
     }
   }
 
@@ -399,16 +441,16 @@ class Evaluation {
   void check_shared_fits() {
     const std::vector<Sizes> size_sets = all_size_sets();
     std::vector<ResolvedPlan> plans;  // by size set, each resolved once
-    for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_plan_, cand_policy_, sizes, true));
+    for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_.plan, cand_.policy, sizes, true));
     const std::uint64_t limit = d_.max_shared_bytes_optin();
-    for (std::size_t k = 0; k < cand_fns_.size(); ++k) {
+    for (std::size_t k = 0; k < cand_.functions.size(); ++k) {
       unsigned static_bytes = 0;
-      check(d_.static_shared_bytes(cand_fns_[k], static_bytes), "reading a kernel's static shared memory");
+      check(d_.static_shared_bytes(cand_.functions[k], static_bytes), "reading a kernel's static shared memory");
       for (std::size_t s = 0; s < size_sets.size(); ++s) {
         const Sizes& sizes = size_sets[s];
         const std::uint64_t dynamic = plans[s].kernels[k].shape.shared_bytes;
         if (static_bytes + dynamic <= limit) continue;
-        const KernelLaunchDecl& decl = cand_plan_.kernels[k];
+        const KernelLaunchDecl& decl = cand_.plan.kernels[k];
         throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel + "': " + std::to_string(static_bytes) +
                                   " bytes of static shared memory and " + std::to_string(dynamic) + " of dynamic (shared=" + decl.shared_bytes +
                                   ") are over the device's limit of " + std::to_string(limit) + " bytes per block (at sizes " +
@@ -420,8 +462,8 @@ class Evaluation {
   // The candidate's scratch poisoned: no run finds what an earlier one left there.
   void poison_scratch(std::uint64_t seed) {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      const DType dtype = cand_resolved_.scratch[i].dtype;
-      const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, 0x5C2A7C4ULL + i));
+      const DType dtype = cand_.resolved.scratch[i].dtype;
+      const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, k_scratch_seed_offset + i));
       const DevBuf& b = scratch_[i];
       if (dtype_size(dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
       else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning scratch");
@@ -438,18 +480,20 @@ class Evaluation {
   bool is_output(const Param& p) const { return p.kind == ParamKind::buffer && p.role != Role::in; }
 
   // Host-drawn inputs uploaded, outputs poisoned (the correctness trials).
-  void prepare_from_host(std::vector<DevBuf>& set, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
+  void prepare_from_host(Side& side, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
+    std::vector<DevBuf>& set = side.buffers;
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) check(d_.upload(set[i].ptr, host[i].data(), set[i].bytes), "uploading '" + p.name + "'");
       else if (is_output(p)) poison(p, set[i], seed);
     }
-    if (&set == &cand_) poison_scratch(seed);
+    if (side.candidate) poison_scratch(seed);
     check(d_.synchronize(), "preparing the buffers");
   }
 
   // Inputs drawn on the device from `seed`, outputs poisoned (timed runs and their checks).
-  void prepare_on_device(std::vector<DevBuf>& set, std::uint64_t seed) {
+  void prepare_on_device(Side& side, std::uint64_t seed) {
+    std::vector<DevBuf>& set = side.buffers;
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) {
@@ -459,7 +503,7 @@ class Evaluation {
         poison(p, set[i], seed);
       }
     }
-    if (&set == &cand_) poison_scratch(seed);
+    if (side.candidate) poison_scratch(seed);
   }
 
   void download(const DevBuf& b, std::vector<unsigned char>& out, const std::string& where, bool candidate) {
@@ -484,14 +528,15 @@ class Evaluation {
   // The candidate's guards; after timing also the reference's (only the candidate ran untrusted code
   // in between, so damage there is its doing: an attempt to slow the reference down).
   void check_guards(const std::string& where, bool when_timed) {
-    for (int set = 0; set < (when_timed ? 2 : 1); ++set) {
+    for (const Side* side : {&cand_, &ref_}) {
+      if (!side->candidate && !when_timed) break;
       for (std::size_t i = 0; i < task_.params.size(); ++i) {
         const Param& p = task_.params[i];
         if (p.kind != ParamKind::buffer) continue;
-        const auto [before, after] = guard_damage(set == 0 ? cand_[i] : ref_[i], where);
+        const auto [before, after] = guard_damage(side->buffers[i], where);
         if (before + after == 0) continue;
         const std::string counts = std::to_string(before) + " bytes before its start, " + std::to_string(after) + " after its end";
-        if (set == 0) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
+        if (side->candidate) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
         throw Finish{wrong_answer("wrote outside its own buffers, into the guard zones around the reference's buffer '" + p.name +
                                       "' (" + counts + ") " + where,
                                   when_timed)};
@@ -500,7 +545,7 @@ class Evaluation {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
       const auto [before, after] = guard_damage(scratch_[i], where);
       if (before + after == 0) continue;
-      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_resolved_.scratch[i].name + "' (" + std::to_string(before) +
+      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_.resolved.scratch[i].name + "' (" + std::to_string(before) +
                                     " bytes before its start, " + std::to_string(after) + " after its end) " + where,
                                 when_timed)};
     }
@@ -520,10 +565,8 @@ class Evaluation {
     int trials_run = 0;
     for (const Sizes& sizes : size_sets) {
       allocate(sizes);
-      cand_args_ = std::make_unique<LaunchArgs>();
-      ref_args_ = std::make_unique<LaunchArgs>();
-      build_args(*ref_args_, ref_, sizes, false);
-      build_args(*cand_args_, cand_, sizes, true);
+      build_args(ref_, sizes);
+      build_args(cand_, sizes);
       const std::size_t np = task_.params.size();
       std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
       for (int trial = 0; trial < task_.trials; ++trial) {
@@ -542,27 +585,27 @@ class Evaluation {
         stage_("candidate");
         prepare_from_host(cand_, host, seed);
         std::size_t failed = 0;
-        if (DeviceStatus rc = launch_all(*cand_args_, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_args_, failed));
+        if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_.args, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (p.kind != ParamKind::buffer) continue;
-          download(cand_[i], cand_out[i], where, true);
+          download(cand_.buffers[i], cand_out[i], where, true);
           if (p.role == Role::in && cand_out[i] != host[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
         }
         check_guards(where, false);
         stage_("reference");
         prepare_from_host(ref_, host, seed);
         std::size_t ref_failed = 0;
-        check(launch_all(*ref_args_, ref_failed), "the reference kernel failed " + where);
+        check(launch_all(*ref_.args, ref_failed), "the reference kernel failed " + where);
         check(d_.synchronize(), "the reference kernel failed " + where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (!is_output(p)) continue;
-          download(ref_[i], ref_out[i], where, false);
-          poison(p, ref_[i], seed);  // the answer does not linger where a later run could find it
+          download(ref_.buffers[i], ref_out[i], where, false);
+          poison(p, ref_.buffers[i], seed);  // the answer does not linger where a later run could find it
         }
         check(d_.synchronize(), "poisoning the reference's outputs");
         ++trials_run;
@@ -592,13 +635,6 @@ class Evaluation {
   }
 
   // ---- timing -------------------------------------------------------------------------------------
-  struct Window {
-    std::uint64_t t0 = 0, t1 = 0, external_id = 0;
-  };
-  struct Series {
-    std::vector<Window> windows;
-    std::vector<double> event_ms, wall_ms;
-  };
 
   // Seeds of the warm-up's and the timed runs' inputs: the request's seed mixed with OS randomness
   // drawn once per evaluation, so knowing the request (the loop example fixes its seed) tells no one
@@ -609,10 +645,10 @@ class Evaluation {
   }
 
   // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
-  WarmUpReport warm_up(int which) {
-    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
-    stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::warm_up, static_cast<std::uint64_t>(which)));
+  WarmUpReport warm_up(Side& side) {
+    LaunchArgs& a = *side.args;
+    stage_(std::string("warmup:") + side.name);
+    prepare_on_device(side, timing_seed(Draw::warm_up, side.warm_up_draw));
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
     int launches = 0;
@@ -621,16 +657,16 @@ class Evaluation {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
         // a run is a run: no scratch survives it
-        if (which == 0) poison_scratch(timing_seed(Draw::warm_up, 2 + static_cast<std::uint64_t>(launches + k)));
+        if (side.candidate) poison_scratch(timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)));
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
-          if (which == 0) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
+          if (side.candidate) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
           harness(rc, "the reference failed in warm-up");
         }
       }
       check(d_.record_stop(), "recording the warm-up's stop event");
       if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) {
-        if (which == 0) candidate_failed(rc, "(warm-up run)");
+        if (side.candidate) candidate_failed(rc, "(warm-up run)");
         harness(rc, "the reference failed in warm-up");
       }
       double ms = 0.0;
@@ -645,10 +681,10 @@ class Evaluation {
   // One timed run: fresh inputs (the same for both sides of run `rep`) and poisoned outputs (and
   // scratch), caches flushed, then only the plan's launches inside the events (and the external id
   // that ties CUPTI's records to them).
-  void timed_run(int rep, int which, Series& s) {
-    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
-    stage_(which == 0 ? "timing:candidate" : "timing:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
+  void timed_run(int rep, Side& side) {
+    LaunchArgs& a = *side.args;
+    stage_(std::string("timing:") + side.name);
+    prepare_on_device(side, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
     check(d_.flush_caches(), "flushing the caches");
     check(d_.synchronize(), "preparing a timed run");
     static std::atomic<std::uint64_t> next_id{1};
@@ -666,14 +702,14 @@ class Evaluation {
     w.t1 = d_.activity_timestamp_ns();
     check(d_.pop_external_id(), "popping the external correlation id");
     if (rc != k_device_ok) {
-      if (which == 0) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")" + in_kernel(a, failed));
+      if (side.candidate) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")" + in_kernel(a, failed));
       harness(rc, "the reference failed while timed");
     }
     double ms = 0.0;
     check(d_.elapsed_ms(ms), "reading the timed run's events");
-    s.windows.push_back(w);
-    s.event_ms.push_back(ms);
-    s.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
+    side.series.windows.push_back(w);
+    side.series.event_ms.push_back(ms);
+    side.series.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
   }
 
   // Timed run `rep` answers for itself: after both sides ran on the same inputs (the reference's
@@ -691,7 +727,7 @@ class Evaluation {
       const Param& p = task_.params[i];
       if (p.kind != ParamKind::buffer) continue;
       const bool input = p.role == Role::in;
-      check(d_.compare_on_device(cand_[i].ptr, ref_[i].ptr, p.dtype, cand_[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
+      check(d_.compare_on_device(cand_.buffers[i].ptr, ref_.buffers[i].ptr, p.dtype, cand_.buffers[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
                                  input, rec.ptr + i * sizeof(CompareRecord)),
             "comparing a timed run's '" + p.name + "' on the device");
     }
@@ -703,7 +739,7 @@ class Evaluation {
         const Param& p = task_.params[i];
         const CompareRecord& r = records[i];
         if (p.kind != ParamKind::buffer || (p.role == Role::in) != (pass == 0) || r.mismatches == 0) continue;
-        const std::size_t n = cand_[i].bytes / dtype_size(p.dtype);
+        const std::size_t n = cand_.buffers[i].bytes / dtype_size(p.dtype);
         if (pass == 0) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " + std::to_string(r.mismatches) +
                                                      " of " + std::to_string(n) + " elements changed, first at [" +
                                                      std::to_string(r.first_index) + "]", true)};
@@ -723,31 +759,31 @@ class Evaluation {
     std::random_device os_random;
     timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
     stage_("reload");  // the candidate's __device__ globals do not survive into timing
-    if (!unload(cand_mod_)) throw Finish{harness_error("unloading the candidate's module failed")};
+    if (!unload(cand_.module)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
-    cand_args_ = std::make_unique<LaunchArgs>();  // the launch arguments, built before any timed run
-    build_args(*cand_args_, cand_, task_.sizes, true);
+    build_args(cand_, task_.sizes);  // the launch arguments, built before any timed run
     compare_records_.assign(1, guarded_buffer(task_.params.size() * sizeof(CompareRecord), "the comparison records"));
 
-    const WarmUpReport warmup_candidate = warm_up(0), warmup_reference = warm_up(1);
+    const WarmUpReport warmup_candidate = warm_up(cand_), warmup_reference = warm_up(ref_);
     d_.activity_reset();
 
-    Series series[2];
+    cand_.series = {};
+    ref_.series = {};
     std::string stopped;
     double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
     int reps = 0;
     for (int rep = 0; rep < ts.max_reps; ++rep) {
       const auto rep0 = Clock::now();
       // The candidate first, as in the trials: nothing in memory holds this run's answer yet.
-      for (int which = 0; which < 2; ++which) {
-        timed_run(rep, which, series[which]);
-        gpu_ms_used += series[which].event_ms.back();
+      for (Side* side : {&cand_, &ref_}) {
+        timed_run(rep, *side);
+        gpu_ms_used += side->series.event_ms.back();
       }
       check_timed_run(rep);
       reps = rep + 1;
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
-      const bool steady = reps >= ts.min_reps && timing_statistics(series[0].event_ms).spread <= ts.target_spread &&
-                          timing_statistics(series[1].event_ms).spread <= ts.target_spread;
+      const bool steady = reps >= ts.min_reps && timing_statistics(cand_.series.event_ms).spread <= ts.target_spread &&
+                          timing_statistics(ref_.series.event_ms).spread <= ts.target_spread;
       if (steady) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
         if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
@@ -766,7 +802,7 @@ class Evaluation {
     stage_("check");
     check_guards("while timed", true);
 
-    TimingReport timing = summarise(series, reps);
+    TimingReport timing = summarise(reps);
     timing.warmup_candidate = warmup_candidate;
     timing.warmup_reference = warmup_reference;
     timing.warmup_min_gpu_ms = k_warmup_gpu_ms;
@@ -796,14 +832,15 @@ class Evaluation {
 
   // CUPTI durations by external id (by time window where records carry none); events where CUPTI
   // is off, lost records, or missed a run.
-  TimingReport summarise(const Series (&series)[2], int reps) {
+  TimingReport summarise(int reps) {
+    const Side* sides[2] = {&cand_, &ref_};
     std::string note = d_.activity_note();
     auto add_note = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
     std::vector<double> cupti_ms[2];
     bool cupti = d_.activity_enabled();
     std::size_t dropped = 0, by_id_runs = 0, by_window_runs = 0;  // runs whose records were found each way
     if (cupti) {
-      const ActivityHarvest h = d_.harvest_activity((cand_args_->kernels.size() + ref_args_->kernels.size()) * static_cast<std::size_t>(reps));
+      const ActivityHarvest h = d_.harvest_activity((cand_.args->kernels.size() + ref_.args->kernels.size()) * static_cast<std::size_t>(reps));
       dropped = h.dropped;
       if (!h.problem.empty()) add_note(h.problem);
       if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
@@ -813,9 +850,9 @@ class Evaluation {
       // alone, a plan would be paid for the kernels whose records went missing.
       const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
       if (!by_id && !h.kernels.empty()) add_note("no CUPTI kernel record carried an external id; runs matched by time window");
-      const std::size_t kernels_per_run[2] = {cand_args_->kernels.size(), ref_args_->kernels.size()};
       for (int which = 0; which < 2 && cupti; ++which) {
-        for (const Window& w : series[which].windows) {
+        const std::size_t kernels_per_run = sides[which]->args->kernels.size();
+        for (const Window& w : sides[which]->series.windows) {
           std::uint64_t lo = UINT64_MAX, hi = 0;
           std::size_t records = 0;
           for (const KernelActivity& k : h.kernels) {
@@ -825,11 +862,11 @@ class Evaluation {
             hi = std::max(hi, k.end_ns);
             ++records;
           }
-          if (hi <= lo || records < kernels_per_run[which]) {
+          if (hi <= lo || records < kernels_per_run) {
             cupti = false;
             add_note(records == 0 ? "CUPTI delivered no kernel record for a timed run; CUDA events used"
                                   : "CUPTI delivered " + std::to_string(records) + " of a timed run's " +
-                                        std::to_string(kernels_per_run[which]) + " kernel records; CUDA events used");
+                                        std::to_string(kernels_per_run) + " kernel records; CUDA events used");
             break;
           }
           cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
@@ -846,16 +883,17 @@ class Evaluation {
     timing.matched_by_window = by_window_runs;
     timing.note = note;
     const auto side = [&](int which) {
-      const TimingStatistics s = timing_statistics(cupti ? cupti_ms[which] : series[which].event_ms);
+      const Series& series = sides[which]->series;
+      const TimingStatistics s = timing_statistics(cupti ? cupti_ms[which] : series.event_ms);
       SideTiming k;
       k.median_ms = s.median;
       k.p25_ms = s.p25;
       k.p75_ms = s.p75;
       k.min_ms = s.min;
       k.spread = s.spread;
-      k.runs = series[which].event_ms.size();
-      k.events_median_ms = timing_statistics(series[which].event_ms).median;
-      k.wall_median_ms = timing_statistics(series[which].wall_ms).median;
+      k.runs = series.event_ms.size();
+      k.events_median_ms = timing_statistics(series.event_ms).median;
+      k.wall_median_ms = timing_statistics(series.wall_ms).median;
       if (cupti) k.cupti_median_ms = timing_statistics(cupti_ms[which]).median;
       return k;
     };
@@ -868,20 +906,14 @@ class Evaluation {
   const StageFn& stage_;
   Clock::time_point start_, deadline_;
   TaskSpec task_;
-  std::string cand_image_, ref_image_;
   std::uint64_t base_seed_ = 1;
   std::uint64_t timing_secret_ = 0;  // the request's seed mixed with OS randomness (timing_seed)
   bool time_ = true;
-  ModuleHandle cand_mod_ = nullptr, ref_mod_ = nullptr;
-  LaunchPlan cand_plan_, ref_plan_;       // the candidate's: its declared plan, else the task's
-  LaunchPolicy cand_policy_ = k_task_launch_bounds;
+  Side cand_{true, "candidate", 0}, ref_{false, "reference", 1};
   bool declared_plan_ = false;
   std::string plan_error_;
-  ResolvedPlan cand_resolved_, ref_resolved_;  // at the current size set
-  std::vector<FunctionHandle> cand_fns_, ref_fns_;  // by the plan's kernels
-  std::vector<DevBuf> cand_, ref_, scratch_;
+  std::vector<DevBuf> scratch_;  // the candidate's, by its plan's scratch declarations
   std::vector<DevBuf> compare_records_;  // one CompareRecord per task parameter, while timing
-  std::unique_ptr<LaunchArgs> cand_args_, ref_args_;
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;
   bool cleaned_ = false, clean_ok_ = true;
