@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "protocol/bounded_json.hpp"
 #include "confinement/confinement.hpp"
 #include "common/detail.hpp"
 #include "protocol/frames.hpp"
+#include "protocol/worker_control.hpp"
 #include "evaluation/gpu_harness.hpp"
 #include "evaluation/worker.hpp"
 #include "evaluation/worker_rules.hpp"
@@ -51,7 +53,7 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
   if (config.fake && config.confine) detail::confine_worker();  // no driver to initialise first
   auto confinement = [] {
     const detail::WorkerConfinement& c = detail::worker_confinement();
-    return json{{"landlock_abi", c.landlock_abi}, {"seccomp", c.seccomp}, {"error", c.error}};
+    return detail::ConfinementReport{c.landlock_abi, c.seccomp, c.error};
   };
   for (;;) {
     detail::FrameKind kind{};
@@ -63,39 +65,48 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
     bool exit_after = false;
     try {
       const json req = detail::decode_bounded_cbor(payload, detail::k_frame_limits);
-      const std::string op = req.value("op", "");
-      if (op == "ping") {
-        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()},
-                 {"allow_pageable_host_access", config.allow_pageable_host_access},
-                 {"local_memory_restart_bytes", config.local_memory_restart_bytes}};
-      } else if (op == "probe") {  // the GPU as probe_gpu reports it; loads the driver in this worker
-        reply = {{"ok", true}, {"report", config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
-                                                     : detail::probe_driver_here(config.driver_library)},
-                 {"confinement", confinement()}};
-      } else if (op == "sleep") {  // test operation: a worker that hangs
-        stage("sleeping");
-        std::this_thread::sleep_for(std::chrono::milliseconds(req.value("ms", 0)));
-        reply = {{"ok", true}};
-      } else if (op == "crash") {  // test operation: a worker that dies mid-request
-        stage("crashing");
-        std::abort();
-      } else if (op == "exit") {
-        reply = {{"ok", true}};
-        exit_after = true;
-      } else if (detail::is_evaluation_request(req)) {
-        detail::EvaluationReply eval;
-        if (config.fake) {
-          eval.error = "this is a fake worker without CUDA";
-        } else {
-          eval = detail::gpu_eval(req, config, stage);
-          exit_after = eval.restart;
-        }
-        reply = detail::to_json(eval);
+      std::string name;
+      const std::optional<detail::WorkerOp> op = detail::worker_op_of(req, name);
+      if (!op) {
+        reply = detail::worker_failure("unknown op '" + name + "'");
       } else {
-        reply = {{"ok", false}, {"error", "unknown op '" + op + "'"}};
+        switch (*op) {
+          case detail::WorkerOp::ping:
+            reply = detail::to_json(detail::PingReply{::getpid(), config.fake, confinement(), config.allow_pageable_host_access,
+                                                      config.local_memory_restart_bytes});
+            break;
+          case detail::WorkerOp::probe:  // the GPU as probe_gpu reports it; loads the driver in this worker
+            reply = detail::probe_reply(config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
+                                                    : detail::probe_driver_here(config.driver_library),
+                                        confinement());
+            break;
+          case detail::WorkerOp::sleep:  // test operation: a worker that hangs
+            stage("sleeping");
+            std::this_thread::sleep_for(std::chrono::milliseconds(detail::sleep_ms_of(req)));
+            reply = detail::worker_success();
+            break;
+          case detail::WorkerOp::crash:  // test operation: a worker that dies mid-request
+            stage("crashing");
+            std::abort();
+          case detail::WorkerOp::exit:
+            reply = detail::worker_success();
+            exit_after = true;
+            break;
+          case detail::WorkerOp::eval: {
+            detail::EvaluationReply eval;
+            if (config.fake) {
+              eval.error = "this is a fake worker without CUDA";
+            } else {
+              eval = detail::gpu_eval(req, config, stage);
+              exit_after = eval.restart;
+            }
+            reply = detail::to_json(eval);
+            break;
+          }
+        }
       }
     } catch (const std::exception& e) {
-      reply = {{"ok", false}, {"error", std::string("worker: ") + e.what()}};
+      reply = detail::worker_failure(std::string("worker: ") + e.what());
     }
     const std::vector<std::uint8_t> bytes = json::to_cbor(reply);
     if (!detail::write_frame(out_fd, detail::FrameKind::reply, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;

@@ -3,13 +3,13 @@
 
 #include <vector>
 
+#include "protocol/worker_control.hpp"
+
 namespace leap::sandbox::detail {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* k_op = "op";
-constexpr const char* k_eval = "eval";
 constexpr const char* k_task = "task";
 constexpr const char* k_candidate = "candidate";
 constexpr const char* k_reference = "reference";
@@ -27,17 +27,15 @@ std::string image(const json& request, const char* key) {
 }  // namespace
 
 json to_json(const EvaluationRequest& request) {
-  json j = {{k_op, k_eval},
-            {k_task, request.task},
-            {k_candidate, bytes(request.candidate)},
-            {k_reference, bytes(request.reference)},
-            {k_seed, request.seed},
-            {k_time, request.time}};
+  json j = worker_request(WorkerOp::eval);
+  j[k_task] = request.task;
+  j[k_candidate] = bytes(request.candidate);
+  j[k_reference] = bytes(request.reference);
+  j[k_seed] = request.seed;
+  j[k_time] = request.time;
   if (request.plan) j[k_plan] = *request.plan;
   return j;
 }
-
-bool is_evaluation_request(const json& request) { return request.is_object() && request.value(k_op, "") == k_eval; }
 
 EvaluationRequest evaluation_request_from_json(const json& request) {
   EvaluationRequest r;

@@ -20,13 +20,9 @@ struct EvaluationRequest {
   std::optional<std::string> plan;
 };
 
-// {"op": "eval", "task": text, "candidate": bytes, "reference": bytes, "seed": u64, "time": bool,
+// worker_request(WorkerOp::eval) (worker_control.hpp) with "task": text, "candidate": bytes, "reference": bytes, "seed": u64, "time": bool,
 //  "plan": text (only when declared)}
 nlohmann::json to_json(const EvaluationRequest& request);
-
-// Whether a worker request asks for an evaluation (its "op"); the worker's other operations are
-// its own (worker_loop.cpp).
-bool is_evaluation_request(const nlohmann::json& request);
 
 // The request back; a missing task or module throws nlohmann's exception (the worker answers it as
 // a failure). A missing seed or time takes the default above; a plan that is not text is ignored.
