@@ -110,7 +110,7 @@ int run_eval(const Arguments& args) {
     std::cout << "\n";
     if (r.launch_plan && r.launch_plan->resolved) {  // an invalid plan's reason is the feedback below
       const sb::LaunchPlanReport& p = *r.launch_plan;
-      std::cout << "launch plan (" << (p.source == "candidate" ? "declared" : "the task's") << "), at sizes " << sb::sizes_text(p.sizes)
+      std::cout << "launch plan (" << (p.source == sb::PlanSource::candidate ? "declared" : "the task's") << "), at sizes " << sb::sizes_text(p.sizes)
                 << ": " << sb::to_text(*p.resolved) << "\n";
     }
     std::cout << (r.error.empty() ? r.feedback : r.error) << "\n";

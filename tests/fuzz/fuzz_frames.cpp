@@ -45,11 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ::close(fds[1]);
   if (written) {
     for (int frames = 0; frames < 64; ++frames) {
-      char kind = 0;
+      dt::FrameKind kind{};
       std::string payload;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
       if (dt::read_frame(fds[0], kind, payload, deadline) != dt::ReadStatus::ok) break;
-      if (kind == 'R' || kind == 'Q') decode(payload);
+      if (kind == dt::FrameKind::reply || kind == dt::FrameKind::request) decode(payload);
     }
   }
   ::close(fds[0]);

@@ -115,16 +115,16 @@ double element_value(DType dtype, const void* data, std::size_t i) noexcept {
 
 void generate(DType dtype, const Generator& g, std::uint64_t seed, void* out, std::size_t n) {
   Rng rng(seed);
-  if (g.kind == "zeros" || g.kind == "constant") {
-    const double v = g.kind == "zeros" ? 0.0 : g.a;
+  if (g.kind == GeneratorKind::zeros || g.kind == GeneratorKind::constant) {
+    const double v = g.kind == GeneratorKind::zeros ? 0.0 : g.a;
     for (std::size_t i = 0; i < n; ++i) store(dtype, out, i, v);
-  } else if (g.kind == "arange") {
+  } else if (g.kind == GeneratorKind::arange) {
     for (std::size_t i = 0; i < n; ++i) store(dtype, out, i, static_cast<double>(i));
-  } else if (g.kind == "randint") {
+  } else if (g.kind == GeneratorKind::randint) {
     const auto lo = static_cast<std::int64_t>(std::ceil(g.a)), hi = static_cast<std::int64_t>(std::floor(g.b));
     const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
     for (std::size_t i = 0; i < n; ++i) store(dtype, out, i, static_cast<double>(lo + static_cast<std::int64_t>(rng.next() % span)));
-  } else if (g.kind == "normal") {
+  } else if (g.kind == GeneratorKind::normal) {
     for (std::size_t i = 0; i < n; i += 2) {  // Box-Muller, two at a time
       const double u1 = 1.0 - rng.unit(), u2 = rng.unit();
       const double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * 3.14159265358979323846 * u2;

@@ -16,6 +16,7 @@
 
 #include "evaluation/driver_probe.hpp"
 #include "evaluation/worker.hpp"
+#include "protocol/worker_control.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -165,12 +166,12 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
     config.worker_executable = exe;
     config.init_timeout = options.timeout;
     WorkerProcess worker(config);
-    const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(nlohmann::json{{"op", "probe"}});
+    const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(detail::worker_request(detail::WorkerOp::probe));
     const CallResult r = worker.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
     if (r.status == CallStatus::timeout) return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
     if (r.status != CallStatus::ok) return GpuStatus{GpuState::error, 0, {}, "the driver probe failed: " + r.detail};
     try {
-      return detail::parse_driver_probe(nlohmann::json::from_cbor(r.reply).value("report", ""));
+      return detail::parse_driver_probe(detail::probe_report_of(nlohmann::json::from_cbor(r.reply)));
     } catch (const std::exception& e) {
       return GpuStatus{GpuState::error, 0, {}, std::string("the driver probe answered garbage: ") + e.what()};
     }

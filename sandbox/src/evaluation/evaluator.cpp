@@ -13,10 +13,13 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "protocol/bounded_json.hpp"
+#include "protocol/evaluation_reply.hpp"
+#include "protocol/evaluation_request.hpp"
 #include "compile/elf_kernels.hpp"
 #include "protocol/frames.hpp"
 #include "compile/kernel_diagnostics.hpp"
@@ -43,6 +46,14 @@ std::string_view to_string(EvalStatus status) noexcept {
     case EvalStatus::verdict: return "verdict";
     case EvalStatus::no_gpu: return "no_gpu";
     case EvalStatus::error: return "error";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(PlanSource source) noexcept {
+  switch (source) {
+    case PlanSource::task: return "task";
+    case PlanSource::candidate: return "candidate";
   }
   return "unknown";
 }
@@ -160,7 +171,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   LaunchPlanReport& plan = r.launch_plan.emplace();
   plan.sizes = task.sizes;
   if (!parsed.ok() || !parsed.plan.empty()) {
-    plan.source = "candidate";
+    plan.source = PlanSource::candidate;
     plan.plan = parsed.plan;
     PlanCheck check;
     if (!parsed.ok()) {
@@ -235,23 +246,27 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.status = EvalStatus::no_gpu;
     r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
                (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
-    r.feedback = plan.source == "candidate" ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
-                                                  "). It was not run: no GPU is available."
-                                            : "The kernel compiles. It was not run: no GPU is available.";
+    r.feedback = plan.source == PlanSource::candidate
+                     ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
+                           "). It was not run: no GPU is available."
+                     : "The kernel compiles. It was not run: no GPU is available.";
     return done();
   }
 
   // 4. Run, check and time in the worker.
   r.seed = m.config.seed ? *m.config.seed : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
-  json req = {{"op", "eval"},
-              {"task", task_to_json(task)},
-              {"candidate", json::binary(std::vector<std::uint8_t>(r.compile.cubin.begin(), r.compile.cubin.end()))},
-              {"reference", json::binary(std::vector<std::uint8_t>(ref.cubin.begin(), ref.cubin.end()))},
-              {"seed", r.seed},
-              {"time", m.config.time}};
-  if (plan.source == "candidate") req["plan"] = to_directives(plan.plan);
-  const std::vector<std::uint8_t> bytes = json::to_cbor(req);
+  detail::EvaluationRequest request;
+  request.task = task_to_json(task);
+  request.candidate = r.compile.cubin;
+  request.reference = ref.cubin;
+  request.seed = r.seed;
+  request.time = m.config.time;
+  if (plan.source == PlanSource::candidate) request.plan = to_directives(plan.plan);
+  const std::vector<std::uint8_t> bytes = json::to_cbor(detail::to_json(request));
   CallResult call;
+  // The worker's reply, read once; a reply that cannot be read is reported as malformed below.
+  std::optional<detail::EvaluationReply> reply;
+  std::string malformed;
   {
     std::lock_guard lock(m.worker_mutex);
     call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
@@ -261,8 +276,10 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     bool restart = detail::references_device_malloc(r.compile.ptx);
     if (call.status == CallStatus::ok) {
       try {
-        restart = restart || detail::decode_bounded_cbor(call.reply, detail::k_frame_limits).value("restart", false);
-      } catch (const std::exception&) {
+        reply = detail::evaluation_reply_from_json(detail::decode_bounded_cbor(call.reply, detail::k_frame_limits));
+        restart = restart || reply->restart;
+      } catch (const std::exception& e) {
+        malformed = e.what();
         restart = true;
       }
     }
@@ -293,70 +310,13 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     r.error = "evaluation worker " + std::string(to_string(call.status)) + ": " + call.detail;
     return done();
   }
-  json reply;
-  try {
-    reply = detail::decode_bounded_cbor(call.reply, detail::k_frame_limits);
-  } catch (const std::exception& e) {
+  if (!reply) {
     r.status = EvalStatus::error;
-    r.error = std::string("malformed worker reply: ") + e.what();
+    r.error = "malformed worker reply: " + malformed;
     return done();
   }
-  detail::read_worker_reply(reply, r);
+  detail::read_worker_reply(*reply, r);
   return done();
-}
-
-std::string to_json(const EvalResult& r) {
-  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  auto timing = [&](const KernelTiming& t) {
-    return json{{"method", t.method}, {"median_ms", num(t.median_ms)}, {"p25_ms", num(t.p25_ms)}, {"p75_ms", num(t.p75_ms)},
-                {"min_ms", num(t.min_ms)}, {"spread", num(t.spread)}, {"runs", t.runs},
-                {"events_median_ms", num(t.events_median_ms)}, {"wall_median_ms", num(t.wall_median_ms)}};
-  };
-  json j = {{"status", to_string(r.status)},
-            {"verdict", r.verdict ? json(to_string(*r.verdict)) : json(nullptr)},
-            {"speedup", num(r.speedup)},
-            {"compile", json::parse(to_json(r.compile))},
-            {"cuda_error", r.cuda_error},
-            {"detail", r.detail},
-            {"feedback", r.feedback},
-            {"error", r.error},
-            {"trials", r.trials},
-            {"seed", r.seed},
-            {"device", r.device},
-            {"seconds", r.seconds}};
-  if (r.launch_plan) {
-    const LaunchPlanReport& p = *r.launch_plan;
-    json kernels = json::array(), scratch = json::array();
-    if (p.resolved) {
-      for (const ResolvedKernelLaunch& k : p.resolved->kernels) {
-        json args = json::array();
-        for (const ResolvedArg& a : k.args) args.push_back(a.name);
-        kernels.push_back({{"kernel", k.kernel},
-                           {"grid", {k.shape.grid[0], k.shape.grid[1], k.shape.grid[2]}},
-                           {"block", {k.shape.block[0], k.shape.block[1], k.shape.block[2]}},
-                           {"shared_bytes", k.shape.shared_bytes},
-                           {"args", args}});
-      }
-      for (const ResolvedScratch& s : p.resolved->scratch) {
-        scratch.push_back({{"name", s.name}, {"dtype", to_string(s.dtype)}, {"count", s.count}, {"bytes", s.bytes}});
-      }
-    }
-    std::string directives;  // the lines without the blank ones that keep them on their source lines
-    const std::string text = to_directives(p.plan);
-    for (std::size_t pos = 0, end = 0; pos < text.size(); pos = end + 1) {
-      end = text.find('\n', pos);
-      if (end == std::string::npos) end = text.size();
-      if (end > pos) directives.append(text, pos, end - pos).push_back('\n');
-    }
-    j["launch_plan"] = {{"source", p.source}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
-                        {"sizes", p.sizes}, {"kernels", kernels}, {"scratch", scratch}};
-  } else {
-    j["launch_plan"] = nullptr;
-  }
-  if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
-  else j["timings"] = nullptr;
-  j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace leap::sandbox

@@ -19,6 +19,7 @@
 #include "compile/elf_kernels.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/timing_floor.hpp"
+#include "evaluation/timing_statistics.hpp"
 #include "evaluation/check.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
@@ -28,24 +29,42 @@
 namespace leap::sandbox::detail {
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_guard = 4096;
 constexpr unsigned char k_canary = 0xA5;
 constexpr int k_max_warmup_launches = 1 << 14;  // per plan; a tiny kernel reaches 50 ms long before
+// Scratch buffer i is poisoned from trial_seed(seed, k_scratch_seed_offset + i): far above the
+// parameter indices i whose inputs are drawn from trial_seed(seed, i), so scratch never takes an
+// input's stream.
+constexpr std::uint64_t k_scratch_seed_offset = 0x5C2A7C4;
 // A kernel's parameter block is at most 32764 bytes, so it has at most that many parameters.
 constexpr std::size_t k_max_kernel_params = 32764;
 
 // A reply that ends the evaluation early, carried out of the nested steps.
 struct Finish {
-  json reply;
+  EvaluationReply reply;
 };
 
-json harness_error(const std::string& what) { return {{"ok", false}, {"error", what}, {"restart", true}}; }
+EvaluationReply harness_error(const std::string& what) {
+  EvaluationReply r;
+  r.error = what;
+  r.restart = true;
+  return r;
+}
 
-json wrong_answer(const std::string& detail, bool when_timed) {
-  return {{"ok", true}, {"verdict", "wrong_answer"}, {"detail", detail}, {"when_timed", when_timed}};
+EvaluationReply verdict_reply(Verdict v, const std::string& detail) {
+  EvaluationReply r;
+  r.ok = true;
+  r.verdict = v;
+  r.detail = detail;
+  return r;
+}
+
+EvaluationReply wrong_answer(const std::string& detail, bool when_timed) {
+  EvaluationReply r = verdict_reply(Verdict::wrong_answer, detail);
+  r.when_timed = when_timed;
+  return r;
 }
 
 struct DevBuf {
@@ -70,35 +89,71 @@ struct LaunchArgs {
   LaunchArgs& operator=(const LaunchArgs&) = delete;
 };
 
-json plan_refusal(const std::string& why) {
-  return {{"ok", true}, {"verdict", "compile_error"}, {"plan_error", why}, {"detail", "launch plan: " + why}};
+// One timed run's window: CUPTI timestamps around it and the external id its launches carry.
+struct Window {
+  std::uint64_t t0 = 0, t1 = 0, external_id = 0;
+};
+// One side's timed runs, in order.
+struct Series {
+  std::vector<Window> windows;
+  std::vector<double> event_ms, wall_ms;
+};
+
+// What the harness holds for one side of the comparison, the candidate or the reference: the same
+// steps run for both, and only the candidate's failures are its verdict (the reference's are the
+// harness's).
+struct Side {
+  bool candidate = false;
+  const char* name = "";  // in stage names: "warmup:candidate", "timing:reference"
+  std::string image;      // the module image as the request carried it
+  ModuleHandle module = nullptr;
+  LaunchPlan plan;        // the candidate's: its declared plan, else the task's
+  LaunchPolicy policy = k_task_launch_bounds;
+  ResolvedPlan resolved;  // at the current size set
+  std::vector<FunctionHandle> functions;  // by the plan's kernels
+  std::vector<DevBuf> buffers;            // by task parameter
+  std::unique_ptr<LaunchArgs> args;       // for the current size set
+  Series series;                          // while timing
+  std::uint64_t warm_up_draw = 0;         // which warm-up draw seeds this side's inputs
+
+  Side(bool is_candidate, const char* side_name, std::uint64_t warm_up_input_draw)
+      : candidate(is_candidate), name(side_name), warm_up_draw(warm_up_input_draw) {}
+};
+
+// Warm-up draws 0 and 1 seed the candidate's and the reference's inputs (Side::warm_up_draw); the
+// candidate's scratch, poisoned before every warm-up launch, takes the draws from here on, one per
+// launch, so no two poisonings repeat a pattern.
+constexpr std::uint64_t k_first_warm_up_scratch_draw = 2;
+
+EvaluationReply plan_refusal(const std::string& why) {
+  EvaluationReply r = verdict_reply(Verdict::compile_error, "launch plan: " + why);
+  r.plan_error = why;
+  return r;
 }
 
 class Evaluation {
  public:
-  Evaluation(GpuDriver& d, const StageFn& stage, const json& request)
+  Evaluation(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
       : d_(d), stage_(stage), start_(Clock::now()) {
-    task_ = parse_task(request.at("task").get<std::string>());
-    const auto& cand = request.at("candidate").get_binary();
-    const auto& ref = request.at("reference").get_binary();
-    cand_image_.assign(cand.begin(), cand.end());
-    ref_image_.assign(ref.begin(), ref.end());
-    ref_plan_ = task_launch_plan(task_);
-    cand_plan_ = ref_plan_;
-    if (const auto it = request.find("plan"); it != request.end() && it->is_string()) {
-      PlanParse p = parse_launch_plan(it->get<std::string>());
+    task_ = parse_task(request.task);
+    cand_.image = request.candidate;
+    ref_.image = request.reference;
+    ref_.plan = task_launch_plan(task_);
+    cand_.plan = ref_.plan;
+    if (request.plan) {
+      PlanParse p = parse_launch_plan(*request.plan);
       if (!p.ok()) {
         plan_error_ = p.error;
       } else if (p.plan.empty()) {
         plan_error_ = "the request's plan declares no kernel";
       } else {
-        cand_plan_ = std::move(p.plan);
-        cand_policy_ = task_.candidate_launch;
+        cand_.plan = std::move(p.plan);
+        cand_.policy = task_.candidate_launch;
         declared_plan_ = true;
       }
     }
-    base_seed_ = request.value("seed", std::uint64_t{1});
-    time_ = request.value("time", true);
+    base_seed_ = request.seed;
+    time_ = request.time;
     deadline_ = start_ + std::chrono::milliseconds(static_cast<long long>(k_time_limit_share * task_.time_limit_ms));
   }
 
@@ -112,8 +167,8 @@ class Evaluation {
     if (cleaned_) return clean_ok_;
     cleaned_ = true;
     const bool freed = release_all();
-    const bool cand = unload(cand_mod_);
-    const bool ref = unload(ref_mod_);
+    const bool cand = unload(cand_.module);
+    const bool ref = unload(ref_.module);
     d_.activity_reset();
     clean_ok_ = freed && cand && ref;
     return clean_ok_;
@@ -123,26 +178,26 @@ class Evaluation {
   // whether the reservation it grew is worth a fresh worker).
   std::size_t local_bytes_per_thread() const { return local_bytes_; }
 
-  json run() {
+  EvaluationReply run() {
     d_.activity_reset();  // records from earlier evaluations are no business of this one
     // The candidate's plan, checked again here with the device's limits, before anything is loaded.
     if (!plan_error_.empty()) return plan_refusal(plan_error_);
     if (declared_plan_) {
-      const PlanCheck c = check_candidate_plan(cand_plan_, task_, {nullptr, d_.max_shared_bytes_optin()});
+      const PlanCheck c = check_candidate_plan(cand_.plan, task_, {nullptr, d_.max_shared_bytes_optin()});
       if (c.status != PlanStatus::ok) return plan_refusal(c.error);
     }
     load_modules();
     if (declared_plan_) check_shared_fits();
-    json reply = check_trials();
+    EvaluationReply reply = check_trials();
     if (!time_) return reply;
     // Timing needs room for warm-up, some runs and their checks (a few trials' worth): without it,
     // the verdict stands untimed rather than running into the time limit.
     if (Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4.0 * trial_seconds_)) > deadline_) {
-      reply["timing"] = {{"skipped", "the correctness trials took most of the task's time limit of " +
-                                         std::to_string(task_.time_limit_ms) + " ms; no room was left to time the kernel"}};
+      reply.timing.emplace().skipped = "the correctness trials took most of the task's time limit of " +
+                                       std::to_string(task_.time_limit_ms) + " ms; no room was left to time the kernel";
       return reply;
     }
-    reply["timing"] = time_and_check();
+    reply.timing = time_and_check();
     return reply;
   }
 
@@ -153,11 +208,10 @@ class Evaluation {
   }
   [[noreturn]] void candidate_failed(DeviceStatus rc, const std::string& where) {
     const std::string name = d_.error_name(rc), text = d_.error_text(rc);
-    throw Finish{{{"ok", true},
-                  {"verdict", "runtime_error"},
-                  {"cuda_error", name},
-                  {"detail", name + (text.empty() ? "" : " (" + text + ")") + " " + where},
-                  {"restart", true}}};
+    EvaluationReply r = verdict_reply(Verdict::runtime_error, name + (text.empty() ? "" : " (" + text + ")") + " " + where);
+    r.cuda_error = name;
+    r.restart = true;
+    throw Finish{r};
   }
   void check(DeviceStatus rc, const std::string& what) {
     if (rc != k_device_ok) harness(rc, what);
@@ -173,30 +227,32 @@ class Evaluation {
 
   void load_modules() {
     stage_("load");
-    if (DeviceStatus rc = d_.load_module(ref_image_, ref_mod_); rc != k_device_ok) harness(rc, "loading the reference module failed");
-    ref_fns_.clear();
-    for (const KernelLaunchDecl& k : ref_plan_.kernels) {
+    if (DeviceStatus rc = d_.load_module(ref_.image, ref_.module); rc != k_device_ok) harness(rc, "loading the reference module failed");
+    ref_.functions.clear();
+    for (const KernelLaunchDecl& k : ref_.plan.kernels) {
       FunctionHandle f = nullptr;
-      if (DeviceStatus rc = d_.get_function(ref_mod_, k.kernel, f); rc != k_device_ok) {
-        throw Finish{{{"ok", false}, {"error", "the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc)}, {"restart", false}}};
+      if (DeviceStatus rc = d_.get_function(ref_.module, k.kernel, f); rc != k_device_ok) {
+        EvaluationReply r = harness_error("the reference has no kernel '" + k.kernel + "': " + d_.error_name(rc));
+        r.restart = false;  // the task's fault, not the context's
+        throw Finish{r};
       }
-      ref_fns_.push_back(f);
+      ref_.functions.push_back(f);
     }
     load_candidate();
     check_parameters();
   }
 
   void load_candidate() {
-    if (DeviceStatus rc = d_.load_module(cand_image_, cand_mod_); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
-    cand_fns_.clear();
-    for (const KernelLaunchDecl& k : cand_plan_.kernels) {
+    if (DeviceStatus rc = d_.load_module(cand_.image, cand_.module); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
+    cand_.functions.clear();
+    for (const KernelLaunchDecl& k : cand_.plan.kernels) {
       FunctionHandle f = nullptr;
-      if (DeviceStatus rc = d_.get_function(cand_mod_, k.kernel, f); rc != k_device_ok) {
+      if (DeviceStatus rc = d_.get_function(cand_.module, k.kernel, f); rc != k_device_ok) {
         candidate_failed(rc, "looking up kernel '" + k.kernel + "' (declare it extern \"C\" __global__)");
       }
       std::size_t local = 0;
       if (d_.local_bytes_per_thread(f, local) == k_device_ok) local_bytes_ = std::max(local_bytes_, local);
-      cand_fns_.push_back(f);
+      cand_.functions.push_back(f);
     }
   }
 
@@ -204,16 +260,16 @@ class Evaluation {
   // runs (the parent checked them against the CUBIN too): the driver's account where it has one,
   // else the module's CUBIN. Past this, a launch passes exactly the pointers its kernel reads.
   void check_parameters() {
-    const std::optional<KernelParams> ref = kernel_params(ref_plan_, ref_fns_, ref_image_);
+    const std::optional<KernelParams> ref = kernel_params(ref_.plan, ref_.functions, ref_.image);
     if (!ref) throw Finish{harness_error("the reference module's kernel parameters could not be read (not from the driver, not from its CUBIN)")};
     try {
-      resolve_launch_plan(ref_plan_, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
+      resolve_launch_plan(ref_.plan, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
     } catch (const LaunchPlanError& e) {
       throw Finish{harness_error(std::string("the task's launch of the reference: ") + e.what())};
     }
-    const std::optional<KernelParams> cand = kernel_params(cand_plan_, cand_fns_, cand_image_);
+    const std::optional<KernelParams> cand = kernel_params(cand_.plan, cand_.functions, cand_.image);
     if (!cand) throw Finish{plan_refusal("the candidate module's kernel parameters could not be read, so no arguments can be matched to them")};
-    resolve(cand_plan_, cand_policy_, task_.sizes, true, &*cand);
+    resolve(cand_.plan, cand_.policy, task_.sizes, true, &*cand);
   }
 
   std::optional<KernelParams> kernel_params(const LaunchPlan& plan, const std::vector<FunctionHandle>& fns, std::string_view image) {
@@ -241,7 +297,7 @@ class Evaluation {
   // Freed memory is zeroed first: the next evaluation's kernels must find no answer in it.
   bool release_all() {
     bool ok = true;
-    for (auto* set : {&cand_, &ref_, &scratch_, &compare_records_}) {
+    for (auto* set : {&cand_.buffers, &ref_.buffers, &scratch_, &compare_records_}) {
       for (DevBuf& b : *set) {
         if (b.alloc == 0) continue;
         ok = d_.fill8(b.alloc, 0, b.bytes + 2 * k_guard) == k_device_ok && ok;
@@ -256,20 +312,19 @@ class Evaluation {
 
   void allocate(const Sizes& sizes) {
     if (!release_all()) throw Finish{harness_error("scrubbing and freeing the previous buffers failed")};
-    for (auto* set : {&cand_, &ref_}) {
-      set->resize(task_.params.size());
+    for (Side* side : {&cand_, &ref_}) {
+      side->buffers.resize(task_.params.size());
       for (std::size_t i = 0; i < task_.params.size(); ++i) {
         const Param& p = task_.params[i];
         if (p.kind != ParamKind::buffer) continue;
-        (*set)[i] = guarded_buffer(element_count(p, sizes) * dtype_size(p.dtype), "'" + p.name + "'");
+        side->buffers[i] = guarded_buffer(element_count(p, sizes) * dtype_size(p.dtype), "'" + p.name + "'");
       }
     }
+    for (Side* side : {&cand_, &ref_}) side->resolved = resolve(side->plan, side->policy, sizes, side->candidate);
     // The candidate's scratch, guarded like its buffers.
-    cand_resolved_ = resolve(cand_plan_, cand_policy_, sizes, true);
-    ref_resolved_ = resolve(ref_plan_, k_task_launch_bounds, sizes, false);
-    scratch_.resize(cand_resolved_.scratch.size());
+    scratch_.resize(cand_.resolved.scratch.size());
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      scratch_[i] = guarded_buffer(cand_resolved_.scratch[i].bytes, "scratch '" + cand_resolved_.scratch[i].name + "'");
+      scratch_[i] = guarded_buffer(cand_.resolved.scratch[i].bytes, "scratch '" + cand_.resolved.scratch[i].name + "'");
     }
   }
 
@@ -293,9 +348,12 @@ class Evaluation {
     }
   }
 
-  void build_args(LaunchArgs& a, const std::vector<DevBuf>& set, const Sizes& sizes, bool candidate) {
-    const ResolvedPlan& plan = candidate ? cand_resolved_ : ref_resolved_;
-    const std::vector<FunctionHandle>& fns = candidate ? cand_fns_ : ref_fns_;
+  // A side's launch arguments for its buffers at `sizes`, in a fresh side.args.
+  void build_args(Side& side, const Sizes& sizes) {
+    side.args = std::make_unique<LaunchArgs>();
+    LaunchArgs& a = *side.args;
+    const ResolvedPlan& plan = side.resolved;
+    const std::vector<FunctionHandle>& fns = side.functions;
     a.kernels.clear();
     a.kernels.resize(plan.kernels.size());
     for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
@@ -310,12 +368,12 @@ class Evaluation {
       run.shape.shared_bytes = rk.shape.shared_bytes;
       run.arg_count = rk.args.size();
       run.slots.assign(rk.args.size(), 0);
-      for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], set, sizes);
+      for (std::size_t i = 0; i < rk.args.size(); ++i) run.slots[i] = arg_slot(rk.args[i], side.buffers, sizes);
       // One pointer per parameter, no more: check_parameters matched the arguments to the kernel's
       // parameters in count, and in bytes (4 or 8, within a slot).
       run.ptrs.assign(rk.args.size(), nullptr);
       for (std::size_t i = 0; i < rk.args.size(); ++i) run.ptrs[i] = &run.slots[i];
-      allow_shared(run.function, run.shape, candidate);
+      allow_shared(run.function, run.shape, side.candidate);
     }
   }
 
@@ -383,16 +441,16 @@ class Evaluation {
   void check_shared_fits() {
     const std::vector<Sizes> size_sets = all_size_sets();
     std::vector<ResolvedPlan> plans;  // by size set, each resolved once
-    for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_plan_, cand_policy_, sizes, true));
+    for (const Sizes& sizes : size_sets) plans.push_back(resolve(cand_.plan, cand_.policy, sizes, true));
     const std::uint64_t limit = d_.max_shared_bytes_optin();
-    for (std::size_t k = 0; k < cand_fns_.size(); ++k) {
+    for (std::size_t k = 0; k < cand_.functions.size(); ++k) {
       unsigned static_bytes = 0;
-      check(d_.static_shared_bytes(cand_fns_[k], static_bytes), "reading a kernel's static shared memory");
+      check(d_.static_shared_bytes(cand_.functions[k], static_bytes), "reading a kernel's static shared memory");
       for (std::size_t s = 0; s < size_sets.size(); ++s) {
         const Sizes& sizes = size_sets[s];
         const std::uint64_t dynamic = plans[s].kernels[k].shape.shared_bytes;
         if (static_bytes + dynamic <= limit) continue;
-        const KernelLaunchDecl& decl = cand_plan_.kernels[k];
+        const KernelLaunchDecl& decl = cand_.plan.kernels[k];
         throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel + "': " + std::to_string(static_bytes) +
                                   " bytes of static shared memory and " + std::to_string(dynamic) + " of dynamic (shared=" + decl.shared_bytes +
                                   ") are over the device's limit of " + std::to_string(limit) + " bytes per block (at sizes " +
@@ -404,8 +462,8 @@ class Evaluation {
   // The candidate's scratch poisoned: no run finds what an earlier one left there.
   void poison_scratch(std::uint64_t seed) {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      const DType dtype = cand_resolved_.scratch[i].dtype;
-      const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, 0x5C2A7C4ULL + i));
+      const DType dtype = cand_.resolved.scratch[i].dtype;
+      const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, k_scratch_seed_offset + i));
       const DevBuf& b = scratch_[i];
       if (dtype_size(dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
       else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning scratch");
@@ -422,18 +480,20 @@ class Evaluation {
   bool is_output(const Param& p) const { return p.kind == ParamKind::buffer && p.role != Role::in; }
 
   // Host-drawn inputs uploaded, outputs poisoned (the correctness trials).
-  void prepare_from_host(std::vector<DevBuf>& set, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
+  void prepare_from_host(Side& side, const std::vector<std::vector<unsigned char>>& host, std::uint64_t seed) {
+    std::vector<DevBuf>& set = side.buffers;
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) check(d_.upload(set[i].ptr, host[i].data(), set[i].bytes), "uploading '" + p.name + "'");
       else if (is_output(p)) poison(p, set[i], seed);
     }
-    if (&set == &cand_) poison_scratch(seed);
+    if (side.candidate) poison_scratch(seed);
     check(d_.synchronize(), "preparing the buffers");
   }
 
   // Inputs drawn on the device from `seed`, outputs poisoned (timed runs and their checks).
-  void prepare_on_device(std::vector<DevBuf>& set, std::uint64_t seed) {
+  void prepare_on_device(Side& side, std::uint64_t seed) {
+    std::vector<DevBuf>& set = side.buffers;
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) {
@@ -443,7 +503,7 @@ class Evaluation {
         poison(p, set[i], seed);
       }
     }
-    if (&set == &cand_) poison_scratch(seed);
+    if (side.candidate) poison_scratch(seed);
   }
 
   void download(const DevBuf& b, std::vector<unsigned char>& out, const std::string& where, bool candidate) {
@@ -468,14 +528,15 @@ class Evaluation {
   // The candidate's guards; after timing also the reference's (only the candidate ran untrusted code
   // in between, so damage there is its doing: an attempt to slow the reference down).
   void check_guards(const std::string& where, bool when_timed) {
-    for (int set = 0; set < (when_timed ? 2 : 1); ++set) {
+    for (const Side* side : {&cand_, &ref_}) {
+      if (!side->candidate && !when_timed) break;
       for (std::size_t i = 0; i < task_.params.size(); ++i) {
         const Param& p = task_.params[i];
         if (p.kind != ParamKind::buffer) continue;
-        const auto [before, after] = guard_damage(set == 0 ? cand_[i] : ref_[i], where);
+        const auto [before, after] = guard_damage(side->buffers[i], where);
         if (before + after == 0) continue;
         const std::string counts = std::to_string(before) + " bytes before its start, " + std::to_string(after) + " after its end";
-        if (set == 0) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
+        if (side->candidate) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
         throw Finish{wrong_answer("wrote outside its own buffers, into the guard zones around the reference's buffer '" + p.name +
                                       "' (" + counts + ") " + where,
                                   when_timed)};
@@ -484,7 +545,7 @@ class Evaluation {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
       const auto [before, after] = guard_damage(scratch_[i], where);
       if (before + after == 0) continue;
-      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_resolved_.scratch[i].name + "' (" + std::to_string(before) +
+      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_.resolved.scratch[i].name + "' (" + std::to_string(before) +
                                     " bytes before its start, " + std::to_string(after) + " after its end) " + where,
                                 when_timed)};
     }
@@ -498,16 +559,14 @@ class Evaluation {
     return size_sets;
   }
 
-  json check_trials() {
+  EvaluationReply check_trials() {
     const std::vector<Sizes> size_sets = all_size_sets();
     std::uint64_t trial_no = 0;
     int trials_run = 0;
     for (const Sizes& sizes : size_sets) {
       allocate(sizes);
-      cand_args_ = std::make_unique<LaunchArgs>();
-      ref_args_ = std::make_unique<LaunchArgs>();
-      build_args(*ref_args_, ref_, sizes, false);
-      build_args(*cand_args_, cand_, sizes, true);
+      build_args(ref_, sizes);
+      build_args(cand_, sizes);
       const std::size_t np = task_.params.size();
       std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
       for (int trial = 0; trial < task_.trials; ++trial) {
@@ -526,27 +585,27 @@ class Evaluation {
         stage_("candidate");
         prepare_from_host(cand_, host, seed);
         std::size_t failed = 0;
-        if (DeviceStatus rc = launch_all(*cand_args_, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_args_, failed));
+        if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_.args, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (p.kind != ParamKind::buffer) continue;
-          download(cand_[i], cand_out[i], where, true);
+          download(cand_.buffers[i], cand_out[i], where, true);
           if (p.role == Role::in && cand_out[i] != host[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
         }
         check_guards(where, false);
         stage_("reference");
         prepare_from_host(ref_, host, seed);
         std::size_t ref_failed = 0;
-        check(launch_all(*ref_args_, ref_failed), "the reference kernel failed " + where);
+        check(launch_all(*ref_.args, ref_failed), "the reference kernel failed " + where);
         check(d_.synchronize(), "the reference kernel failed " + where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (!is_output(p)) continue;
-          download(ref_[i], ref_out[i], where, false);
-          poison(p, ref_[i], seed);  // the answer does not linger where a later run could find it
+          download(ref_.buffers[i], ref_out[i], where, false);
+          poison(p, ref_.buffers[i], seed);  // the answer does not linger where a later run could find it
         }
         check(d_.synchronize(), "poisoning the reference's outputs");
         ++trials_run;
@@ -556,13 +615,9 @@ class Evaluation {
           const std::size_t n = element_count(p, sizes);
           const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out[i].data(), n, task_.tolerance_for(p.dtype));
           if (!c.ok) {
-            json r = wrong_answer(describe(c, p.name, n) + " " + where, false);
-            r["trials"] = trials_run;
-            r["first_index"] = c.first_index;
-            r["expected"] = c.first_expected;
-            r["actual"] = std::isnan(c.first_actual) ? json("nan") : json(c.first_actual);
-            r["max_abs_error"] = c.max_abs_error;
-            r["max_rel_error"] = c.max_rel_error;
+            EvaluationReply r = wrong_answer(describe(c, p.name, n) + " " + where, false);
+            r.trials = trials_run;
+            r.mismatch = Mismatch{c.first_index, c.first_expected, c.first_actual, c.max_abs_error, c.max_rel_error};
             throw Finish{r};
           }
         }
@@ -573,17 +628,13 @@ class Evaluation {
       }
     }
     trials_run_ = trials_run;
-    return {{"ok", true}, {"verdict", "correct"}, {"trials", trials_run}, {"device", d_.device_name()}};
+    EvaluationReply r = verdict_reply(Verdict::correct, "");
+    r.trials = trials_run;
+    r.device = d_.device_name();
+    return r;
   }
 
   // ---- timing -------------------------------------------------------------------------------------
-  struct Window {
-    std::uint64_t t0 = 0, t1 = 0, external_id = 0;
-  };
-  struct Series {
-    std::vector<Window> windows;
-    std::vector<double> event_ms, wall_ms;
-  };
 
   // Seeds of the warm-up's and the timed runs' inputs: the request's seed mixed with OS randomness
   // drawn once per evaluation, so knowing the request (the loop example fixes its seed) tells no one
@@ -594,10 +645,10 @@ class Evaluation {
   }
 
   // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
-  json warm_up(int which) {
-    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
-    stage_(which == 0 ? "warmup:candidate" : "warmup:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::warm_up, static_cast<std::uint64_t>(which)));
+  WarmUpReport warm_up(Side& side) {
+    LaunchArgs& a = *side.args;
+    stage_(std::string("warmup:") + side.name);
+    prepare_on_device(side, timing_seed(Draw::warm_up, side.warm_up_draw));
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
     int launches = 0;
@@ -606,16 +657,16 @@ class Evaluation {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
         // a run is a run: no scratch survives it
-        if (which == 0) poison_scratch(timing_seed(Draw::warm_up, 2 + static_cast<std::uint64_t>(launches + k)));
+        if (side.candidate) poison_scratch(timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)));
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
-          if (which == 0) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
+          if (side.candidate) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
           harness(rc, "the reference failed in warm-up");
         }
       }
       check(d_.record_stop(), "recording the warm-up's stop event");
       if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) {
-        if (which == 0) candidate_failed(rc, "(warm-up run)");
+        if (side.candidate) candidate_failed(rc, "(warm-up run)");
         harness(rc, "the reference failed in warm-up");
       }
       double ms = 0.0;
@@ -624,16 +675,16 @@ class Evaluation {
       launches += batch;
       if (launches >= task_.timing.warmup && (gpu_ms >= k_warmup_gpu_ms || Clock::now() > wall_cap)) break;
     }
-    return {{"launches", launches}, {"gpu_ms", gpu_ms}};
+    return {launches, gpu_ms};
   }
 
   // One timed run: fresh inputs (the same for both sides of run `rep`) and poisoned outputs (and
   // scratch), caches flushed, then only the plan's launches inside the events (and the external id
   // that ties CUPTI's records to them).
-  void timed_run(int rep, int which, Series& s) {
-    LaunchArgs& a = which == 0 ? *cand_args_ : *ref_args_;
-    stage_(which == 0 ? "timing:candidate" : "timing:reference");
-    prepare_on_device(which == 0 ? cand_ : ref_, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
+  void timed_run(int rep, Side& side) {
+    LaunchArgs& a = *side.args;
+    stage_(std::string("timing:") + side.name);
+    prepare_on_device(side, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
     check(d_.flush_caches(), "flushing the caches");
     check(d_.synchronize(), "preparing a timed run");
     static std::atomic<std::uint64_t> next_id{1};
@@ -651,14 +702,14 @@ class Evaluation {
     w.t1 = d_.activity_timestamp_ns();
     check(d_.pop_external_id(), "popping the external correlation id");
     if (rc != k_device_ok) {
-      if (which == 0) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")" + in_kernel(a, failed));
+      if (side.candidate) candidate_failed(rc, "(timed run " + std::to_string(rep + 1) + ")" + in_kernel(a, failed));
       harness(rc, "the reference failed while timed");
     }
     double ms = 0.0;
     check(d_.elapsed_ms(ms), "reading the timed run's events");
-    s.windows.push_back(w);
-    s.event_ms.push_back(ms);
-    s.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
+    side.series.windows.push_back(w);
+    side.series.event_ms.push_back(ms);
+    side.series.wall_ms.push_back(std::chrono::duration<double, std::milli>(wall1 - wall0).count());
   }
 
   // Timed run `rep` answers for itself: after both sides ran on the same inputs (the reference's
@@ -676,7 +727,7 @@ class Evaluation {
       const Param& p = task_.params[i];
       if (p.kind != ParamKind::buffer) continue;
       const bool input = p.role == Role::in;
-      check(d_.compare_on_device(cand_[i].ptr, ref_[i].ptr, p.dtype, cand_[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
+      check(d_.compare_on_device(cand_.buffers[i].ptr, ref_.buffers[i].ptr, p.dtype, cand_.buffers[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
                                  input, rec.ptr + i * sizeof(CompareRecord)),
             "comparing a timed run's '" + p.name + "' on the device");
     }
@@ -688,51 +739,51 @@ class Evaluation {
         const Param& p = task_.params[i];
         const CompareRecord& r = records[i];
         if (p.kind != ParamKind::buffer || (p.role == Role::in) != (pass == 0) || r.mismatches == 0) continue;
-        const std::size_t n = cand_[i].bytes / dtype_size(p.dtype);
+        const std::size_t n = cand_.buffers[i].bytes / dtype_size(p.dtype);
         if (pass == 0) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " + std::to_string(r.mismatches) +
                                                      " of " + std::to_string(n) + " elements changed, first at [" +
                                                      std::to_string(r.first_index) + "]", true)};
-        json reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
-                                      std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
-                                      std::to_string(r.first_index) + "]",
-                                  true);
-        reply["trials"] = trials_run_;
-        reply["timed_run"] = rep + 1;
+        EvaluationReply reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
+                                                 std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
+                                                 std::to_string(r.first_index) + "]",
+                                             true);
+        reply.trials = trials_run_;
+        reply.timed_run = rep + 1;
         throw Finish{reply};
       }
     }
   }
 
-  json time_and_check() {
+  TimingReport time_and_check() {
     const TimingSettings& ts = task_.timing;
     std::random_device os_random;
     timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
     stage_("reload");  // the candidate's __device__ globals do not survive into timing
-    if (!unload(cand_mod_)) throw Finish{harness_error("unloading the candidate's module failed")};
+    if (!unload(cand_.module)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
-    cand_args_ = std::make_unique<LaunchArgs>();  // the launch arguments, built before any timed run
-    build_args(*cand_args_, cand_, task_.sizes, true);
+    build_args(cand_, task_.sizes);  // the launch arguments, built before any timed run
     compare_records_.assign(1, guarded_buffer(task_.params.size() * sizeof(CompareRecord), "the comparison records"));
 
-    json warmup = {{"candidate", warm_up(0)}, {"reference", warm_up(1)}, {"min_gpu_ms", k_warmup_gpu_ms}};
+    const WarmUpReport warmup_candidate = warm_up(cand_), warmup_reference = warm_up(ref_);
     d_.activity_reset();
 
-    Series series[2];
+    cand_.series = {};
+    ref_.series = {};
     std::string stopped;
     double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
     int reps = 0;
     for (int rep = 0; rep < ts.max_reps; ++rep) {
       const auto rep0 = Clock::now();
       // The candidate first, as in the trials: nothing in memory holds this run's answer yet.
-      for (int which = 0; which < 2; ++which) {
-        timed_run(rep, which, series[which]);
-        gpu_ms_used += series[which].event_ms.back();
+      for (Side* side : {&cand_, &ref_}) {
+        timed_run(rep, *side);
+        gpu_ms_used += side->series.event_ms.back();
       }
       check_timed_run(rep);
       reps = rep + 1;
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
-      const bool steady = reps >= ts.min_reps && stats(series[0].event_ms).spread <= ts.target_spread &&
-                          stats(series[1].event_ms).spread <= ts.target_spread;
+      const bool steady = reps >= ts.min_reps && timing_statistics(cand_.series.event_ms).spread <= ts.target_spread &&
+                          timing_statistics(ref_.series.event_ms).spread <= ts.target_spread;
       if (steady) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
         if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
@@ -751,65 +802,45 @@ class Evaluation {
     stage_("check");
     check_guards("while timed", true);
 
-    json timing = summarise(series, reps);
-    timing["warmup"] = std::move(warmup);
-    timing["checked_runs"] = reps;  // every one, on the device
+    TimingReport timing = summarise(reps);
+    timing.warmup_candidate = warmup_candidate;
+    timing.warmup_reference = warmup_reference;
+    timing.warmup_min_gpu_ms = k_warmup_gpu_ms;
+    timing.checked_runs = reps;  // every one, on the device
     apply_floor(timing);
     if (!stopped.empty()) {
-      timing["stopped_early"] = stopped;
-      timing["note"] = (timing.contains("note") ? timing["note"].get<std::string>() + "; " : std::string()) + "timed " +
-                       std::to_string(reps) + " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
+      timing.stopped_early = stopped;
+      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(reps) + " of the minimum " +
+                    std::to_string(ts.min_reps) + " runs: " + stopped;
     }
     return timing;
   }
 
   // The physical floor (timing_floor.hpp): the candidate's fastest run against the time its inputs
   // take to read at the device's peak bandwidth. Below it, the timing is flagged and not paid.
-  void apply_floor(json& timing) const {
+  void apply_floor(TimingReport& timing) const {
     const std::optional<TimingFloor> floor = timing_floor(bytes_read_at_least(task_, task_.sizes), d_.peak_memory_bandwidth());
     if (!floor) return;
-    timing["floor"] = {{"bytes", floor->bytes}, {"peak_bytes_per_s", floor->bandwidth}, {"headroom", k_floor_headroom},
-                       {"floor_ms", floor->floor_ms}};
-    const json& cand = timing.at("candidate");
-    const double fastest = cand.value("min_ms", NAN);
+    timing.floor = FloorReport{floor->bytes, floor->bandwidth, k_floor_headroom, floor->floor_ms};
+    const double fastest = timing.candidate.min_ms;
     if (!(fastest < floor->floor_ms)) return;
-    timing["below_floor"] = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
+    timing.below_floor = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
                             std::to_string(floor->floor_ms) + " ms needed to read its inputs' " + std::to_string(floor->bytes) +
                             " bytes once at the device's peak of " + std::to_string(floor->bandwidth / 1e9) + " GB/s (with " +
                             std::to_string(k_floor_headroom) + "x headroom); the timing is not paid";
   }
 
-  struct Stats {
-    double median = NAN, p25 = NAN, p75 = NAN, min = NAN, spread = NAN;
-  };
-  static Stats stats(std::vector<double> v) {
-    Stats s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    auto q = [&](double f) {
-      const double pos = f * static_cast<double>(v.size() - 1);
-      const auto lo = static_cast<std::size_t>(pos);
-      const std::size_t hi = std::min(lo + 1, v.size() - 1);
-      return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-    };
-    s.median = q(0.5);
-    s.p25 = q(0.25);
-    s.p75 = q(0.75);
-    s.min = v.front();
-    s.spread = s.median > 0 ? (s.p75 - s.p25) / s.median : NAN;
-    return s;
-  }
-
   // CUPTI durations by external id (by time window where records carry none); events where CUPTI
   // is off, lost records, or missed a run.
-  json summarise(const Series (&series)[2], int reps) {
+  TimingReport summarise(int reps) {
+    const Side* sides[2] = {&cand_, &ref_};
     std::string note = d_.activity_note();
     auto add_note = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
     std::vector<double> cupti_ms[2];
     bool cupti = d_.activity_enabled();
     std::size_t dropped = 0, by_id_runs = 0, by_window_runs = 0;  // runs whose records were found each way
     if (cupti) {
-      const ActivityHarvest h = d_.harvest_activity((cand_args_->kernels.size() + ref_args_->kernels.size()) * static_cast<std::size_t>(reps));
+      const ActivityHarvest h = d_.harvest_activity((cand_.args->kernels.size() + ref_.args->kernels.size()) * static_cast<std::size_t>(reps));
       dropped = h.dropped;
       if (!h.problem.empty()) add_note(h.problem);
       if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
@@ -819,9 +850,9 @@ class Evaluation {
       // alone, a plan would be paid for the kernels whose records went missing.
       const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
       if (!by_id && !h.kernels.empty()) add_note("no CUPTI kernel record carried an external id; runs matched by time window");
-      const std::size_t kernels_per_run[2] = {cand_args_->kernels.size(), ref_args_->kernels.size()};
       for (int which = 0; which < 2 && cupti; ++which) {
-        for (const Window& w : series[which].windows) {
+        const std::size_t kernels_per_run = sides[which]->args->kernels.size();
+        for (const Window& w : sides[which]->series.windows) {
           std::uint64_t lo = UINT64_MAX, hi = 0;
           std::size_t records = 0;
           for (const KernelActivity& k : h.kernels) {
@@ -831,11 +862,11 @@ class Evaluation {
             hi = std::max(hi, k.end_ns);
             ++records;
           }
-          if (hi <= lo || records < kernels_per_run[which]) {
+          if (hi <= lo || records < kernels_per_run) {
             cupti = false;
             add_note(records == 0 ? "CUPTI delivered no kernel record for a timed run; CUDA events used"
                                   : "CUPTI delivered " + std::to_string(records) + " of a timed run's " +
-                                        std::to_string(kernels_per_run[which]) + " kernel records; CUDA events used");
+                                        std::to_string(kernels_per_run) + " kernel records; CUDA events used");
             break;
           }
           cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
@@ -844,19 +875,30 @@ class Evaluation {
       }
     }
     if (!cupti) by_id_runs = by_window_runs = 0;  // events timed every run: CUPTI matched none that counts
-    json timing = {{"method", cupti ? "cupti" : "events"}, {"dropped_records", dropped}, {"reps", reps},
-                   {"matched_by_id", by_id_runs}, {"matched_by_window", by_window_runs}};
-    if (!note.empty()) timing["note"] = note;
-    const char* names[2] = {"candidate", "reference"};
-    for (int which = 0; which < 2; ++which) {
-      const Stats s = stats(cupti ? cupti_ms[which] : series[which].event_ms);
-      json k = {{"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min}, {"spread", s.spread},
-                {"runs", series[which].event_ms.size()}};
-      k["events_median_ms"] = stats(series[which].event_ms).median;
-      k["wall_median_ms"] = stats(series[which].wall_ms).median;
-      if (cupti) k["cupti_median_ms"] = stats(cupti_ms[which]).median;
-      timing[names[which]] = std::move(k);
-    }
+    TimingReport timing;
+    timing.method = cupti ? TimingMethod::cupti : TimingMethod::events;
+    timing.dropped_records = dropped;
+    timing.reps = reps;
+    timing.matched_by_id = by_id_runs;
+    timing.matched_by_window = by_window_runs;
+    timing.note = note;
+    const auto side = [&](int which) {
+      const Series& series = sides[which]->series;
+      const TimingStatistics s = timing_statistics(cupti ? cupti_ms[which] : series.event_ms);
+      SideTiming k;
+      k.median_ms = s.median;
+      k.p25_ms = s.p25;
+      k.p75_ms = s.p75;
+      k.min_ms = s.min;
+      k.spread = s.spread;
+      k.runs = series.event_ms.size();
+      k.events_median_ms = timing_statistics(series.event_ms).median;
+      k.wall_median_ms = timing_statistics(series.wall_ms).median;
+      if (cupti) k.cupti_median_ms = timing_statistics(cupti_ms[which]).median;
+      return k;
+    };
+    timing.candidate = side(0);
+    timing.reference = side(1);
     return timing;
   }
 
@@ -864,20 +906,14 @@ class Evaluation {
   const StageFn& stage_;
   Clock::time_point start_, deadline_;
   TaskSpec task_;
-  std::string cand_image_, ref_image_;
   std::uint64_t base_seed_ = 1;
   std::uint64_t timing_secret_ = 0;  // the request's seed mixed with OS randomness (timing_seed)
   bool time_ = true;
-  ModuleHandle cand_mod_ = nullptr, ref_mod_ = nullptr;
-  LaunchPlan cand_plan_, ref_plan_;       // the candidate's: its declared plan, else the task's
-  LaunchPolicy cand_policy_ = k_task_launch_bounds;
+  Side cand_{true, "candidate", 0}, ref_{false, "reference", 1};
   bool declared_plan_ = false;
   std::string plan_error_;
-  ResolvedPlan cand_resolved_, ref_resolved_;  // at the current size set
-  std::vector<FunctionHandle> cand_fns_, ref_fns_;  // by the plan's kernels
-  std::vector<DevBuf> cand_, ref_, scratch_;
+  std::vector<DevBuf> scratch_;  // the candidate's, by its plan's scratch declarations
   std::vector<DevBuf> compare_records_;  // one CompareRecord per task parameter, while timing
-  std::unique_ptr<LaunchArgs> cand_args_, ref_args_;
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;
   bool cleaned_ = false, clean_ok_ = true;
@@ -886,20 +922,20 @@ class Evaluation {
 
 }  // namespace
 
-json run_evaluation(const json& request, GpuDriver& driver, const StageFn& stage) {
+EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage) {
   Evaluation e(driver, stage, request);
-  json reply;
+  EvaluationReply reply;
   try {
     reply = e.run();
   } catch (Finish& f) {
     reply = std::move(f.reply);
   }
-  reply["local_bytes_per_thread"] = e.local_bytes_per_thread();
-  if (!e.clean_up()) reply["restart"] = true;  // the next evaluation gets a fresh worker and context
+  reply.local_bytes_per_thread = e.local_bytes_per_thread();
+  if (!e.clean_up()) reply.restart = true;  // the next evaluation gets a fresh worker and context
   return reply;
 }
 
-json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& stage) {
+EvaluationReply gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage) {
   static std::unique_ptr<GpuDriver> driver;
   static std::string open_error;
   if (driver == nullptr && open_error.empty()) {
@@ -916,7 +952,7 @@ json gpu_eval(const json& request, const WorkerConfig& config, const StageFn& st
     if (driver != nullptr) stage("ready");
   }
   if (driver == nullptr) return harness_error("GPU initialisation failed: " + open_error);
-  return evaluate_under_worker_rules(request, *driver, config, stage);
+  return evaluate_under_worker_rules(evaluation_request_from_json(request), *driver, config, stage);
 }
 
 }  // namespace leap::sandbox::detail

@@ -20,6 +20,8 @@
 
 #include "evaluation/gpu_driver.hpp"
 #include "evaluation/worker.hpp"
+#include "protocol/evaluation_reply.hpp"
+#include "protocol/evaluation_request.hpp"
 
 namespace leap::sandbox::detail {
 
@@ -32,20 +34,13 @@ constexpr double k_warmup_gpu_ms = 50.0;
 // correct kernel into a timeout: it stops early and reports fewer runs.
 constexpr double k_time_limit_share = 0.8;
 
-// request: {"op": "eval", "task": <spec JSON text>, "candidate": <module image bytes>,
-//           "reference": <module image bytes>, "seed": u64, "time": bool,
-//           "plan": the candidate's launch-plan directives (launch_plan.hpp; absent: the task's launch)}
-// reply:   {"ok": bool, "error": text (harness failure), "verdict": "correct" | "wrong_answer" |
-//           "runtime_error" | "compile_error" (the plan broke a rule, checked again here with the
-//           device's limits, before any launch), "plan_error": text, "cuda_error": name, "detail":
-//           text, "when_timed": bool (a timed run was wrong), "timed_run": n (which), "restart": bool,
-//           "restart_reason": text, "device": name, "trials": n, "local_bytes_per_thread": the most
-//           local memory of a candidate kernel, "timing": {..., "checked_runs": n, "floor": {...},
-//           "below_floor": text (not paid), "matched_by_id" and "matched_by_window": the timed runs
-//           (candidate's and reference's) whose CUPTI records were found by external id or by time window}}
-nlohmann::json run_evaluation(const nlohmann::json& request, GpuDriver& driver, const StageFn& stage);
+// The request and the reply are protocol/evaluation_request.hpp's and protocol/evaluation_reply.hpp's.
+// A plan that breaks a rule, checked again here with the device's limits before any launch, is a
+// compile_error verdict with its plan_error.
+EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage);
 
-// The worker's entry: the real driver, opened once per worker process.
-nlohmann::json gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage);
+// The worker's entry: the real driver, opened once per worker process. The request is decoded only
+// once the driver is up, so a worker that cannot open the GPU says so whatever it was sent.
+EvaluationReply gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage);
 
 }  // namespace leap::sandbox::detail

@@ -13,19 +13,19 @@ namespace leap::sandbox::detail {
 GeneratorArgs generator_args(DType dtype, const Generator& g) {
   GeneratorArgs args;
   args.dtype = static_cast<int>(dtype);
-  if (g.kind == "zeros") {
+  if (g.kind == GeneratorKind::zeros) {
     args.kind = 0;
-  } else if (g.kind == "constant") {
+  } else if (g.kind == GeneratorKind::constant) {
     args.kind = 1;
     args.a = static_cast<float>(g.a);
-  } else if (g.kind == "arange") {
+  } else if (g.kind == GeneratorKind::arange) {
     args.kind = 2;
-  } else if (g.kind == "randint") {
+  } else if (g.kind == GeneratorKind::randint) {
     args.kind = 3;
     args.lo = static_cast<long long>(std::ceil(g.a));
     const auto hi = static_cast<long long>(std::floor(g.b));
     args.span = hi >= args.lo ? static_cast<unsigned long long>(hi - args.lo) + 1 : 1;
-  } else if (g.kind == "normal") {
+  } else if (g.kind == GeneratorKind::normal) {
     args.kind = 4;
     args.a = static_cast<float>(g.a);
     args.b = static_cast<float>(g.b);

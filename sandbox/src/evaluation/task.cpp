@@ -41,6 +41,25 @@ std::optional<DType> dtype_from_string(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::string_view to_string(GeneratorKind kind) noexcept {
+  switch (kind) {
+    case GeneratorKind::uniform: return "uniform";
+    case GeneratorKind::normal: return "normal";
+    case GeneratorKind::randint: return "randint";
+    case GeneratorKind::zeros: return "zeros";
+    case GeneratorKind::constant: return "constant";
+    case GeneratorKind::arange: return "arange";
+  }
+  return "unknown";
+}
+
+std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) noexcept {
+  for (GeneratorKind k : detail::task_spec::k_generator_kinds) {
+    if (to_string(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
 std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::float16 || dtype == DType::bfloat16 ? 2 : 4; }
 
 std::size_t element_count(const Param& buffer, const Sizes& sizes) {

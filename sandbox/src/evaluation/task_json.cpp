@@ -23,10 +23,10 @@ std::string task_to_json(const TaskSpec& t, int indent) {
       q["shape"] = p.shape;
       if (p.role != Role::out) {
         const Generator& g = p.generator;
-        json gj = {{"kind", g.kind}};
-        if (g.kind == "uniform" || g.kind == "randint") gj.update({{"low", g.a}, {"high", g.b}});
-        else if (g.kind == "normal") gj.update({{"mean", g.a}, {"std", g.b}});
-        else if (g.kind == "constant") gj["value"] = g.a;
+        json gj = {{"kind", to_string(g.kind)}};
+        if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) gj.update({{"low", g.a}, {"high", g.b}});
+        else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
+        else if (g.kind == GeneratorKind::constant) gj["value"] = g.a;
         if (g.special) gj["special"] = true;
         q["generator"] = gj;
       }

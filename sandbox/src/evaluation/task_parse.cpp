@@ -74,26 +74,28 @@ struct Reader {
   }
   // A kind's defaults are the same whether the generator is written as a bare string ("normal") or as
   // an object ({"kind": "normal"}); the object's keys then override them.
-  static Generator generator_defaults(std::string kind) {
+  Generator generator_defaults(const std::string& kind, const std::string& field) const {
+    const std::optional<GeneratorKind> known = generator_kind_from_string(kind);
+    if (!known) fail(task, field, "unknown generator \"" + kind + "\" (uniform, normal, randint, constant, zeros, arange)");
     Generator g;
-    g.kind = std::move(kind);
-    if (g.kind == "normal") {
+    g.kind = *known;
+    if (g.kind == GeneratorKind::normal) {
       g.a = 0.0;  // mean
       g.b = 1.0;  // std
-    } else if (g.kind == "randint") {
+    } else if (g.kind == GeneratorKind::randint) {
       g.a = -100;
       g.b = 100;
-    } else if (g.kind == "constant") {
+    } else if (g.kind == GeneratorKind::constant) {
       g.a = 0.0;  // value
     }
     return g;
   }
   Generator generator(const json& v, const std::string& field) const {
-    if (v.is_string()) return generator_defaults(v.get<std::string>());
+    if (v.is_string()) return generator_defaults(v.get<std::string>(), field + ".kind");
     object(v, field);
     only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
     if (!v.contains("kind")) fail(task, field + ".kind", "missing");
-    Generator g = generator_defaults(string(v.at("kind"), field + ".kind"));
+    Generator g = generator_defaults(string(v.at("kind"), field + ".kind"), field + ".kind");
     if (v.contains("special")) {
       if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
       g.special = v.at("special").get<bool>();
@@ -101,13 +103,13 @@ struct Reader {
     auto get = [&](const char* key, double& out) {
       if (v.contains(key)) out = number(v.at(key), field + "." + key);
     };
-    if (g.kind == "uniform" || g.kind == "randint") {
+    if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) {
       get("low", g.a);
       get("high", g.b);
-    } else if (g.kind == "normal") {
+    } else if (g.kind == GeneratorKind::normal) {
       get("mean", g.a);
       get("std", g.b);
-    } else if (g.kind == "constant") {
+    } else if (g.kind == GeneratorKind::constant) {
       get("value", g.a);
     }
     return g;

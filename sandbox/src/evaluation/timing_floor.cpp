@@ -6,7 +6,7 @@ namespace leap::sandbox::detail {
 std::uint64_t bytes_read_at_least(const TaskSpec& task, const Sizes& sizes) {
   std::uint64_t bytes = 0;
   for (const Param& p : task.params) {
-    if (p.kind != ParamKind::buffer || p.role == Role::out || p.generator.kind == "zeros") continue;
+    if (p.kind != ParamKind::buffer || p.role == Role::out || p.generator.kind == GeneratorKind::zeros) continue;
     bytes += static_cast<std::uint64_t>(element_count(p, sizes)) * dtype_size(p.dtype);
   }
   return bytes;

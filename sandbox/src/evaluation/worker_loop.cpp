@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "protocol/bounded_json.hpp"
 #include "confinement/confinement.hpp"
-#include "common/detail.hpp"
+#include "evaluation/driver_probe.hpp"
 #include "protocol/frames.hpp"
+#include "protocol/worker_control.hpp"
 #include "evaluation/gpu_harness.hpp"
 #include "evaluation/worker.hpp"
 #include "evaluation/worker_rules.hpp"
@@ -17,26 +19,26 @@ namespace leap::sandbox {
 
 namespace detail {
 
-nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDriver& driver, const WorkerConfig& config,
-                                           const StageFn& stage) {
+EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver, const WorkerConfig& config,
+                                            const StageFn& stage) {
   // Such a device's kernels can read and write this process's own memory: its stack, the host copies
   // of inputs and outputs. Nothing the harness checks would see it.
   if (driver.reads_pageable_host_memory() && !config.allow_pageable_host_access) {
-    return {{"ok", false},
-            {"restart", false},
-            {"error", "refused: device code on " + driver.device_name() +
-                          " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
-                          "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
-                          "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)"}};
+    EvaluationReply refusal;
+    refusal.error = "refused: device code on " + driver.device_name() +
+                    " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
+                    "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
+                    "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)";
+    return refusal;
   }
-  nlohmann::json reply = run_evaluation(request, driver, stage);
+  EvaluationReply reply = run_evaluation(request, driver, stage);
   // The driver grows the context's local memory to fit the largest kernel and keeps it: past the
   // threshold, the next evaluation gets a fresh worker rather than a device with that much less memory.
-  const std::size_t local = reply.value("local_bytes_per_thread", std::size_t{0});
+  const std::size_t local = reply.local_bytes_per_thread;
   if (local > config.local_memory_restart_bytes) {
-    reply["restart"] = true;
-    reply["restart_reason"] = "a kernel used " + std::to_string(local) + " bytes of local memory per thread (over " +
-                              std::to_string(config.local_memory_restart_bytes) + "), which the driver keeps reserved";
+    reply.restart = true;
+    reply.restart_reason = "a kernel used " + std::to_string(local) + " bytes of local memory per thread (over " +
+                           std::to_string(config.local_memory_restart_bytes) + "), which the driver keeps reserved";
   }
   return reply;
 }
@@ -46,57 +48,68 @@ nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDri
 int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
   using nlohmann::json;
   const detail::StageFn stage = [&](std::string_view s) {
-    if (!detail::write_frame(out_fd, 'S', s)) _exit(3);
+    if (!detail::write_frame(out_fd, detail::FrameKind::stage, s)) _exit(3);
   };
   if (config.fake && config.confine) detail::confine_worker();  // no driver to initialise first
   auto confinement = [] {
     const detail::WorkerConfinement& c = detail::worker_confinement();
-    return json{{"landlock_abi", c.landlock_abi}, {"seccomp", c.seccomp}, {"error", c.error}};
+    return detail::ConfinementReport{c.landlock_abi, c.seccomp, c.error};
   };
   for (;;) {
-    char kind = 0;
+    detail::FrameKind kind{};
     std::string payload;
     const detail::ReadStatus s = detail::read_frame(in_fd, kind, payload);
     if (s == detail::ReadStatus::eof) return 0;
-    if (s != detail::ReadStatus::ok || kind != 'Q') return 2;
+    if (s != detail::ReadStatus::ok || kind != detail::FrameKind::request) return 2;
     json reply;
     bool exit_after = false;
     try {
       const json req = detail::decode_bounded_cbor(payload, detail::k_frame_limits);
-      const std::string op = req.value("op", "");
-      if (op == "ping") {
-        reply = {{"ok", true}, {"pid", ::getpid()}, {"fake", config.fake}, {"confinement", confinement()},
-                 {"allow_pageable_host_access", config.allow_pageable_host_access},
-                 {"local_memory_restart_bytes", config.local_memory_restart_bytes}};
-      } else if (op == "probe") {  // the GPU as probe_gpu reports it; loads the driver in this worker
-        reply = {{"ok", true}, {"report", config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
-                                                     : detail::probe_driver_here(config.driver_library)},
-                 {"confinement", confinement()}};
-      } else if (op == "sleep") {  // test operation: a worker that hangs
-        stage("sleeping");
-        std::this_thread::sleep_for(std::chrono::milliseconds(req.value("ms", 0)));
-        reply = {{"ok", true}};
-      } else if (op == "crash") {  // test operation: a worker that dies mid-request
-        stage("crashing");
-        std::abort();
-      } else if (op == "exit") {
-        reply = {{"ok", true}};
-        exit_after = true;
-      } else if (op == "eval") {
-        if (config.fake) {
-          reply = {{"ok", false}, {"error", "this is a fake worker without CUDA"}};
-        } else {
-          reply = detail::gpu_eval(req, config, stage);
-          exit_after = reply.value("restart", false);
-        }
+      std::string name;
+      const std::optional<detail::WorkerOp> op = detail::worker_op_of(req, name);
+      if (!op) {
+        reply = detail::worker_failure("unknown op '" + name + "'");
       } else {
-        reply = {{"ok", false}, {"error", "unknown op '" + op + "'"}};
+        switch (*op) {
+          case detail::WorkerOp::ping:
+            reply = detail::to_json(detail::PingReply{::getpid(), config.fake, confinement(), config.allow_pageable_host_access,
+                                                      config.local_memory_restart_bytes});
+            break;
+          case detail::WorkerOp::probe:  // the GPU as probe_gpu reports it; loads the driver in this worker
+            reply = detail::probe_reply(config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
+                                                    : detail::probe_driver_here(config.driver_library),
+                                        confinement());
+            break;
+          case detail::WorkerOp::sleep:  // test operation: a worker that hangs
+            stage("sleeping");
+            std::this_thread::sleep_for(std::chrono::milliseconds(detail::sleep_ms_of(req)));
+            reply = detail::worker_success();
+            break;
+          case detail::WorkerOp::crash:  // test operation: a worker that dies mid-request
+            stage("crashing");
+            std::abort();
+          case detail::WorkerOp::exit:
+            reply = detail::worker_success();
+            exit_after = true;
+            break;
+          case detail::WorkerOp::eval: {
+            detail::EvaluationReply eval;
+            if (config.fake) {
+              eval.error = "this is a fake worker without CUDA";
+            } else {
+              eval = detail::gpu_eval(req, config, stage);
+              exit_after = eval.restart;
+            }
+            reply = detail::to_json(eval);
+            break;
+          }
+        }
       }
     } catch (const std::exception& e) {
-      reply = {{"ok", false}, {"error", std::string("worker: ") + e.what()}};
+      reply = detail::worker_failure(std::string("worker: ") + e.what());
     }
     const std::vector<std::uint8_t> bytes = json::to_cbor(reply);
-    if (!detail::write_frame(out_fd, 'R', std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;
+    if (!detail::write_frame(out_fd, detail::FrameKind::reply, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;
     if (exit_after) return 0;  // a poisoned CUDA context: the parent starts a fresh worker next time
   }
 }

@@ -37,7 +37,7 @@ bool write_request(int fd, std::string_view payload) {
   sigemptyset(&block);
   sigaddset(&block, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &block, &old);
-  const bool ok = detail::write_frame(fd, 'Q', payload);
+  const bool ok = detail::write_frame(fd, detail::FrameKind::request, payload);
   if (!ok) {
     const timespec zero{0, 0};
     while (sigtimedwait(&block, nullptr, &zero) > 0) {
@@ -210,16 +210,16 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
   }
   auto deadline = Clock::now() + limit;
   for (;;) {
-    char kind = 0;
+    detail::FrameKind kind{};
     std::string payload;
     const detail::ReadStatus s = detail::read_frame(from_worker_, kind, payload, deadline);
-    if (s == detail::ReadStatus::ok && kind == 'S') {
+    if (s == detail::ReadStatus::ok && kind == detail::FrameKind::stage) {
       r.last_stage = payload;
       if (payload == "init") deadline = Clock::now() + config_.init_timeout;
       else if (payload == "ready") deadline = Clock::now() + limit;
       continue;
     }
-    if (s == detail::ReadStatus::ok && kind == 'R') {
+    if (s == detail::ReadStatus::ok && kind == detail::FrameKind::reply) {
       r.reply = std::move(payload);
       return finish(CallStatus::ok);
     }

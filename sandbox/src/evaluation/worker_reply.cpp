@@ -8,8 +8,6 @@
 namespace leap::sandbox::detail {
 namespace {
 
-using nlohmann::json;
-
 std::string fmt(double v, int precision = 4) {
   std::ostringstream os;
   os.precision(precision);
@@ -17,68 +15,62 @@ std::string fmt(double v, int precision = 4) {
   return os.str();
 }
 
-KernelTiming timing_from(const json& k, const std::string& method) {
+KernelTiming timing_from(const SideTiming& k, TimingMethod method) {
   KernelTiming t;
-  t.method = method;
-  auto num = [&](const char* key) {
-    const auto it = k.find(key);
-    return it != k.end() && it->is_number() ? it->get<double>() : KernelTiming::nan;
-  };
-  t.median_ms = num("median_ms");
-  t.p25_ms = num("p25_ms");
-  t.p75_ms = num("p75_ms");
-  t.min_ms = num("min_ms");
-  t.spread = num("spread");
-  t.runs = k.value("runs", 0);
-  t.events_median_ms = num("events_median_ms");
-  t.wall_median_ms = num("wall_median_ms");
+  t.method = std::string(to_string(method));
+  t.median_ms = k.median_ms;
+  t.p25_ms = k.p25_ms;
+  t.p75_ms = k.p75_ms;
+  t.min_ms = k.min_ms;
+  t.spread = k.spread;
+  t.runs = static_cast<int>(k.runs);
+  t.events_median_ms = k.events_median_ms;
+  t.wall_median_ms = k.wall_median_ms;
   return t;
 }
 
 }  // namespace
 
-void read_worker_reply(const json& reply, EvalResult& r) {
+void read_worker_reply(const EvaluationReply& reply, EvalResult& r) {
   auto verdict = [&](Verdict v) {
     r.status = EvalStatus::verdict;
     r.verdict = v;
   };
-  r.device = reply.value("device", "");
-  r.trials = reply.value("trials", 0);
-  if (!reply.value("ok", false)) {
+  r.device = reply.device;
+  r.trials = reply.trials;
+  if (!reply.ok) {
     r.status = EvalStatus::error;
-    r.error = reply.value("error", "the worker reported a failure");
+    r.error = reply.error.empty() ? "the worker reported a failure" : reply.error;
     return;
   }
-  const std::string v = reply.value("verdict", "");
-  r.detail = reply.value("detail", "");
-  if (v == "compile_error" && reply.contains("plan_error")) {  // the plan broke a limit of this device
+  r.detail = reply.detail;
+  if (reply.verdict == Verdict::compile_error && reply.plan_error) {  // the plan broke a limit of this device
     verdict(Verdict::compile_error);
-    const std::string why = reply.value("plan_error", "");
+    const std::string& why = *reply.plan_error;
     if (r.launch_plan) {
       r.launch_plan->status = PlanStatus::invalid;
       r.launch_plan->error = why;
       r.launch_plan->resolved.reset();
     }
     r.feedback = "Launch plan error: " + why;
-  } else if (v == "runtime_error") {
+  } else if (reply.verdict == Verdict::runtime_error) {
     verdict(Verdict::runtime_error);
-    r.cuda_error = reply.value("cuda_error", "");
+    r.cuda_error = reply.cuda_error;
     r.feedback = "Runtime error: " + r.detail;
-  } else if (v == "wrong_answer") {
+  } else if (reply.verdict == Verdict::wrong_answer) {
     verdict(Verdict::wrong_answer);
-    r.feedback = (reply.value("when_timed", false) ? "Wrong answer when timed: " : "Wrong answer: ") + r.detail;
-  } else if (v == "correct") {
+    r.feedback = (reply.when_timed ? "Wrong answer when timed: " : "Wrong answer: ") + r.detail;
+  } else if (reply.verdict == Verdict::correct) {
     verdict(Verdict::correct);
-    if (reply.contains("timing") && reply.at("timing").contains("skipped")) {
-      r.timing_note = reply.at("timing").value("skipped", "");
+    if (reply.timing && reply.timing->skipped) {
+      r.timing_note = *reply.timing->skipped;
       r.feedback = "Correct (not timed: " + r.timing_note + ").";
-    } else if (reply.contains("timing")) {
-      const json& t = reply.at("timing");
-      const std::string method = t.value("method", "");
-      r.candidate = timing_from(t.value("candidate", json::object()), method);
-      r.reference = timing_from(t.value("reference", json::object()), method);
-      r.timing_note = t.value("note", "");
-      r.below_floor = t.value("below_floor", "");
+    } else if (reply.timing) {
+      const TimingReport& t = *reply.timing;
+      r.candidate = timing_from(t.candidate, t.method);
+      r.reference = timing_from(t.reference, t.method);
+      r.timing_note = t.note;
+      r.below_floor = t.below_floor;
       if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
         r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
         return;
@@ -86,7 +78,7 @@ void read_worker_reply(const json& reply, EvalResult& r) {
       if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
       r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
                    " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +
-                   method + ", " + std::to_string(r.candidate.runs) + " runs each).";
+                   r.candidate.method + ", " + std::to_string(r.candidate.runs) + " runs each).";
     } else {
       r.feedback = "Correct (not timed).";
     }

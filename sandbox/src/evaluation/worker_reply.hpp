@@ -3,16 +3,16 @@
 // speedup, and the feedback line the policy sees. Internal; tested with replies from the CPU fake.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "leap/sandbox/evaluator.hpp"
+#include "protocol/evaluation_reply.hpp"
 
 namespace leap::sandbox::detail {
 
 // Fills r.status, verdict, cuda_error, detail, feedback, timings, speedup, device, trials (or
 // r.error when the reply reports a harness failure or no verdict).
-void read_worker_reply(const nlohmann::json& reply, EvalResult& r);
+void read_worker_reply(const EvaluationReply& reply, EvalResult& r);
 
 // True when the module's PTX calls the device heap (malloc): the heap outlives the module, so the
 // worker that ran it is replaced before the next evaluation.

@@ -5,8 +5,6 @@
 // reservation past WorkerConfig::local_memory_restart_bytes. Defined in worker_loop.cpp. Internal.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "evaluation/gpu_driver.hpp"
 #include "evaluation/gpu_harness.hpp"
 #include "evaluation/worker.hpp"
@@ -14,7 +12,7 @@
 namespace leap::sandbox::detail {
 
 // run_evaluation under the rules above: its reply, or the refusal (ok false, no restart).
-nlohmann::json evaluate_under_worker_rules(const nlohmann::json& request, GpuDriver& driver, const WorkerConfig& config,
-                                           const StageFn& stage);
+EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver, const WorkerConfig& config,
+                                            const StageFn& stage);
 
 }  // namespace leap::sandbox::detail

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "common/detail.hpp"
+#include "common/fd_io.hpp"
 
 namespace leap::sandbox::detail {
 namespace {
@@ -35,22 +35,22 @@ ReadStatus read_exact(int fd, char* p, std::size_t n, std::chrono::steady_clock:
 
 }  // namespace
 
-bool write_frame(int fd, char kind, std::string_view payload) {
+bool write_frame(int fd, FrameKind kind, std::string_view payload) {
   if (payload.size() > k_max_frame) return false;
   const auto len = static_cast<std::uint32_t>(payload.size());
   char head[5] = {static_cast<char>(len & 0xFF), static_cast<char>((len >> 8) & 0xFF), static_cast<char>((len >> 16) & 0xFF),
-                  static_cast<char>((len >> 24) & 0xFF), kind};
+                  static_cast<char>((len >> 24) & 0xFF), static_cast<char>(kind)};
   return write_all(fd, std::string_view(head, 5)) && write_all(fd, payload);
 }
 
-ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::steady_clock::time_point deadline) {
+ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload, std::chrono::steady_clock::time_point deadline) {
   char head[5];
   ReadStatus s = read_exact(fd, head, 5, deadline);
   if (s != ReadStatus::ok) return s;
   std::uint32_t len = 0;
   for (int i = 3; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(head[i]);
   if (len > k_max_frame) return ReadStatus::error;
-  kind = head[4];
+  kind = static_cast<FrameKind>(head[4]);  // any byte: the reader decides what it accepts
   // The buffer grows with the bytes that arrive, so a length that lies costs no more memory than
   // what the writer really sent.
   payload.clear();
@@ -65,7 +65,7 @@ ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::ste
   return ReadStatus::ok;
 }
 
-ReadStatus read_frame(int fd, char& kind, std::string& payload) {
+ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload) {
   return read_frame(fd, kind, payload, std::chrono::steady_clock::time_point::max());
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The worker protocol's framing: [u32 little-endian length][u8 kind][payload]. Kinds: 'S' a stage
-// announcement (text), 'R' the reply (CBOR). Internal.
+// The worker protocol's framing: [u32 little-endian length][u8 kind][payload]. The parent sends a
+// request; the worker answers with any number of stage announcements, then one reply (FrameKind).
+// Internal.
 #pragma once
 
 #include <chrono>
@@ -19,12 +20,23 @@ constexpr std::size_t k_max_frame = std::size_t{256} << 20;
 // with room to spare.
 constexpr JsonLimits k_frame_limits{k_max_frame, 32};
 
-bool write_frame(int fd, char kind, std::string_view payload);
+// What a frame carries; the byte on the wire is the enumerator's value.
+enum class FrameKind : char {
+  // Parent to worker: one operation (CBOR), answered by exactly one reply.
+  request = 'Q',
+  // Worker to parent: the step the worker is in now (text), so a timeout or a death can be blamed on
+  // the candidate's code or on the harness.
+  stage = 'S',
+  // Worker to parent: the answer to the request (CBOR); the call is over.
+  reply = 'R',
+};
+
+bool write_frame(int fd, FrameKind kind, std::string_view payload);
 
 enum class ReadStatus { ok, eof, timeout, error };
 // Reads one frame; gives up at the deadline.
-ReadStatus read_frame(int fd, char& kind, std::string& payload, std::chrono::steady_clock::time_point deadline);
+ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload, std::chrono::steady_clock::time_point deadline);
 // Blocking read of one frame (the worker side).
-ReadStatus read_frame(int fd, char& kind, std::string& payload);
+ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload);
 
 }  // namespace leap::sandbox::detail

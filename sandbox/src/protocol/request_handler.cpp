@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // sandbox/src/protocol: what crosses a process boundary as text or frames. serve's request lines
 // (request_line.hpp, answered here), JSON and CBOR read within bounds (bounded_json), the evaluation
-// worker's frames. Not here: what an op does (compile/, evaluation/), the transport (the CLI's stdin
-// and stdout; Redis in fleet/), nor the compile processes' own frames (compile/compile_frames).
+// worker's frames and the evaluation request and reply they carry. Not here: what an op does
+// (compile/, evaluation/), the transport (the CLI's stdin and stdout; Redis in fleet/), nor the
+// compile processes' own frames (compile/compile_frames).
 #include "leap/sandbox/request_handler.hpp"
 
 #include <initializer_list>

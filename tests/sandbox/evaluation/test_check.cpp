@@ -29,7 +29,7 @@ TEST_CASE("check: half and bfloat16 conversions round to nearest even", "[sandbo
 
 TEST_CASE("check: generators are deterministic per seed, in range, and differ across seeds", "[sandbox][check]") {
   std::vector<float> a(1000), b(1000), c(1000);
-  const sb::Generator u{"uniform", -2.0, 3.0};
+  const sb::Generator u{sb::GeneratorKind::uniform, -2.0, 3.0};
   sb::generate(sb::DType::float32, u, 7, a.data(), a.size());
   sb::generate(sb::DType::float32, u, 7, b.data(), b.size());
   sb::generate(sb::DType::float32, u, 8, c.data(), c.size());
@@ -37,10 +37,10 @@ TEST_CASE("check: generators are deterministic per seed, in range, and differ ac
   CHECK(a != c);
   for (float v : a) CHECK((v >= -2.0f && v <= 3.0f));
   std::vector<std::int32_t> ints(1000);
-  sb::generate(sb::DType::int32, sb::Generator{"randint", -3, 3}, 1, ints.data(), ints.size());
+  sb::generate(sb::DType::int32, sb::Generator{sb::GeneratorKind::randint, -3, 3}, 1, ints.data(), ints.size());
   for (std::int32_t v : ints) CHECK((v >= -3 && v <= 3));
   std::vector<float> n(10000);
-  sb::generate(sb::DType::float32, sb::Generator{"normal", 5.0, 2.0}, 3, n.data(), n.size());
+  sb::generate(sb::DType::float32, sb::Generator{sb::GeneratorKind::normal, 5.0, 2.0}, 3, n.data(), n.size());
   double mean = 0;
   for (float v : n) mean += v;
   CHECK(mean / 10000 == Approx(5.0).margin(0.1));
@@ -125,7 +125,7 @@ TEST_CASE("check: the device comparison's rule is compare()'s, element for eleme
     const std::size_t n = 4096, width = sb::dtype_size(d);
     for (const sb::Tolerance& tol : tols) {
       std::vector<unsigned char> a(n * width), e(n * width);
-      sb::generate(d, sb::Generator{"uniform", -4.0, 4.0}, rng(), e.data(), n);
+      sb::generate(d, sb::Generator{sb::GeneratorKind::uniform, -4.0, 4.0}, rng(), e.data(), n);
       a = e;
       // Perturb some elements by amounts around the tolerance, and make some bits random.
       for (std::size_t i = 0; i < n; i += 1 + rng() % 7) {

@@ -88,7 +88,7 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   INFO(sb::to_json(r));
   REQUIRE(r.status == sb::EvalStatus::no_gpu);
   REQUIRE(r.launch_plan);
-  CHECK(r.launch_plan->source == "candidate");
+  CHECK(r.launch_plan->source == sb::PlanSource::candidate);
   CHECK(r.launch_plan->status == sb::PlanStatus::ok);
   CHECK_THAT(r.feedback, Catch::StartsWith("The kernel compiles and its launch plan is valid (partial_sums grid=(16) block=(256) "
                                            "shared=1024; final_sum grid=(1) block=(1024); scratch partials: 16 x float32)"));
@@ -128,7 +128,7 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   // No plan: the task's launch, reported as such.
   const sb::EvalResult plain = ev.evaluate(task, task.reference_source);
   REQUIRE(plain.status == sb::EvalStatus::no_gpu);
-  CHECK(plain.launch_plan->source == "task");
+  CHECK(plain.launch_plan->source == sb::PlanSource::task);
   CHECK(json::parse(sb::to_json(plain)).at("launch_plan").at("kernels")[0].at("kernel") == "sum");
 
   // A task that fixes its launch: refused.
@@ -254,7 +254,7 @@ TEST_CASE("launch plans: the task's own launch is held to the kernel's parameter
   INFO(sb::to_json(missing));
   REQUIRE(missing.verdict);
   CHECK(*missing.verdict == leap::Verdict::compile_error);
-  CHECK(missing.launch_plan->source == "task");
+  CHECK(missing.launch_plan->source == sb::PlanSource::task);
   CHECK(missing.launch_plan->status == sb::PlanStatus::invalid);
   CHECK(missing.launch_plan->error ==
         "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the "

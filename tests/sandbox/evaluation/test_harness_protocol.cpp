@@ -93,6 +93,17 @@ std::uint64_t count_call(FakeCall& c) { return ++c.globals["calls"]; }
 using Outcome = sb::test::HarnessOutcome;
 using sb::test::verdict_of;
 
+// The request the worker-rule tests send: the fake modules, seed 42, no timing.
+sb::detail::EvaluationRequest untimed_request() {
+  sb::detail::EvaluationRequest request;
+  request.task = sb::task_to_json(fake_task());
+  request.candidate = "fake:candidate";
+  request.reference = "fake:reference";
+  request.seed = 42;
+  request.time = false;
+  return request;
+}
+
 Outcome evaluate(FakeGpu& gpu, const FakeKernel& candidate, sb::TaskSpec task = fake_task(), FakeKernel ref = reference,
                  bool time = true) {
   gpu.add_module("fake:candidate", {{"scale_add", candidate}});
@@ -713,11 +724,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
 
 TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host memory is refused unless allowed",
           "[sandbox][harness]") {
-  const auto request = [] {
-    const auto image = [](std::string_view name) { return json::binary(std::vector<std::uint8_t>(name.begin(), name.end())); };
-    return json{{"op", "eval"}, {"task", sb::task_to_json(fake_task())}, {"candidate", image("fake:candidate")},
-                {"reference", image("fake:reference")}, {"seed", 42}, {"time", false}};
-  };
+  const auto request = [] { return untimed_request(); };
   FakeGpu gpu;
   gpu.pageable_host_access = true;
   gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
@@ -725,7 +732,7 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
   for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
   sb::WorkerConfig config;
   SECTION("refused by default, before anything is loaded, with the option named") {
-    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("ok") == false);
     CHECK_THAT(reply.at("error").get<std::string>(),
@@ -733,18 +740,18 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
     CHECK_FALSE(reply.contains("verdict"));
     CHECK(gpu.log.empty());  // no module loaded, no buffer allocated, nothing launched
     sb::EvalResult r;
-    sb::detail::read_worker_reply(reply, r);
+    sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r);
     CHECK(r.status == sb::EvalStatus::error);
   }
   SECTION("an operator who opted in gets the evaluation") {
     config.allow_pageable_host_access = true;
-    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("verdict") == "correct");
   }
   SECTION("a device without pageable access is evaluated as before") {
     gpu.pageable_host_access = false;
-    const json reply = sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {});
+    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     CHECK(reply.at("verdict") == "correct");
   }
 }
@@ -757,12 +764,9 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
     gpu.add_module("fake:candidate", {{"scale_add", kernel}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
-    const auto image = [](std::string_view name) { return json::binary(std::vector<std::uint8_t>(name.begin(), name.end())); };
-    const json request = {{"op", "eval"}, {"task", sb::task_to_json(fake_task())}, {"candidate", image("fake:candidate")},
-                          {"reference", image("fake:reference")}, {"seed", 42}, {"time", false}};
     sb::WorkerConfig config;
     config.local_memory_restart_bytes = threshold;
-    return sb::detail::evaluate_under_worker_rules(request, gpu, config, [](std::string_view) {});
+    return sb::detail::to_json(sb::detail::evaluate_under_worker_rules(untimed_request(), gpu, config, [](std::string_view) {}));
   };
   const std::size_t default_threshold = sb::WorkerConfig{}.local_memory_restart_bytes;
   CHECK(default_threshold == 64 * 1024);
@@ -804,11 +808,11 @@ TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failur
     FakeGpu gpu;
     gpu.add_module("fake:candidate", {{"other_name", honest(1.0)}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
-    const std::string cand = "fake:candidate", ref = "fake:reference";
-    const json request = {{"task", sb::task_to_json(fake_task())},
-                          {"candidate", json::binary(std::vector<std::uint8_t>(cand.begin(), cand.end()))},
-                          {"reference", json::binary(std::vector<std::uint8_t>(ref.begin(), ref.end()))}};
-    const json reply = sb::detail::run_evaluation(request, gpu, [](std::string_view) {});
+    sb::detail::EvaluationRequest request;  // seed and time as the request's defaults
+    request.task = sb::task_to_json(fake_task());
+    request.candidate = "fake:candidate";
+    request.reference = "fake:reference";
+    const json reply = sb::detail::to_json(sb::detail::run_evaluation(request, gpu, [](std::string_view) {}));
     CHECK(reply.at("verdict") == "runtime_error");
     CHECK(reply.at("detail").get<std::string>().find("looking up kernel 'scale_add'") != std::string::npos);
   }
@@ -819,7 +823,7 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
   sb::detail::DevicePtr p = 0;
   REQUIRE(gpu.allocate(4096 * 4, p) == 0);
   std::vector<float> a(4096), b(4096), c(4096);
-  const sb::Generator uniform{"uniform", -1.0, 1.0};
+  const sb::Generator uniform{sb::GeneratorKind::uniform, -1.0, 1.0};
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, a.data(), a.size());
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 7, b.data(), b.size());
   sb::detail::generate_inputs_on_host(sb::DType::float32, uniform, 8, c.data(), c.size());
@@ -830,11 +834,11 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
     CHECK(v < 1.0f);
   }
   std::vector<std::int32_t> r(1000);
-  sb::detail::generate_inputs_on_host(sb::DType::int32, {"randint", 3, 5}, 1, r.data(), r.size());
+  sb::detail::generate_inputs_on_host(sb::DType::int32, {sb::GeneratorKind::randint, 3, 5}, 1, r.data(), r.size());
   std::set<std::int32_t> values(r.begin(), r.end());
   CHECK(values == std::set<std::int32_t>{3, 4, 5});
   std::vector<float> nrm(100000);
-  sb::detail::generate_inputs_on_host(sb::DType::float32, {"normal", 1.0, 2.0}, 3, nrm.data(), nrm.size());
+  sb::detail::generate_inputs_on_host(sb::DType::float32, {sb::GeneratorKind::normal, 1.0, 2.0}, 3, nrm.data(), nrm.size());
   double mean = 0, sq = 0;
   for (float v : nrm) mean += v;
   mean /= static_cast<double>(nrm.size());
@@ -884,18 +888,19 @@ TEST_CASE("evaluator: which stages are the candidate's, and which modules use th
 }
 
 TEST_CASE("evaluator: a worker reply becomes the result the policy sees", "[sandbox][harness]") {
+  const auto read = [](const json& reply, sb::EvalResult& r) { sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r); };
   sb::EvalResult timed_wrong;
-  sb::detail::read_worker_reply({{"ok", true}, {"verdict", "wrong_answer"}, {"detail", "the kernel gave a different result when timed (timed run 3 of 10): out: ..."},
-                                 {"when_timed", true}}, timed_wrong);
+  read({{"ok", true}, {"verdict", "wrong_answer"}, {"detail", "the kernel gave a different result when timed (timed run 3 of 10): out: ..."},
+        {"when_timed", true}}, timed_wrong);
   REQUIRE(timed_wrong.verdict == Verdict::wrong_answer);
   CHECK(timed_wrong.feedback.rfind("Wrong answer when timed: the kernel gave a different result when timed", 0) == 0);
   sb::EvalResult failed;
-  sb::detail::read_worker_reply({{"ok", false}, {"error", "GPU initialisation failed: x"}}, failed);
+  read({{"ok", false}, {"error", "GPU initialisation failed: x"}}, failed);
   CHECK(failed.status == sb::EvalStatus::error);
   CHECK_FALSE(failed.verdict.has_value());
   CHECK(failed.error == "GPU initialisation failed: x");
   sb::EvalResult crashed;
-  sb::detail::read_worker_reply({{"ok", true}, {"verdict", "runtime_error"}, {"cuda_error", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {"detail", "d"}}, crashed);
+  read({{"ok", true}, {"verdict", "runtime_error"}, {"cuda_error", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {"detail", "d"}}, crashed);
   CHECK(crashed.verdict == Verdict::runtime_error);
   CHECK(crashed.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
 }

@@ -59,7 +59,7 @@ TEST_CASE("hostile suite: every launch-plan case compiles, and is refused before
     INFO(r.detail);
     REQUIRE(r.compile.ok());  // never a compile error: what is refused is the plan
     REQUIRE(r.launch_plan.has_value());
-    CHECK(r.launch_plan->source == "candidate");
+    CHECK(r.launch_plan->source == sb::PlanSource::candidate);
     if (pc.expect == "compile_error") {
       REQUIRE(r.verdict.has_value());
       CHECK(*r.verdict == leap::Verdict::compile_error);

@@ -26,19 +26,21 @@ struct HarnessOutcome {
 
 inline HarnessOutcome run_harness(FakeGpu& gpu, const TaskSpec& task, std::uint64_t seed, bool time,
                                   const std::string& plan = {}) {
-  const auto image = [](std::string_view name) {
-    return nlohmann::json::binary(std::vector<std::uint8_t>(name.begin(), name.end()));
-  };
-  nlohmann::json request = {{"op", "eval"},           {"task", task_to_json(task)},
-                            {"candidate", image("fake:candidate")}, {"reference", image("fake:reference")},
-                            {"seed", seed},           {"time", time}};
-  if (!plan.empty()) request["plan"] = plan;
+  detail::EvaluationRequest request;
+  request.task = task_to_json(task);
+  request.candidate = "fake:candidate";
+  request.reference = "fake:reference";
+  request.seed = seed;
+  request.time = time;
+  if (!plan.empty()) request.plan = plan;
   for (const char* module : {"fake:candidate", "fake:reference"}) {
     if (!gpu.has_params(module, task.entry)) gpu.set_params(module, task.entry, FakeGpu::signature_params(task));
   }
   HarnessOutcome o;
-  o.reply = detail::run_evaluation(request, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); });
-  detail::read_worker_reply(o.reply, o.result);
+  // Through the wire format both ways, as the evaluator and the worker see it.
+  const detail::EvaluationRequest sent = detail::evaluation_request_from_json(detail::to_json(request));
+  o.reply = detail::to_json(detail::run_evaluation(sent, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); }));
+  detail::read_worker_reply(detail::evaluation_reply_from_json(o.reply), o.result);
   return o;
 }
 

@@ -42,9 +42,16 @@ struct KernelTiming {
   double wall_median_ms = nan;    // host wall clock around launch + synchronize
 };
 
+// Whose launch plan runs the candidate.
+enum class PlanSource {
+  task,       // the candidate declared none: the task's own launch
+  candidate,  // declared in the candidate's source (launch_plan.hpp)
+};
+std::string_view to_string(PlanSource source) noexcept;  // "task" or "candidate", as to_json writes it
+
 // How the candidate is (or would be) launched: the plan it declared (launch_plan.hpp) or the task's.
 struct LaunchPlanReport {
-  std::string source = "task";  // "task": no plan declared, the task's launch; "candidate": declared in the source
+  PlanSource source = PlanSource::task;
   PlanStatus status = PlanStatus::ok;  // invalid or refused: the verdict is compile_error, nothing was launched
   std::string error;            // what is wrong and what to change
   LaunchPlan plan;              // as declared, or the task's own

@@ -33,10 +33,14 @@ std::size_t dtype_size(DType dtype) noexcept;
 //   uniform(low=a, high=b)   normal(mean=a, std=b)   randint(low=a, high=b, inclusive)   zeros
 // constant(value=a) and arange (0, 1, 2, ...) are known kinds that validate() refuses for inputs:
 // they would give every timed run the same input.
+enum class GeneratorKind : std::uint8_t { uniform, normal, randint, zeros, constant, arange };
+std::string_view to_string(GeneratorKind kind) noexcept;  // "uniform", "normal", ..., as task.json spells it
+std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) noexcept;
+
 // special: the task declares NaN, infinities, subnormals and -0 meaningful for this input (float
 // dtypes); the correctness trials then put some of each among the drawn values.
 struct Generator {
-  std::string kind = "uniform";
+  GeneratorKind kind = GeneratorKind::uniform;
   double a = -1.0;
   double b = 1.0;
   bool special = false;
