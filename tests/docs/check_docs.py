@@ -12,7 +12,8 @@ Reads README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md under --root and re
   - a single file under sandbox/src named by its path: the sandbox's internal sources move between
     folders, so the docs name their folder, or the public header, instead;
   - `leap-sandbox WORD` in code where WORD is not one of the CLI's commands (read from
-    sandbox/tools/main.cpp and the Command definitions in sandbox/tools/);
+    sandbox/tools/main.cpp, its deprecated spellings included, and the Command definitions in
+    sandbox/tools/);
   - a README that does not open with its two commands (the first two shell blocks, before any
     other section), or whose second command is not a line that .ci/run runs.
 Exit status 0 when everything resolves, 1 with one line per problem otherwise, 2 on misuse.
@@ -109,6 +110,10 @@ def cli_commands(root: Path) -> set[str]:
                 names.add(name)
     if not names:
         raise SystemExit(f"check_docs: found no command names for {variables} under {tools}")
+    # Deprecated spellings the CLI still accepts (k_deprecated_commands): docs may name them to say so.
+    deprecated = re.search(r"k_deprecated_commands\s*=\s*\{(.*?)\};", main.read_text(encoding="utf-8"), re.S)
+    if deprecated:
+        names.update(re.findall(r"\{\s*\"([\w-]+)\"\s*,\s*&leap_cli::", deprecated.group(1)))
     return names
 
 
