@@ -76,7 +76,8 @@ Batch make_batch(std::size_t size, std::size_t group_size) {
   for (std::size_t i = 0; i < size; ++i) {
     leap::Outcome& o = batch.results[i];
     o.solved_turn = turn(rng);
-    o.best_verdict = o.solved_turn > 0 ? leap::Verdict::correct : leap::all_verdicts[static_cast<std::size_t>(verdict(rng))];
+    o.best_verdict =
+        o.solved_turn > 0 ? leap::Verdict::correct : leap::all_verdicts[static_cast<std::size_t>(verdict(rng))];
     o.speedup = o.solved_turn > 0 && i % 17 != 0 ? speedup(rng) : std::nan("");
     o.tokens = tokens(rng);
     batch.group_ids[i] = static_cast<std::uint32_t>(i / group_size);
@@ -112,7 +113,8 @@ void BM_rank_turn_weighted(benchmark::State& state) {
 void BM_rank_oracle(benchmark::State& state) {
   const auto group_size = static_cast<std::size_t>(state.range(0));
   // O(G^2) per group: keep each iteration near 64M compares.
-  const std::size_t groups = std::max<std::size_t>(1, std::min(batch_size / group_size, (std::size_t{1} << 26) / (group_size * group_size)));
+  const std::size_t groups =
+      std::max<std::size_t>(1, std::min(batch_size / group_size, (std::size_t{1} << 26) / (group_size * group_size)));
   Batch batch = make_batch(groups * group_size, group_size);
   for (auto _ : state) {
     for (std::size_t g = 0; g < groups; ++g) {
@@ -212,7 +214,7 @@ struct TrainerData {
 const TrainerData& trainer_source(std::size_t rows) {
   static std::map<std::size_t, TrainerData> sources;
   TrainerData& data = sources[rows];
-  if (data.results.size() != rows) {  // not made yet, or let go for another size
+  if (data.results.size() != rows) {       // not made yet, or let go for another size
     for (auto& [size, other] : sources) {  // keep one size in memory at a time
       if (size != rows) other = TrainerData{};
     }
@@ -342,27 +344,28 @@ using Out = std::vector<double>;
 
 void trainer_stream_outcomes(benchmark::State& state, Residency residency) {
   static_assert(sizeof(leap::Outcome) == 24, "the streaming pass reads an Outcome as three 8-byte words");
-  trainer_case<leap::Outcome>(state, residency, true, [](const std::vector<leap::Outcome>& results, const Ids& ids,
-                                                         Out& out) {
-    // Outcome is three 8-byte words: read them as such (the fastest of the forms tried).
-    const auto* words = reinterpret_cast<const std::uint64_t*>(results.data());
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      out[i] = std::bit_cast<double>(words[3 * i] ^ words[3 * i + 1] ^ words[3 * i + 2] ^ ids[i]);
-    }
-  });
+  trainer_case<leap::Outcome>(
+      state, residency, true, [](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+        // Outcome is three 8-byte words: read them as such (the fastest of the forms tried).
+        const auto* words = reinterpret_cast<const std::uint64_t*>(results.data());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+          out[i] = std::bit_cast<double>(words[3 * i] ^ words[3 * i + 1] ^ words[3 * i + 2] ^ ids[i]);
+        }
+      });
 }
 
 void trainer_stream_rewards(benchmark::State& state, Residency residency) {
   trainer_case<double>(state, residency, true, [](const std::vector<double>& rewards, const Ids& ids, Out& out) {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(rewards[i]) ^ ids[i]);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(rewards[i]) ^ ids[i]);
   });
 }
 
 void trainer_rank(benchmark::State& state, Residency residency, const leap::KernelOrder& order) {
-  trainer_case<leap::Outcome>(state, residency, false, [&](const std::vector<leap::Outcome>& results, const Ids& ids,
-                                                          Out& out) {
-    leap::rank_advantages(results, ids, std::span<double>(out), order);
-  });
+  trainer_case<leap::Outcome>(state, residency, false,
+                              [&](const std::vector<leap::Outcome>& results, const Ids& ids, Out& out) {
+                                leap::rank_advantages(results, ids, std::span<double>(out), order);
+                              });
 }
 
 void trainer_rank_published(benchmark::State& state, Residency residency) {
@@ -433,8 +436,16 @@ BENCHMARK(BM_rloo)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_rank_path, false)->Name("BM_rank_pairwise")->DenseRange(8, 128, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_rank_path, true)->Name("BM_rank_sorted")->DenseRange(8, 128, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_scores)->Apply(group_sizes)->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_scores_path, false)->Name("BM_scores_pairwise")->RangeMultiplier(2)->Range(4, 256)->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_scores_path, true)->Name("BM_scores_sorted")->RangeMultiplier(2)->Range(4, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_scores_path, false)
+    ->Name("BM_scores_pairwise")
+    ->RangeMultiplier(2)
+    ->Range(4, 256)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_scores_path, true)
+    ->Name("BM_scores_sorted")
+    ->RangeMultiplier(2)
+    ->Range(4, 256)
+    ->Unit(benchmark::kMicrosecond);
 
 // Trainer mode, registered after the families above so that a whole run keeps this order.
 [[maybe_unused]] const bool trainer_families_registered = [] {

@@ -128,7 +128,13 @@ void BM_ColdFirstCompileChild(benchmark::State& state) {
     benchmark::DoNotOptimize(c.compile(job(fresh_salt())));
   }
 }
-BENCHMARK(BM_ColdFirstCompileChild)->ArgName("confined")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_ColdFirstCompileChild)
+    ->ArgName("confined")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 void BM_CacheHitMemory(benchmark::State& state) {
   sb::Compiler c(config(sb::Isolation::trusted_in_process, 1, std::make_shared<sb::CompileCache>()));
@@ -180,7 +186,8 @@ const char* k_fp16_cub =
     "#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n"
     "extern \"C\" __global__ void block_sum_half(const __half* x, float* out, int n) {\n"
     "  using Reduce = cub::BlockReduce<float, 256>;\n  __shared__ typename Reduce::TempStorage storage;\n"
-    "  float v = 0.f;\n  for (int i = blockIdx.x * 256 + threadIdx.x; i < n; i += 256 * gridDim.x) v += __half2float(x[i]);\n"
+    "  float v = 0.f;\n  for (int i = blockIdx.x * 256 + threadIdx.x; i < n; i += 256 * gridDim.x) v += "
+    "__half2float(x[i]);\n"
     "  const float total = Reduce(storage).Sum(v);\n  if (threadIdx.x == 0) atomicAdd(out, total);\n}\n";
 const char* k_wmma =
     "#include <mma.h>\n#include <cuda_fp16.h>\nusing namespace nvcuda;\n"
@@ -198,14 +205,16 @@ const char* k_cg_reduce =
     "extern \"C\" __global__ void cg_sum(const float* x, float* out, int n) {\n"
     "  cg::thread_block block = cg::this_thread_block();\n"
     "  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
-    "  float v = 0.f;\n  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];\n"
+    "  float v = 0.f;\n  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += "
+    "x[i];\n"
     "  v = cg::reduce(warp, v, cg::plus<float>());\n  if (warp.thread_rank() == 0) atomicAdd(out, v);\n}\n";
 
 struct HeavyKernel {
   const char* name;
   const char* source;
 };
-const HeavyKernel k_heavy[] = {{"fp16_cub_block_reduce", k_fp16_cub}, {"wmma_gemm", k_wmma}, {"cg_reduce", k_cg_reduce}};
+const HeavyKernel k_heavy[] = {
+    {"fp16_cub_block_reduce", k_fp16_cub}, {"wmma_gemm", k_wmma}, {"cg_reduce", k_cg_reduce}};
 
 // A new candidate with the kernel's headers: the source and a line of its own after it.
 std::string heavy_candidate(const HeavyKernel& k) { return std::string(k.source) + "// candidate " + fresh_salt(); }
@@ -236,15 +245,18 @@ void BM_HeavyNvcc(benchmark::State& state, const HeavyKernel& k) {
     return;
   }
   const std::filesystem::path file = write_candidate(k);
-  run_command(state, "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(k.name) + ".cubin")).string() + "' '" +
-                         file.string() + "'",
+  run_command(state,
+              "'" + nvcc + "' -cubin -arch=sm_90 -o '" + (work_dir() / (std::string(k.name) + ".cubin")).string() +
+                  "' '" + file.string() + "'",
               [&] { write_candidate(k); });
 }
 
 void BM_HeavyCli(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
   const std::filesystem::path file = write_candidate(k);
-  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --no-pch --quiet --arch sm_90 '" + file.string() + "' > /dev/null",
+  run_command(state,
+              std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --no-pch --quiet --arch sm_90 '" +
+                  file.string() + "' > /dev/null",
               [&] { write_candidate(k); });
 #else
   state.SkipWithError("built without the leap-sandbox program");
@@ -258,8 +270,9 @@ void BM_HeavyCliColdDisk(benchmark::State& state, [[maybe_unused]] const HeavyKe
 #ifdef LEAP_SANDBOX_CLI
   const std::filesystem::path file = write_candidate(k);
   const std::filesystem::path dir = work_dir() / (std::string("pch-cold-") + k.name);
-  run_command(state, std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" + dir.string() + "' --quiet --arch sm_90 '" +
-                         file.string() + "' > /dev/null",
+  run_command(state,
+              std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" + dir.string() +
+                  "' --quiet --arch sm_90 '" + file.string() + "' > /dev/null",
               [&] {
                 std::filesystem::remove_all(dir);
                 write_candidate(k);
@@ -274,8 +287,8 @@ std::filesystem::path warm_pch_dir() { return work_dir() / "pch-warm"; }
 void BM_HeavyCliWarmDisk(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
   const std::filesystem::path file = write_candidate(k);
-  const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" + warm_pch_dir().string() +
-                          "' --quiet --arch sm_90 '" + file.string() + "' > /dev/null";
+  const std::string cmd = std::string("'") + LEAP_SANDBOX_CLI + "' compile --no-cache --pch-dir '" +
+                          warm_pch_dir().string() + "' --quiet --arch sm_90 '" + file.string() + "' > /dev/null";
   if (std::system(cmd.c_str()) != 0) {  // an earlier process makes the PCH, untimed
     state.SkipWithError("the warm-up compile failed");
     return;
@@ -308,7 +321,8 @@ void BM_HeavyPoolFirst(benchmark::State& state, const HeavyKernel& k) {
     if (!compiled(state, r)) break;
     created += r.pch == sb::PchUse::created ? 1 : 0;
   }
-  state.counters["pch_created_rate"] = static_cast<double>(created) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+  state.counters["pch_created_rate"] =
+      static_cast<double>(created) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
 }
 
 // The first compile of a fresh pooled worker (a new serve or fleet worker) when the PCH is on disk.
@@ -327,7 +341,8 @@ void BM_HeavyPoolFirstWarmDisk(benchmark::State& state, const HeavyKernel& k) {
     if (!compiled(state, r)) break;
     hits += r.pch == sb::PchUse::hit ? 1 : 0;
   }
-  state.counters["pch_hit_rate"] = static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+  state.counters["pch_hit_rate"] =
+      static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
 }
 
 void BM_HeavyPoolWarm(benchmark::State& state, const HeavyKernel& k) {
@@ -339,7 +354,8 @@ void BM_HeavyPoolWarm(benchmark::State& state, const HeavyKernel& k) {
     if (!compiled(state, r)) break;
     hits += r.pch == sb::PchUse::hit ? 1 : 0;
   }
-  state.counters["pch_hit_rate"] = static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+  state.counters["pch_hit_rate"] =
+      static_cast<double>(hits) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
 }
 
 #ifdef LEAP_SANDBOX_CLI
@@ -364,8 +380,13 @@ void BM_BatchThroughput(benchmark::State& state) {
 }
 BENCHMARK(BM_BatchThroughput)
     ->ArgNames({"workers", "isolated"})
-    ->Args({1, 0})->Args({2, 0})->Args({1, 1})->Args({2, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(3.0);
 
 // Records every run's time per iteration, so main() can print the ratios of one run side by side.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -374,7 +395,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;
-      seconds_[r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args)].push_back(r.real_accumulated_time / static_cast<double>(r.iterations));
+      seconds_[r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args)].push_back(
+          r.real_accumulated_time / static_cast<double>(r.iterations));
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -392,7 +414,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 };
 
 void print_ratios(const RatioReporter& rep) {
-  std::printf("\nSide by side in this run (median per compile; ratio = nvcc -cubin time / this time, higher is faster):\n");
+  std::printf(
+      "\nSide by side in this run (median per compile; ratio = nvcc -cubin time / this time, higher is faster):\n");
   auto line = [&](const std::string& label, const std::string& name, std::optional<double> nvcc) {
     const std::optional<double> t = rep.median(name);
     if (!t) return;
@@ -425,11 +448,13 @@ int main(int argc, char** argv) {
   // The heavy-header group, kernel by kernel, each way beside nvcc on the same source.
   for (const HeavyKernel& k : k_heavy) {
     const std::string tag = std::string("/") + k.name;
-    for (auto [name, fn] : {std::pair{"BM_HeavyNvcc", &BM_HeavyNvcc}, std::pair{"BM_HeavyCli", &BM_HeavyCli},
-                            std::pair{"BM_HeavyCliColdDisk", &BM_HeavyCliColdDisk}, std::pair{"BM_HeavyCliWarmDisk", &BM_HeavyCliWarmDisk},
-                            std::pair{"BM_HeavyChild", &BM_HeavyChild}, std::pair{"BM_HeavyPoolFirst", &BM_HeavyPoolFirst},
-                            std::pair{"BM_HeavyPoolFirstWarmDisk", &BM_HeavyPoolFirstWarmDisk},
-                            std::pair{"BM_HeavyPoolWarm", &BM_HeavyPoolWarm}}) {
+    for (auto [name, fn] :
+         {std::pair{"BM_HeavyNvcc", &BM_HeavyNvcc}, std::pair{"BM_HeavyCli", &BM_HeavyCli},
+          std::pair{"BM_HeavyCliColdDisk", &BM_HeavyCliColdDisk},
+          std::pair{"BM_HeavyCliWarmDisk", &BM_HeavyCliWarmDisk}, std::pair{"BM_HeavyChild", &BM_HeavyChild},
+          std::pair{"BM_HeavyPoolFirst", &BM_HeavyPoolFirst},
+          std::pair{"BM_HeavyPoolFirstWarmDisk", &BM_HeavyPoolFirstWarmDisk},
+          std::pair{"BM_HeavyPoolWarm", &BM_HeavyPoolWarm}}) {
       benchmark::RegisterBenchmark((std::string(name) + tag).c_str(), fn, k)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()

@@ -55,8 +55,9 @@ struct Members {
   std::vector<std::unique_ptr<Child>> children;
   Members(int count, bool use_cache) : stream("bench:" + std::to_string(g_unique++)) {
     for (int w = 0; w < count; ++w) {
-      std::vector<std::string> argv = {LEAP_SANDBOX_CLI, "fleet-member", "--redis", fixture().redis->url(), "--stream", stream,
-                                       "--name", "b" + std::to_string(w), "-j", "1"};
+      std::vector<std::string> argv = {
+          LEAP_SANDBOX_CLI,        "fleet-member", "--redis", fixture().redis->url(), "--stream", stream, "--name",
+          "b" + std::to_string(w), "-j",           "1"};
       if (!use_cache) argv.push_back("--no-cache");
       children.push_back(std::make_unique<Child>(argv, cache.path() / ("member" + std::to_string(w) + ".log"),
                                                  std::vector<std::pair<std::string, std::string>>{
@@ -102,9 +103,15 @@ void BM_FleetCompile(benchmark::State& state) {
 }
 BENCHMARK(BM_FleetCompile)
     ->ArgNames({"members", "cache"})
-    ->Args({1, 0})->Args({2, 0})->Args({4, 0})
-    ->Args({1, 1})->Args({2, 1})->Args({4, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({4, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({4, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(3.0);
 
 // One cache-hit compile at a time through the fleet (1 member): submit, answer, future.
 void BM_FleetRoundTripCacheHit(benchmark::State& state) {
@@ -142,12 +149,14 @@ void BM_ServePipeRoundTripCacheHit(benchmark::State& state) {
   ::close(from_child[1]);
   FILE* in = ::fdopen(from_child[0], "r");
   std::string escaped;
-  for (const char c : kernel(7)) escaped += c == '\n' ? std::string("\\n") : c == '"' ? std::string("\\\"") : std::string(1, c);
+  for (const char c : kernel(7))
+    escaped += c == '\n' ? std::string("\\n") : c == '"' ? std::string("\\\"") : std::string(1, c);
   const std::string request = "{\"id\": 1, \"op\": \"compile\", \"source\": \"" + escaped + "\"}\n";
   char line[8192];
   auto round_trip = [&] {
     if (::write(to_child[1], request.data(), request.size()) != static_cast<ssize_t>(request.size())) return false;
-    return std::fgets(line, sizeof line, in) != nullptr && std::string_view(line).find("\"ok\":true") != std::string_view::npos;
+    return std::fgets(line, sizeof line, in) != nullptr &&
+           std::string_view(line).find("\"ok\":true") != std::string_view::npos;
   };
   if (!round_trip()) state.SkipWithError("serve did not answer the warm-up request");
   for (auto _ : state) {

@@ -10,8 +10,10 @@
 
 int main(int argc, char** argv) {
   leap::sandbox::FleetClientOptions options;
-  options.redis = leap::sandbox::parse_redis_url(argc > 1 ? argv[1] : "redis://127.0.0.1:1");  // port 1: nothing listens
-  std::printf("fleet: requests on %s, stream %s\n", leap::sandbox::to_string(options.redis).c_str(), options.stream.c_str());
+  options.redis =
+      leap::sandbox::parse_redis_url(argc > 1 ? argv[1] : "redis://127.0.0.1:1");  // port 1: nothing listens
+  std::printf("fleet: requests on %s, stream %s\n", leap::sandbox::to_string(options.redis).c_str(),
+              options.stream.c_str());
   try {
     leap::sandbox::FleetClient client(options);
     std::printf("fleet: connected\n");

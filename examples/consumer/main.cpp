@@ -10,9 +10,8 @@ int main() {
   using leap::Verdict;
   // Two prompts, four samples each, laid out however the trainer likes: here interleaved.
   const std::vector<leap::Outcome> results = {
-      {1, Verdict::correct, 1.8, 700}, {0, Verdict::compile_error, NAN, 900},
-      {2, Verdict::correct, 1.1, 1500}, {1, Verdict::correct, 1.2, 650},
-      {0, Verdict::wrong_answer, NAN, 800}, {0, Verdict::timeout, NAN, 1000},
+      {1, Verdict::correct, 1.8, 700}, {0, Verdict::compile_error, NAN, 900}, {2, Verdict::correct, 1.1, 1500},
+      {1, Verdict::correct, 1.2, 650}, {0, Verdict::wrong_answer, NAN, 800},  {0, Verdict::timeout, NAN, 1000},
       {1, Verdict::correct, 1.0, 640}, {1, Verdict::correct, 1.21, 600},
   };
   const std::vector<std::uint32_t> prompt_of = {0, 1, 0, 1, 0, 1, 0, 1};

@@ -10,10 +10,11 @@
 int main() {
   leap::sandbox::Compiler compiler;
   leap::sandbox::CompileJob job;
-  job.source = "extern \"C\" __global__ void twice(float* x, int n) {\n"
-               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-               "  if (i < n) x[i] *= 2.0f;\n"
-               "}\n";
+  job.source =
+      "extern \"C\" __global__ void twice(float* x, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) x[i] *= 2.0f;\n"
+      "}\n";
   const leap::sandbox::CompileResult result = compiler.compile(job);
   std::printf("compile: %s in %.3f s, %zu bytes of CUBIN\n", std::string(to_string(result.status)).c_str(),
               result.seconds, result.cubin.size());

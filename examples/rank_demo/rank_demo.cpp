@@ -13,9 +13,12 @@ int main() {
   using leap::Verdict;
   // A group of G = 8 attempts at one task: solved at turn 1, 2 or 3, or never (with how far they got).
   const std::vector<Outcome> group = {
-      {1, Verdict::correct, 2.10, 900},       {1, Verdict::correct, 2.05, 1200},  // two fast turn-1 solutions
-      {1, Verdict::correct, 0.80, 700},       {2, Verdict::correct, 1.50, 1800},  // slower; a turn-2 fix
-      {3, Verdict::correct, 1.00, 2600},      {0, Verdict::wrong_answer, std::numeric_limits<double>::quiet_NaN(), 2400},
+      {1, Verdict::correct, 2.10, 900},
+      {1, Verdict::correct, 2.05, 1200},  // two fast turn-1 solutions
+      {1, Verdict::correct, 0.80, 700},
+      {2, Verdict::correct, 1.50, 1800},  // slower; a turn-2 fix
+      {3, Verdict::correct, 1.00, 2600},
+      {0, Verdict::wrong_answer, std::numeric_limits<double>::quiet_NaN(), 2400},
       {0, Verdict::compile_error, std::numeric_limits<double>::quiet_NaN(), 3000},
       {0, Verdict::runtime_error, std::numeric_limits<double>::quiet_NaN(), 2900},
   };
@@ -39,7 +42,8 @@ int main() {
                 std::string(leap::to_string(o.best_verdict)).c_str(), o.speedup, o.tokens, rank[i], speed[i], binary[i],
                 grpo[i]);
   }
-  std::printf("\nleap: KernelOrder{} (an earlier success beats a later one, any success beats a failure);\n"
-              "speed 5%%: KernelOrder::with_speedup(0.05); w = 0: turn_weight 0. Each column sums to 0.\n");
+  std::printf(
+      "\nleap: KernelOrder{} (an earlier success beats a later one, any success beats a failure);\n"
+      "speed 5%%: KernelOrder::with_speedup(0.05); w = 0: turn_weight 0. Each column sums to 0.\n");
   return 0;
 }

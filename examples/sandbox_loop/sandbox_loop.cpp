@@ -54,10 +54,12 @@ int feedback_kind(leap::Verdict verdict) {
 class MenuPolicy {
  public:
   using payload_type = Choice;
-  explicit MenuPolicy(int tasks) : first_(Eigen::MatrixXd::Zero(tasks, static_cast<Eigen::Index>(variants.size()))),
-                                   repair_(Eigen::MatrixXd::Zero(3, repair_count)) {}
+  explicit MenuPolicy(int tasks)
+      : first_(Eigen::MatrixXd::Zero(tasks, static_cast<Eigen::Index>(variants.size()))),
+        repair_(Eigen::MatrixXd::Zero(3, repair_count)) {}
 
-  leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far, const leap::SampleKey& key) const {
+  leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far,
+                                    const leap::SampleKey& key) const {
     std::mt19937_64 rng(key.seed);
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
     leap::Completion<Choice> completion;
@@ -82,8 +84,8 @@ class MenuPolicy {
     for (const auto& sample : step.samples) {
       const Choice& choice = step.turn_of(sample).payload;
       if (choice.repair < 0) {
-        examples::add_log_prob_gradient(first_.row(static_cast<Eigen::Index>(sample.task_index)), choice.variant, sample.advantage,
-                     grad_first.row(static_cast<Eigen::Index>(sample.task_index)));
+        examples::add_log_prob_gradient(first_.row(static_cast<Eigen::Index>(sample.task_index)), choice.variant,
+                                        sample.advantage, grad_first.row(static_cast<Eigen::Index>(sample.task_index)));
       } else {
         const auto& previous = step.trajectories[sample.trajectory].turns[static_cast<std::size_t>(sample.turn - 2)];
         const int kind = feedback_kind(previous.verdict);
@@ -154,9 +156,10 @@ int compile_only(leap::sandbox::Evaluator& evaluator, const std::vector<Task>& t
                   std::string(to_string(result.compile.status)).c_str(), feedback.c_str());
     }
   }
-  std::printf("\nRunning kernels needs a GPU (%s: %s).\nThe compile verdicts above are real; wrong answers, crashes, "
-              "timings and the training loop need a CUDA device.\n",
-              std::string(to_string(evaluator.gpu().state)).c_str(), evaluator.gpu().reason.c_str());
+  std::printf(
+      "\nRunning kernels needs a GPU (%s: %s).\nThe compile verdicts above are real; wrong answers, crashes, "
+      "timings and the training loop need a CUDA device.\n",
+      std::string(to_string(evaluator.gpu().state)).c_str(), evaluator.gpu().reason.c_str());
   return 0;
 }
 
@@ -203,8 +206,8 @@ int main(int argc, char** argv) {
     options.gamma = 0.9;
     options.seed = 11;
     options.step = static_cast<std::uint64_t>(step);
-    const auto result = leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{},
-                                       options);
+    const auto result =
+        leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{}, options);
     policy.update(result, 2.0, group_size);
     std::printf("step %d: Acc@1 %.2f  Acc@3 %.2f  evaluations %lld  groups expanded %d of %d  (%.1f s)\n", step,
                 result.metrics.accuracy_at(1), result.metrics.accuracy_at(3),
@@ -216,7 +219,8 @@ int main(int argc, char** argv) {
   std::printf("\n");
   for (const Task& task : tasks) {
     std::printf("%-12s", task.builtin->spec.name.c_str());
-    for (std::size_t v = 0; v < variants.size(); ++v) std::printf(" %10.2f", policy.preference(task.index, static_cast<int>(v)));
+    for (std::size_t v = 0; v < variants.size(); ++v)
+      std::printf(" %10.2f", policy.preference(task.index, static_cast<int>(v)));
     std::printf("\n");
   }
   const char* kinds[3] = {"after a compile error", "after a wrong answer", "after a crash or hang"};

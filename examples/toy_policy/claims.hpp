@@ -29,9 +29,9 @@ struct Reach {
 // "Does LEAP converge faster?" for one metric and target.
 struct ConvergenceClaim {
   Metric metric = Metric::acc_turn1;
-  double fraction = 0.0;               // of the best final seed-mean (the tables' targets)
-  std::vector<double> target;          // per mix: the accuracy itself
-  std::vector<double> baseline_gamma;  // one row per multi-turn GRPO baseline
+  double fraction = 0.0;                  // of the best final seed-mean (the tables' targets)
+  std::vector<double> target;             // per mix: the accuracy itself
+  std::vector<double> baseline_gamma;     // one row per multi-turn GRPO baseline
   std::vector<std::vector<Reach>> reach;  // [baseline][mix]
 };
 

@@ -49,7 +49,8 @@ std::vector<std::uint64_t> parse_seeds(const std::string& list) {
     begin = comma + 1;
   }
   std::sort(seeds.begin(), seeds.end());
-  if (std::adjacent_find(seeds.begin(), seeds.end()) != seeds.end()) throw std::invalid_argument("--seeds: a seed is listed twice");
+  if (std::adjacent_find(seeds.begin(), seeds.end()) != seeds.end())
+    throw std::invalid_argument("--seeds: a seed is listed twice");
   return seeds;
 }
 
@@ -102,7 +103,8 @@ std::optional<Options> parse(int argc, char** argv) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != text.size() || n < 1) throw std::invalid_argument(arg + " must be an integer >= 1, got '" + text + "'");
+      if (used != text.size() || n < 1)
+        throw std::invalid_argument(arg + " must be an integer >= 1, got '" + text + "'");
       return n;
     };
     auto unit_interval = [&](double x) {
@@ -164,7 +166,8 @@ std::optional<Options> parse(int argc, char** argv) {
       throw std::invalid_argument("unknown option " + arg + " (see --help)");
     }
   }
-  if (!(options.compile_ms >= 0.0) || !(options.gpu_ms >= 0.0)) throw std::invalid_argument("--compile-ms and --gpu-ms must be >= 0");
+  if (!(options.compile_ms >= 0.0) || !(options.gpu_ms >= 0.0))
+    throw std::invalid_argument("--compile-ms and --gpu-ms must be >= 0");
   return options;
 }
 

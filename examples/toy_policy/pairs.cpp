@@ -34,7 +34,8 @@ std::vector<Pair> make_pairs(const Options& options, const std::vector<Variant>&
     const std::string grpo = "multi_turn_g" + gamma_text(gamma);
     pairs.push_back({"leap", grpo, "LEAP as published vs multi-turn GRPO, reward γ = " + gamma_text(gamma)});
   }
-  if (has("multi_turn_g1.0")) pairs.push_back({"rank_binary", "multi_turn_g1.0", "binary preference: rank (w = 0) vs GRPO"});
+  if (has("multi_turn_g1.0"))
+    pairs.push_back({"rank_binary", "multi_turn_g1.0", "binary preference: rank (w = 0) vs GRPO"});
   const std::string ablation = "multi_turn_g" + gamma_text(options.ablation_gamma);
   const std::string grpo_dcp = "grpo_dcp_g" + gamma_text(options.ablation_gamma);
   pairs.push_back({"leap", "leap_unpruned", "DCP saving, rank: leap vs leap_unpruned"});
@@ -52,7 +53,8 @@ std::size_t index_of(const std::vector<Variant>& variants, const std::string& na
   return variants.size();
 }
 
-std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std::vector<Variant>& variants, const MixStudy& study) {
+std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std::vector<Variant>& variants,
+                                      const MixStudy& study) {
   std::vector<PairResult> out;
   for (const Pair& pair : pairs) {
     const std::size_t a = index_of(variants, pair.a);
@@ -66,23 +68,32 @@ std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std:
       const Metric metric = m == 0 ? Metric::acc_turn1 : Metric::acc_final;
       for (std::size_t t = 0; t < target_fractions.size(); ++t) {
         const double target = study.target(metric, target_fractions[t]);
-        result.evaluation_ratio[m][t] = paired(va, vb, [&](const RunResult& run) -> std::optional<double> {
-          const auto crossing = first_reaching(run.curve, metric, target);
-          return crossing ? std::optional<double>(crossing->evaluations) : std::nullopt;
-        }, true);
+        result.evaluation_ratio[m][t] = paired(
+            va, vb,
+            [&](const RunResult& run) -> std::optional<double> {
+              const auto crossing = first_reaching(run.curve, metric, target);
+              return crossing ? std::optional<double>(crossing->evaluations) : std::nullopt;
+            },
+            true);
       }
-      result.final_difference[m] =
-          paired(va, vb, [&](const RunResult& run) -> std::optional<double> { return value_of(run.curve.back(), metric); }, false);
+      result.final_difference[m] = paired(
+          va, vb, [&](const RunResult& run) -> std::optional<double> { return value_of(run.curve.back(), metric); },
+          false);
     }
     const double target95 = study.target(Metric::acc_final, 0.95);
-    result.hours_ratio = paired(va, vb, [&](const RunResult& run) -> std::optional<double> {
-      const auto crossing = first_reaching(run.curve, Metric::acc_final, target95);
-      return crossing ? std::optional<double>(crossing->modelled_seconds) : std::nullopt;
-    }, true);
-    result.evaluations_ratio_total = paired(va, vb, [](const RunResult& run) -> std::optional<double> {
-      return static_cast<double>(run.evaluations) / run.steps;
-    }, true);
-    result.speedup_ratio = paired(va, vb, [](const RunResult& run) -> std::optional<double> { return run.curve.back().speedup; }, true);
+    result.hours_ratio = paired(
+        va, vb,
+        [&](const RunResult& run) -> std::optional<double> {
+          const auto crossing = first_reaching(run.curve, Metric::acc_final, target95);
+          return crossing ? std::optional<double>(crossing->modelled_seconds) : std::nullopt;
+        },
+        true);
+    result.evaluations_ratio_total = paired(
+        va, vb,
+        [](const RunResult& run) -> std::optional<double> { return static_cast<double>(run.evaluations) / run.steps; },
+        true);
+    result.speedup_ratio = paired(
+        va, vb, [](const RunResult& run) -> std::optional<double> { return run.curve.back().speedup; }, true);
     out.push_back(result);
   }
   return out;

@@ -26,13 +26,14 @@ std::size_t index_of(const std::vector<Variant>& variants, const std::string& na
 struct PairResult {
   Pair pair;
   std::array<std::array<Stats, 3>, 2> evaluation_ratio;  // [metric][target]
-  Stats hours_ratio;                                      // to the 95 % Acc@final target
-  Stats evaluations_ratio_total;                          // evaluations per step
-  std::array<Stats, 2> final_difference;                  // [metric]
+  Stats hours_ratio;                                     // to the 95 % Acc@final target
+  Stats evaluations_ratio_total;                         // evaluations per step
+  std::array<Stats, 2> final_difference;                 // [metric]
   Stats speedup_ratio;
 };
 
 // Pairs naming a variant that is not in `variants` are left out.
-std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std::vector<Variant>& variants, const MixStudy& study);
+std::vector<PairResult> compare_pairs(const std::vector<Pair>& pairs, const std::vector<Variant>& variants,
+                                      const MixStudy& study);
 
 }  // namespace toy

@@ -30,7 +30,8 @@ class Runner {
       switch (variant.gate) {
         case GateKind::single_turn: return train(leap::NeverExpand{}, advantage, turns, learning_rate);
         case GateKind::all: return train(leap::AlwaysExpand{}, advantage, turns, learning_rate);
-        case GateKind::dcp: return train(leap::FailBandGate::leap_default(options_.group_size), advantage, turns, learning_rate);
+        case GateKind::dcp:
+          return train(leap::FailBandGate::leap_default(options_.group_size), advantage, turns, learning_rate);
       }
       return RunResult{};
     };
@@ -45,8 +46,8 @@ class Runner {
     eval.group_size = options_.eval_samples;
     eval.max_turns = options_.max_turns;
     eval.seed = seed_ ^ 0xe7a1ull;
-    const auto result =
-        leap::run_step(tasks_, policy, environment_, leap::AlwaysExpand{}, leap::RankAdvantage<>{}, leap::InlineExecutor{}, eval);
+    const auto result = leap::run_step(tasks_, policy, environment_, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
+                                       leap::InlineExecutor{}, eval);
     double log_sum = 0.0;
     int solved = 0;
     for (const leap::Outcome& outcome : result.outcomes) {
@@ -76,7 +77,8 @@ class Runner {
       rollout.gamma = options_.credit_gamma;
       rollout.seed = seed_;
       rollout.step = static_cast<std::uint64_t>(step);
-      const auto result = leap::run_step(tasks_, policy, environment_, gate, advantage, leap::InlineExecutor{}, rollout);
+      const auto result =
+          leap::run_step(tasks_, policy, environment_, gate, advantage, leap::InlineExecutor{}, rollout);
       policy.update(result, learning_rate, options_.group_size);
       const leap::StepMetrics& m = result.metrics;
       run.steps = step;
@@ -88,7 +90,8 @@ class Runner {
       for (std::size_t r = 0; r < leap::gate_reason_count; ++r) run.groups_by_reason[r] += m.groups_by_reason[r];
       for (const auto& trajectory : result.trajectories) {
         for (const auto& turn : trajectory.turns) {
-          modelled_seconds += (options_.compile_ms + (turn.verdict != leap::Verdict::compile_error ? options_.gpu_ms : 0.0)) / 1000.0;
+          modelled_seconds +=
+              (options_.compile_ms + (turn.verdict != leap::Verdict::compile_error ? options_.gpu_ms : 0.0)) / 1000.0;
         }
       }
       if (run.evaluations >= next_eval || run.evaluations >= options_.budget) {

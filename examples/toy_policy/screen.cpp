@@ -69,7 +69,8 @@ std::string reached_cell(const Reach& reach, int seeds) {
   return leap + " " + count(reach.baseline_reached, seeds);
 }
 
-void convergence_rows(const ConvergenceClaim& claim, const Claims& claims, std::vector<std::vector<std::string>>& rows) {
+void convergence_rows(const ConvergenceClaim& claim, const Claims& claims,
+                      std::vector<std::vector<std::string>>& rows) {
   std::vector<std::string> head = {"to " + format("%.0f", 100 * claim.fraction) + " % of the best " +
                                    metric_text(claim.metric, claims.max_turns)};
   for (std::size_t mix = 0; mix < claims.mixes.size(); ++mix) {
@@ -97,9 +98,11 @@ std::vector<std::string> plot_lines(const std::vector<Plot>& plots) {
     }
     return text;
   };
-  const bool drawn = std::all_of(plots.begin(), plots.end(), [](const Plot& p) { return p.status == Plot::Status::drawn; });
+  const bool drawn =
+      std::all_of(plots.begin(), plots.end(), [](const Plot& p) { return p.status == Plot::Status::drawn; });
   if (drawn) return {"plot: " + names(true) + " (Acc@1 and Acc@final against evaluations)"};
-  const bool no_gnuplot = std::any_of(plots.begin(), plots.end(), [](const Plot& p) { return p.status == Plot::Status::no_gnuplot; });
+  const bool no_gnuplot =
+      std::any_of(plots.begin(), plots.end(), [](const Plot& p) { return p.status == Plot::Status::no_gnuplot; });
   return {no_gnuplot ? "no plot: gnuplot is not installed (apt-get install gnuplot-nox)" : "no plot: gnuplot failed",
           "curves: " + names(false)};
 }
@@ -113,10 +116,10 @@ std::vector<std::string> screen_lines(const Options& options, const Claims& clai
   std::vector<std::string> lines;
   const std::string final_metric = metric_text(Metric::acc_final, claims.max_turns);
   lines.push_back("LEAP vs GRPO on a SIMULATED kernel-writing environment (a toy: no model, no compiler, no GPU)");
-  lines.push_back("seeds " + seeds_text(options.seeds) + ", " + std::to_string(options.tasks) + " tasks, G = " +
-                  std::to_string(options.group_size) + ", " + std::to_string(options.max_turns) + " turns, " +
-                  std::to_string(options.budget) + " evaluations a run; lr " + list_text(options.learning_rates) +
-                  ", best per variant");
+  lines.push_back("seeds " + seeds_text(options.seeds) + ", " + std::to_string(options.tasks) +
+                  " tasks, G = " + std::to_string(options.group_size) + ", " + std::to_string(options.max_turns) +
+                  " turns, " + std::to_string(options.budget) + " evaluations a run; lr " +
+                  list_text(options.learning_rates) + ", best per variant");
   lines.push_back("");
 
   lines.push_back("Does LEAP converge faster than multi-turn GRPO? Evaluations to the target, LEAP / GRPO,");
@@ -148,7 +151,8 @@ std::vector<std::string> screen_lines(const Options& options, const Claims& clai
   lines.push_back("");
 
   std::string tables = "full tables: " + report.tables.front();
-  for (std::size_t t = 1; t < report.tables.size(); ++t) tables += ", " + std::filesystem::path(report.tables[t]).filename().string();
+  for (std::size_t t = 1; t < report.tables.size(); ++t)
+    tables += ", " + std::filesystem::path(report.tables[t]).filename().string();
   lines.push_back(tables + " (or --tables); " + std::filesystem::path(report.json).filename().string());
   for (std::string& line : plot_lines(report.plots)) lines.push_back(std::move(line));
   lines.push_back(std::to_string(report.runs) + " runs in " + format("%.0f", report.seconds) + " s (" +

@@ -42,20 +42,20 @@ inline const char* to_string(Difficulty difficulty) {
 
 // What the policy chose for one turn: a strategy on turn 1, a repair move after.
 struct Choice {
-  int strategy = 0;        // the approach of turn 1, carried along so a repaired kernel keeps its speed
-  int repair = -1;         // -1 on turn 1
+  int strategy = 0;         // the approach of turn 1, carried along so a repaired kernel keeps its speed
+  int repair = -1;          // -1 on turn 1
   int repairing_kind = -1;  // the failure kind the repair answers (what the policy read in the feedback)
 };
 
 struct Task {
   std::uint64_t id = 0;
-  int index = 0;  // the policy's row for this task
+  int index = 0;                                // the policy's row for this task
   Difficulty difficulty = Difficulty::trivial;  // hidden from the policy
   std::array<double, strategies> first_try_success{};
-  std::array<double, strategies> speedup{};          // over the reference, when correct
+  std::array<double, strategies> speedup{};         // over the reference, when correct
   std::array<std::uint32_t, strategies> tokens{};   // completion length of the strategy
   std::array<double, failure_kinds> failure_mix{};  // how failures split into kinds
-  std::array<int, failure_kinds> right_fix{};      // the repair move each kind of failure needs here
+  std::array<int, failure_kinds> right_fix{};       // the repair move each kind of failure needs here
   double repairability = 0.0;                       // chance that the right repair works
 };
 
@@ -91,8 +91,8 @@ inline std::vector<Task> make_tasks(int count, std::uint64_t seed, bool hard_rec
     const double a = unit(rng) + 0.2, b = unit(rng) + 0.2, c = unit(rng) + 0.2;
     task.failure_mix = {a / (a + b + c), b / (a + b + c), c / (a + b + c)};
     task.repairability = task.difficulty == Difficulty::recoverable ? 0.65 + 0.25 * unit(rng)
-                         : task.difficulty == Difficulty::trivial ? 0.5
-                                                                  : 0.02;
+                         : task.difficulty == Difficulty::trivial   ? 0.5
+                                                                    : 0.02;
   }
   return tasks;
 }
@@ -105,7 +105,8 @@ inline const char* failure_name(int kind) {
 // The simulated evaluation. Deterministic in (task, choice, key.seed), so thread-safe and repeatable.
 class SimulatedKernelEnvironment {
  public:
-  leap::Evaluation evaluate(const Task& task, const leap::Completion<Choice>& completion, const leap::SampleKey& key) const {
+  leap::Evaluation evaluate(const Task& task, const leap::Completion<Choice>& completion,
+                            const leap::SampleKey& key) const {
     std::mt19937_64 rng(key.seed ^ 0x656e76ull);  // the environment's own stream, apart from the policy's
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     const Choice& choice = completion.payload;

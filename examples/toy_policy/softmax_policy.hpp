@@ -25,7 +25,8 @@ class SoftmaxPolicy {
         repair_(Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(task_count) * failure_kinds, repair_moves)) {}
 
   // Called concurrently during a step; reads the parameters only.
-  leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far, const leap::SampleKey& key) const {
+  leap::Completion<Choice> complete(const Task& task, const leap::Trajectory<Choice>& so_far,
+                                    const leap::SampleKey& key) const {
     std::mt19937_64 rng(key.seed ^ 0x706f6cull);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     leap::Completion<Choice> completion;
@@ -38,8 +39,8 @@ class SoftmaxPolicy {
     const int kind = failure_kind_of(last.feedback);
     completion.payload.strategy = last.payload.strategy;
     completion.payload.repairing_kind = kind;
-    completion.payload.repair =
-        kind < 0 ? static_cast<int>(rng() % repair_moves) : examples::sample(repair_.row(repair_row(task.index, kind)), unit(rng));
+    completion.payload.repair = kind < 0 ? static_cast<int>(rng() % repair_moves)
+                                         : examples::sample(repair_.row(repair_row(task.index, kind)), unit(rng));
     completion.tokens = 150 + static_cast<std::uint32_t>(rng() % 100);
     return completion;
   }
@@ -55,7 +56,8 @@ class SoftmaxPolicy {
       const Choice& choice = result.turn_of(sample).payload;
       const auto task_row = static_cast<Eigen::Index>(sample.task_index);  // every step runs all tasks, in order
       if (choice.repair < 0) {
-        examples::add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage, grad_first.row(task_row));
+        examples::add_log_prob_gradient(first_.row(task_row), choice.strategy, sample.advantage,
+                                        grad_first.row(task_row));
       } else if (choice.repairing_kind >= 0) {
         const Eigen::Index row = repair_row(static_cast<int>(task_row), choice.repairing_kind);
         examples::add_log_prob_gradient(repair_.row(row), choice.repair, sample.advantage, grad_repair.row(row));

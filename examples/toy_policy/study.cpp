@@ -77,9 +77,7 @@ Stats evaluations_per_step(const VariantSummary& s) {
   });
 }
 
-
 std::string percent_key(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))); }
-
 
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   std::string text;

@@ -33,7 +33,9 @@ struct MixStudy {
   bool hard = false;
   std::vector<VariantSummary> variants;
   std::array<double, 2> reference{};  // best seed-mean final Acc@1 / Acc@final of any variant
-  double target(Metric metric, double fraction) const { return fraction * reference[metric == Metric::acc_turn1 ? 0 : 1]; }
+  double target(Metric metric, double fraction) const {
+    return fraction * reference[metric == Metric::acc_turn1 ? 0 : 1];
+  }
 };
 
 // Each variant at the learning rate with the highest mean Acc@final over the budget, averaged over seeds.

@@ -16,7 +16,7 @@ namespace toy {
 // One held-out evaluation of the policy during training.
 struct Point {
   int step = 0;
-  std::int64_t evaluations = 0;  // training evaluations spent so far
+  std::int64_t evaluations = 0;   // training evaluations spent so far
   double modelled_seconds = 0.0;  // the wall-clock model's time for those evaluations
   double acc_turn1 = 0.0;         // Acc@1: first turn only
   double acc_final = 0.0;         // Acc@max_turns: with feedback

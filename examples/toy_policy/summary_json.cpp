@@ -58,10 +58,13 @@ nlohmann::json study_json(const Options& options, const std::vector<Variant>& va
           {"acc_final", to_json(value_at_budget(s, Metric::acc_final, budget))}};
     }
     for (double f : target_fractions) {
-      m["evaluations_to_target"]["acc_turn1"][percent_key(f)] = to_json(evaluations_to(s, Metric::acc_turn1, study.target(Metric::acc_turn1, f)));
-      m["evaluations_to_target"]["acc_final"][percent_key(f)] = to_json(evaluations_to(s, Metric::acc_final, study.target(Metric::acc_final, f)));
+      m["evaluations_to_target"]["acc_turn1"][percent_key(f)] =
+          to_json(evaluations_to(s, Metric::acc_turn1, study.target(Metric::acc_turn1, f)));
+      m["evaluations_to_target"]["acc_final"][percent_key(f)] =
+          to_json(evaluations_to(s, Metric::acc_final, study.target(Metric::acc_final, f)));
     }
-    m["modelled_hours_to_95_acc_final"] = to_json(hours_to(s, Metric::acc_final, study.target(Metric::acc_final, 0.95)));
+    m["modelled_hours_to_95_acc_final"] =
+        to_json(hours_to(s, Metric::acc_final, study.target(Metric::acc_final, 0.95)));
     m["evaluations_per_step"] = to_json(evaluations_per_step(s));
     m["solved_later_negative_share"] = to_json(repairs_pushed_down(s));
     m["advantage_rms"] = to_json(mean_advantage_rms(s));
@@ -87,7 +90,8 @@ nlohmann::json study_json(const Options& options, const std::vector<Variant>& va
     }
     entry["modelled_time_ratio_95_acc_final"] = to_json(p.hours_ratio);
     entry["evaluations_per_step_ratio"] = to_json(p.evaluations_ratio_total);
-    entry["final_difference"] = {{"acc_turn1", to_json(p.final_difference[0])}, {"acc_final", to_json(p.final_difference[1])}};
+    entry["final_difference"] = {{"acc_turn1", to_json(p.final_difference[0])},
+                                 {"acc_final", to_json(p.final_difference[1])}};
     entry["speedup_ratio"] = to_json(p.speedup_ratio);
     j["pairs"].push_back(entry);
   }

@@ -33,16 +33,18 @@ std::string tables(const Options& options, const std::vector<Variant>& variants,
                    const std::vector<PairResult>& pairs) {
   std::ostringstream out;
   const int T = options.max_turns;
-  out << "SIMULATED environment, " << mix_name(study.hard) << " mix; seeds " << seeds_text(options.seeds) << " (mean [min, max] over seeds); "
-      << options.tasks << " tasks, G = " << options.group_size << ", up to " << T << " turns, " << options.budget
-      << " training evaluations per run; turn credit γ = " << options.credit_gamma << "\n";
+  out << "SIMULATED environment, " << mix_name(study.hard) << " mix; seeds " << seeds_text(options.seeds)
+      << " (mean [min, max] over seeds); " << options.tasks << " tasks, G = " << options.group_size << ", up to " << T
+      << " turns, " << options.budget << " training evaluations per run; turn credit γ = " << options.credit_gamma
+      << "\n";
   char targets[256];
-  std::snprintf(targets, sizeof targets,
-                "targets: 90 / 95 / 97 %% of the best final seed-mean of any variant: Acc@1 %.3f -> %.3f / %.3f / %.3f, "
-                "Acc@%d %.3f -> %.3f / %.3f / %.3f\n",
-                study.reference[0], study.target(Metric::acc_turn1, 0.90), study.target(Metric::acc_turn1, 0.95),
-                study.target(Metric::acc_turn1, 0.97), T, study.reference[1], study.target(Metric::acc_final, 0.90),
-                study.target(Metric::acc_final, 0.95), study.target(Metric::acc_final, 0.97));
+  std::snprintf(
+      targets, sizeof targets,
+      "targets: 90 / 95 / 97 %% of the best final seed-mean of any variant: Acc@1 %.3f -> %.3f / %.3f / %.3f, "
+      "Acc@%d %.3f -> %.3f / %.3f / %.3f\n",
+      study.reference[0], study.target(Metric::acc_turn1, 0.90), study.target(Metric::acc_turn1, 0.95),
+      study.target(Metric::acc_turn1, 0.97), T, study.reference[1], study.target(Metric::acc_final, 0.90),
+      study.target(Metric::acc_final, 0.95), study.target(Metric::acc_final, 0.97));
   out << targets << "\n";
   out << "| variant | lr | final Acc@1 | final Acc@" << T;
   for (double budget : fixed_budgets) out << " | Acc@1 / Acc@" << T << " at " << format_number(budget, "k");
@@ -53,24 +55,26 @@ std::string tables(const Options& options, const std::vector<Variant>& variants,
   out << "|\n";
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const VariantSummary& s = study.variants[v];
-    out << "| " << variants[v].name << " | " << options.learning_rates[s.rate] << " | " << cell(final_value(s, Metric::acc_turn1), "%.3f")
-        << " | " << cell(final_value(s, Metric::acc_final), "%.3f");
+    out << "| " << variants[v].name << " | " << options.learning_rates[s.rate] << " | "
+        << cell(final_value(s, Metric::acc_turn1), "%.3f") << " | " << cell(final_value(s, Metric::acc_final), "%.3f");
     for (double budget : fixed_budgets) {
       out << " | " << cell(value_at_budget(s, Metric::acc_turn1, budget), "%.3f") << " / "
           << cell(value_at_budget(s, Metric::acc_final, budget), "%.3f");
     }
     for (Metric metric : {Metric::acc_turn1, Metric::acc_final}) {
-      for (double f : target_fractions) out << " | " << cell(evaluations_to(s, metric, study.target(metric, f)), "k", "not reached");
+      for (double f : target_fractions)
+        out << " | " << cell(evaluations_to(s, metric, study.target(metric, f)), "k", "not reached");
     }
-    out << " | " << cell(hours_to(s, Metric::acc_final, study.target(Metric::acc_final, 0.95)), "%.2f", "not reached") << " | "
-        << cell(final_speedup(s), "%.2fx") << " | " << cell(evaluations_per_step(s), "%.0f") << " | "
+    out << " | " << cell(hours_to(s, Metric::acc_final, study.target(Metric::acc_final, 0.95)), "%.2f", "not reached")
+        << " | " << cell(final_speedup(s), "%.2fx") << " | " << cell(evaluations_per_step(s), "%.0f") << " | "
         << cell(repairs_pushed_down(s), "%.2f") << " | " << cell(mean_advantage_rms(s), "%.2f") << " |\n";
   }
   out << "\nPairs (per seed: a / b for evaluations, time and speedup; a - b for final accuracy):\n\n";
   out << "| a vs b | what";
   for (double f : target_fractions) out << " | evals to " << percent_key(f) << " % Acc@1";
   for (double f : target_fractions) out << " | evals to " << percent_key(f) << " % Acc@" << T;
-  out << " | modelled time to 95 % Acc@" << T << " | evals / step | final Acc@1 | final Acc@" << T << " | speedup |\n|---|---";
+  out << " | modelled time to 95 % Acc@" << T << " | evals / step | final Acc@1 | final Acc@" << T
+      << " | speedup |\n|---|---";
   for (int c = 0; c < 11; ++c) out << "|---";
   out << "|\n";
   for (const PairResult& p : pairs) {
@@ -83,11 +87,13 @@ std::string tables(const Options& options, const std::vector<Variant>& variants,
         << cell(p.speedup_ratio, "%.2fx") << " |\n";
   }
   char model[320];
-  std::snprintf(model, sizeof model,
-                "\nModelled wall clock: each evaluation costs %.0f ms of compile time (bench_compile: one worker, each compile in "
-                "its own child) plus %.0f ms of GPU time when the candidate compiles (an assumption: correctness trials and "
-                "timed runs); one evaluation at a time, no generation time.\n",
-                options.compile_ms, options.gpu_ms);
+  std::snprintf(
+      model, sizeof model,
+      "\nModelled wall clock: each evaluation costs %.0f ms of compile time (bench_compile: one worker, each compile "
+      "in "
+      "its own child) plus %.0f ms of GPU time when the candidate compiles (an assumption: correctness trials and "
+      "timed runs); one evaluation at a time, no generation time.\n",
+      options.compile_ms, options.gpu_ms);
   out << model;
   return out.str();
 }

@@ -32,15 +32,17 @@ struct SmallStudy {
   SmallStudy() {
     // --study's own seeds, learning-rate grid and mixes (the setup line lists the grid), on a budget
     // and task set small enough for a unit test.
-    std::vector<std::string> args = {"toy_policy", "--study", "--budget", "800", "--tasks", "8", "--group-size", "4",
-                                     "--eval-interval", "200", "--eval-samples", "4", "--threads", "2"};
+    std::vector<std::string> args = {"toy_policy",   "--study", "--budget",        "800", "--tasks",        "8",
+                                     "--group-size", "4",       "--eval-interval", "200", "--eval-samples", "4",
+                                     "--threads",    "2"};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     options = parse(static_cast<int>(argv.size()), argv.data()).value();
     variants = make_variants(options);
     std::vector<std::vector<std::vector<Task>>> tasks(options.mixes.size());
     for (std::size_t mix = 0; mix < options.mixes.size(); ++mix) {
-      for (std::uint64_t seed : options.seeds) tasks[mix].push_back(make_tasks(options.tasks, seed, options.mixes[mix]));
+      for (std::uint64_t seed : options.seeds)
+        tasks[mix].push_back(make_tasks(options.tasks, seed, options.mixes[mix]));
     }
     const std::vector<RunKey> keys = every_run(options, variants.size());
     results = run_all(options, keys, tasks, variants, thread_count(options, keys.size()));
@@ -180,8 +182,8 @@ TEST_CASE("a convergence row shows LEAP's count of seeds reaching the target, th
   claims.acc_final.metric = Metric::acc_final;
   claims.acc_turn1.reach = {{Reach{Stats{0.5, 0.4, 0.6, 2, 5}, 4, 2}}};
   claims.acc_final.reach = {{Reach{Stats{}, 0, 5}}};
-  const std::vector<std::string> rows =
-      lines_starting(screen_lines(options, claims, report_for(options, Plot::Status::drawn)), "  vs GRPO, discount 0.5");
+  const std::vector<std::string> rows = lines_starting(
+      screen_lines(options, claims, report_for(options, Plot::Status::drawn)), "  vs GRPO, discount 0.5");
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].find("0.50x [0.40, 0.60] 2/5") != std::string::npos);
   CHECK(rows[0].substr(rows[0].size() - 8) == "4/5  2/5");
@@ -202,7 +204,8 @@ TEST_CASE("the screen ends with where the tables and the plot are and how long t
   CHECK(contains(drawn[drawn.size() - 2], "toy_policy_out/toy_policy.png, toy_policy_hard.png"));
   CHECK(drawn.back() == "90 runs in 1234 s (2346 CPU-s on 2 threads)");
 
-  const std::vector<std::string> none = screen_lines(s.options, claims, report_for(s.options, Plot::Status::no_gnuplot));
+  const std::vector<std::string> none =
+      screen_lines(s.options, claims, report_for(s.options, Plot::Status::no_gnuplot));
   CHECK(contains(none[none.size() - 3], "gnuplot is not installed"));
   CHECK(contains(none[none.size() - 2], "toy_policy_out/toy_policy.dat, toy_policy_hard.dat"));
 }

@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<RunKey> keys = every_run(options, variants.size());
   const unsigned threads = thread_count(options, keys.size());
-  std::fprintf(stderr, "toy_policy: %zu runs (%zu variants x %zu rates x %zu seeds x %zu mix%s), %u thread%s\n", keys.size(),
-               variants.size(), options.learning_rates.size(), options.seeds.size(), options.mixes.size(),
+  std::fprintf(stderr, "toy_policy: %zu runs (%zu variants x %zu rates x %zu seeds x %zu mix%s), %u thread%s\n",
+               keys.size(), variants.size(), options.learning_rates.size(), options.seeds.size(), options.mixes.size(),
                options.mixes.size() == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
   const std::vector<RunResult> results = run_all(options, keys, tasks, variants, threads);
 
@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
     std::cout << all.dump() << std::endl;
   } else if (options.tables) {
     std::cout << text;
-    std::printf("\n%zu runs in %.1f s; tables and summary.json also in %s\n", keys.size(), report.seconds, options.out_dir.c_str());
+    std::printf("\n%zu runs in %.1f s; tables and summary.json also in %s\n", keys.size(), report.seconds,
+                options.out_dir.c_str());
   } else {
     for (const std::string& line : screen_lines(options, gather_claims(options, variants, studies, pairs), report)) {
       std::cout << line << '\n';

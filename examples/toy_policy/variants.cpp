@@ -14,20 +14,30 @@ std::string gamma_text(double gamma) {
 
 std::vector<Variant> make_variants(const Options& options) {
   std::vector<Variant> variants;
-  variants.push_back({"single_turn", "GRPO, binary reward, one turn", Estimator::grpo, GateKind::single_turn, 1.0, {}, ""});
+  variants.push_back(
+      {"single_turn", "GRPO, binary reward, one turn", Estimator::grpo, GateKind::single_turn, 1.0, {}, ""});
   for (double gamma : options.reward_gammas) {
-    variants.push_back({"multi_turn_g" + gamma_text(gamma), "GRPO, reward " + gamma_text(gamma) + "^(k-1), all groups expanded",
-                        Estimator::grpo, GateKind::all, gamma, {}, ""});
+    variants.push_back({"multi_turn_g" + gamma_text(gamma),
+                        "GRPO, reward " + gamma_text(gamma) + "^(k-1), all groups expanded",
+                        Estimator::grpo,
+                        GateKind::all,
+                        gamma,
+                        {},
+                        ""});
   }
   leap::KernelOrder binary;
   binary.turn_weight = 0.0;
   variants.push_back({"rank_binary", "rank, successes tie (turn_weight 0), all groups expanded", Estimator::rank,
                       GateKind::all, 1.0, binary, "turn_weight 0"});
-  variants.push_back({"leap_unpruned", "rank, published order, all groups expanded", Estimator::rank, GateKind::all, 1.0,
-                      leap::KernelOrder{}, "published"});
+  variants.push_back({"leap_unpruned", "rank, published order, all groups expanded", Estimator::rank, GateKind::all,
+                      1.0, leap::KernelOrder{}, "published"});
   variants.push_back({"grpo_dcp_g" + gamma_text(options.ablation_gamma),
-                      "GRPO, reward " + gamma_text(options.ablation_gamma) + "^(k-1), DCP gate", Estimator::grpo,
-                      GateKind::dcp, options.ablation_gamma, {}, ""});
+                      "GRPO, reward " + gamma_text(options.ablation_gamma) + "^(k-1), DCP gate",
+                      Estimator::grpo,
+                      GateKind::dcp,
+                      options.ablation_gamma,
+                      {},
+                      ""});
   variants.push_back({"leap", "LEAP as published: rank, published order, DCP gate", Estimator::rank, GateKind::dcp, 1.0,
                       leap::KernelOrder{}, "published"});
   char speed_name[64];

@@ -22,9 +22,10 @@
 namespace leap {
 
 template <class Estimator>
-concept advantage_estimator =
-    requires(const Estimator& estimator, std::span<const Outcome> outcomes, std::span<const std::uint32_t> ids,
-             std::span<double> out) { estimator.compute(outcomes, ids, out); };
+concept advantage_estimator = requires(const Estimator& estimator, std::span<const Outcome> outcomes,
+                                       std::span<const std::uint32_t> ids, std::span<double> out) {
+  estimator.compute(outcomes, ids, out);
+};
 
 // LEAP's rank-based advantage under an order on outcomes: RankAdvantage<>{} is LEAP as published.
 // normalization rescales the step's advantages afterwards (see advantage_normalization.hpp), for
@@ -34,7 +35,8 @@ struct RankAdvantage {
   Order order{};
   AdvantageNormalization normalization = AdvantageNormalization::none;
   double epsilon = 1e-6;  // added to the std or RMS before dividing
-  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids, std::span<double> out) const {
+  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids,
+               std::span<double> out) const {
     rank_advantages(outcomes, group_ids, out, order);
     normalize_advantages(out, group_ids, normalization, epsilon);
   }
@@ -62,7 +64,8 @@ template <class Reward = BinaryReward>
 struct GrpoAdvantage {
   Reward reward{};
   GrpoOptions options{};
-  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids, std::span<double> out) const {
+  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids,
+               std::span<double> out) const {
     const std::vector<double> rewards = detail::rewards_of(reward, outcomes);
     grpo_advantages(rewards, group_ids, out, options);
   }
@@ -72,7 +75,8 @@ struct GrpoAdvantage {
 template <class Reward = BinaryReward>
 struct RlooAdvantage {
   Reward reward{};
-  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids, std::span<double> out) const {
+  void compute(std::span<const Outcome> outcomes, std::span<const std::uint32_t> group_ids,
+               std::span<double> out) const {
     const std::vector<double> rewards = detail::rewards_of(reward, outcomes);
     rloo_advantages(rewards, group_ids, out);
   }

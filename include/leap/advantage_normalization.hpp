@@ -50,8 +50,7 @@ void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_
     }
   }
   switch (normalization) {
-    case AdvantageNormalization::none:
-      return;
+    case AdvantageNormalization::none: return;
     case AdvantageNormalization::batch_rms: {
       if (advantages.empty()) return;
       double squares = 0.0;
@@ -66,24 +65,25 @@ void normalize(std::span<Real> advantages, std::span<const std::uint32_t> group_
     case AdvantageNormalization::group_std: {
       require_same_size(function, "group_ids", group_ids.size(), "advantages", advantages.size());
       WorkspaceAccess access(workspace, function);
-      for_each_group(group_ids, std::span<const Real>(advantages.data(), advantages.size()), advantages, access.batch(),
-                     [&](std::span<const Real> group, std::span<Real> group_out) {
-                       // group and group_out may be one span (adjacent members) or a gathered copy and a
-                       // fresh buffer (scattered members): write every member either way.
-                       const std::size_t n = group.size();
-                       double scale = 1.0;
-                       if (n >= 2) {
-                         double sum = 0.0;
-                         for (Real a : group) sum += static_cast<double>(a);
-                         const double mean = sum / static_cast<double>(n);
-                         double squares = 0.0;
-                         for (Real a : group) squares += (static_cast<double>(a) - mean) * (static_cast<double>(a) - mean);
-                         const double std_dev = std::sqrt(squares / static_cast<double>(n - 1));
-                         if (std_dev > 0.0) scale = 1.0 / (std_dev + epsilon);  // all equal: kept as they are
-                       }
-                       for (std::size_t i = 0; i < n; ++i) group_out[i] = static_cast<Real>(static_cast<double>(group[i]) * scale);
-                     },
-                     /*in_place=*/true);
+      for_each_group(
+          group_ids, std::span<const Real>(advantages.data(), advantages.size()), advantages, access.batch(),
+          [&](std::span<const Real> group, std::span<Real> group_out) {
+            // group and group_out may be one span (adjacent members) or a gathered copy and a
+            // fresh buffer (scattered members): write every member either way.
+            const std::size_t n = group.size();
+            double scale = 1.0;
+            if (n >= 2) {
+              double sum = 0.0;
+              for (Real a : group) sum += static_cast<double>(a);
+              const double mean = sum / static_cast<double>(n);
+              double squares = 0.0;
+              for (Real a : group) squares += (static_cast<double>(a) - mean) * (static_cast<double>(a) - mean);
+              const double std_dev = std::sqrt(squares / static_cast<double>(n - 1));
+              if (std_dev > 0.0) scale = 1.0 / (std_dev + epsilon);  // all equal: kept as they are
+            }
+            for (std::size_t i = 0; i < n; ++i) group_out[i] = static_cast<Real>(static_cast<double>(group[i]) * scale);
+          },
+          /*in_place=*/true);
       return;
     }
   }

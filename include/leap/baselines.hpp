@@ -117,13 +117,14 @@ void batched_baseline(const char* function, std::span<const Real> rewards, std::
   // Trainers' groups have one size: the loop is compiled for it (small enough to inline whole), with
   // any_size for the exceptions.
   const auto groups_of = [&]<std::size_t N>() {
-    for_each_group(group_ids, rewards, out, access.batch(), [&](std::span<const Real> group, std::span<Real> group_out) {
-      if (group.size() == N) [[likely]] {
-        fixed_size.template operator()<N>(group, group_out);
-      } else {
-        any_size(group, group_out);
-      }
-    });
+    for_each_group(group_ids, rewards, out, access.batch(),
+                   [&](std::span<const Real> group, std::span<Real> group_out) {
+                     if (group.size() == N) [[likely]] {
+                       fixed_size.template operator()<N>(group, group_out);
+                     } else {
+                       any_size(group, group_out);
+                     }
+                   });
   };
   switch (group_ids.empty() ? 0 : run_end(group_ids, 0, 0)) {
     case 4: groups_of.template operator()<4>(); break;
@@ -140,8 +141,7 @@ template <class Real>
 void grpo(std::span<const Real> rewards, std::span<const std::uint32_t> group_ids, std::span<Real> out,
           GrpoOptions options, AdvantageWorkspace& workspace) {
   if (!(options.epsilon >= 0.0) || !std::isfinite(options.epsilon)) {
-    throw_invalid_argument("leap::grpo_advantages: options.epsilon (", options.epsilon,
-                           ") must be finite and >= 0");
+    throw_invalid_argument("leap::grpo_advantages: options.epsilon (", options.epsilon, ") must be finite and >= 0");
   }
   batched_baseline("grpo_advantages", rewards, group_ids, out, workspace,
                    [&](auto group, std::span<Real> group_out, double sum) {
@@ -179,11 +179,13 @@ void rloo(std::span<const Real> rewards, std::span<const std::uint32_t> group_id
 // the one passed.
 inline void grpo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<double> out, GrpoOptions options = {}) {
-  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::grpo<double>(rewards, group_ids, out, options, ws); });
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::grpo<double>(rewards, group_ids, out, options, ws); });
 }
 inline void grpo_advantages(std::span<const float> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<float> out, GrpoOptions options = {}) {
-  detail::with_thread_workspace([&](AdvantageWorkspace& ws) { detail::grpo<float>(rewards, group_ids, out, options, ws); });
+  detail::with_thread_workspace(
+      [&](AdvantageWorkspace& ws) { detail::grpo<float>(rewards, group_ids, out, options, ws); });
 }
 inline void grpo_advantages(std::span<const double> rewards, std::span<const std::uint32_t> group_ids,
                             std::span<double> out, GrpoOptions options, AdvantageWorkspace& workspace) {

@@ -51,7 +51,8 @@ class DifficultyTracker {
       detail::throw_invalid_argument("leap::DifficultyTracker: smoothing (", options.smoothing, ") is outside (0, 1]");
     }
     if (!(options.easy_below >= 0.0 && options.easy_below <= 1.0)) {
-      detail::throw_invalid_argument("leap::DifficultyTracker: easy_below (", options.easy_below, ") is outside [0, 1]");
+      detail::throw_invalid_argument("leap::DifficultyTracker: easy_below (", options.easy_below,
+                                     ") is outside [0, 1]");
     }
     if (!(options.hopeless_at >= options.easy_below && options.hopeless_at <= 1.0)) {
       detail::throw_invalid_argument("leap::DifficultyTracker: hopeless_at (", options.hopeless_at,
@@ -116,7 +117,8 @@ class DifficultyTracker {
   TaskDifficulty updated(TaskDifficulty state, const GroupStats& stats) const {
     const double fraction = static_cast<double>(stats.n_fail()) / static_cast<double>(stats.size);
     // rate + s * (fraction - rate) keeps a run of identical fractions exactly at that fraction (1.0 stays 1.0).
-    state.fail_rate = state.observations == 0 ? fraction : state.fail_rate + options_.smoothing * (fraction - state.fail_rate);
+    state.fail_rate =
+        state.observations == 0 ? fraction : state.fail_rate + options_.smoothing * (fraction - state.fail_rate);
     ++state.observations;
     return state;
   }

@@ -31,7 +31,9 @@ struct IndexProbe {
 }  // namespace detail
 
 template <class Executor>
-concept index_executor = requires(Executor& executor, std::size_t n, detail::IndexProbe fn) { executor.for_each_index(n, fn); };
+concept index_executor = requires(Executor& executor, std::size_t n, detail::IndexProbe fn) {
+  executor.for_each_index(n, fn);
+};
 
 // Runs every call on the calling thread, in index order. Use it for debugging and for environments
 // that are not thread-safe.

@@ -196,14 +196,18 @@ struct FailBandGate {
 // Expands every group: the "unpruned multi-turn" baseline of the paper's comparison. Use it to measure
 // what pruning saves, or when evaluations are cheap.
 struct AlwaysExpand {
-  constexpr GateDecision assess(const GroupStats&) const noexcept { return {Expansion::expand, GateReason::always_expand}; }
+  constexpr GateDecision assess(const GroupStats&) const noexcept {
+    return {Expansion::expand, GateReason::always_expand};
+  }
   constexpr Expansion decide(const GroupStats& stats) const noexcept { return assess(stats).expansion; }
 };
 
 // Expands nothing: single-turn training, the other baseline. Its decision is prune_budget (a budget
 // of zero debugging turns), not prune_easy, so metrics never mistake it for a judgement of difficulty.
 struct NeverExpand {
-  constexpr GateDecision assess(const GroupStats&) const noexcept { return {Expansion::prune_budget, GateReason::never_expand}; }
+  constexpr GateDecision assess(const GroupStats&) const noexcept {
+    return {Expansion::prune_budget, GateReason::never_expand};
+  }
   constexpr Expansion decide(const GroupStats& stats) const noexcept { return assess(stats).expansion; }
 };
 

@@ -143,7 +143,8 @@ struct RepairOdds {
 
   void validate() const {
     const auto check = [](const char* name, double p) {
-      if (!(p >= 0.0 && p <= 1.0)) detail::throw_invalid_argument("leap::RepairOdds: ", name, " (", p, ") is outside [0, 1]");
+      if (!(p >= 0.0 && p <= 1.0))
+        detail::throw_invalid_argument("leap::RepairOdds: ", name, " (", p, ") is outside [0, 1]");
     };
     check("wrong_answer", wrong_answer);
     check("timeout", timeout);

@@ -55,7 +55,7 @@ struct GroupKey {
 enum class WhenFull : std::uint8_t { block, throw_error };
 
 struct GroupBufferOptions {
-  int group_size = 8;           // G: members per group
+  int group_size = 8;             // G: members per group
   std::size_t max_groups = 1024;  // open groups held at once
   WhenFull when_full = WhenFull::block;
   std::chrono::milliseconds max_wait = std::chrono::milliseconds::max();  // block: longest wait for room
@@ -93,7 +93,9 @@ struct ReleasedBatch {
   std::span<const std::uint32_t> group_ids() const noexcept { return group_id_data; }
   std::span<const int> members() const noexcept { return member_data; }
   std::span<const Extra> extras() const noexcept { return extra_data; }
-  std::span<const Outcome> group_outcomes(std::size_t g) const { return outcomes().subspan(offsets.at(g), group_size(g)); }
+  std::span<const Outcome> group_outcomes(std::size_t g) const {
+    return outcomes().subspan(offsets.at(g), group_size(g));
+  }
   std::span<const double> group_rewards(std::size_t g) const { return rewards().subspan(offsets.at(g), group_size(g)); }
   std::size_t group_size(std::size_t g) const { return offsets.at(g + 1) - offsets.at(g); }
 };
@@ -152,7 +154,8 @@ class GroupBuffer {
                detail::concat("waited ", options_.max_wait.count(), " ms for room beyond max_groups (",
                               options_.max_groups, "); are open groups waiting for members from this producer?"));
         }
-        if (closed_) fail(group_buffer_error::Kind::closed, key, member, "was waiting for room when close() was called");
+        if (closed_)
+          fail(group_buffer_error::Kind::closed, key, member, "was waiting for room when close() was called");
         found = pending_.find(key);  // another producer may have opened it meanwhile
       }
       if (found == pending_.end()) {

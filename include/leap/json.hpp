@@ -15,7 +15,8 @@
 #pragma once
 
 #if !__has_include(<nlohmann/json.hpp>)
-#error "leap/json.hpp needs nlohmann/json 3.11: link leap::json (find_package(leap COMPONENTS json)), not leap::leap alone"
+#error \
+    "leap/json.hpp needs nlohmann/json 3.11: link leap::json (find_package(leap COMPONENTS json)), not leap::leap alone"
 #endif
 
 #include <cmath>
@@ -133,10 +134,11 @@ inline void from_json(const nlohmann::json& j, Outcome& outcome) {
   using namespace detail::json_io;
   const json& object = require_object(j, "Outcome");
   Outcome read;
-  read.solved_turn = static_cast<int>(read_integer(*member(object, "Outcome", "solved_turn", true),
-                                                   field_name("Outcome", "solved_turn"), 0,
-                                                   std::numeric_limits<int>::max()));
-  read.best_verdict = read_verdict(*member(object, "Outcome", "best_verdict", true), field_name("Outcome", "best_verdict"));
+  read.solved_turn =
+      static_cast<int>(read_integer(*member(object, "Outcome", "solved_turn", true),
+                                    field_name("Outcome", "solved_turn"), 0, std::numeric_limits<int>::max()));
+  read.best_verdict =
+      read_verdict(*member(object, "Outcome", "best_verdict", true), field_name("Outcome", "best_verdict"));
   if (const json* value = member(object, "Outcome", "speedup", false)) {
     read.speedup = read_speedup(*value, field_name("Outcome", "speedup"));
   }
@@ -159,7 +161,8 @@ inline void from_json(const nlohmann::json& j, KernelOrder& order) {
   const json& object = require_object(j, "KernelOrder");
   KernelOrder read = order;
   auto flag = [&](const char* key, bool& target) {
-    if (const json* value = member(object, "KernelOrder", key, false)) target = read_bool(*value, field_name("KernelOrder", key));
+    if (const json* value = member(object, "KernelOrder", key, false))
+      target = read_bool(*value, field_name("KernelOrder", key));
   };
   auto tolerance = [&](const char* key, double& target) {
     if (const json* value = member(object, "KernelOrder", key, false)) {
@@ -194,8 +197,10 @@ void from_json(const nlohmann::json& j, Turn<Payload>& turn) {
   const json& object = require_object(j, "Turn");
   Turn<Payload> read;
   read.verdict = read_verdict(*member(object, "Turn", "verdict", true), field_name("Turn", "verdict"));
-  if (const json* value = member(object, "Turn", "speedup", false)) read.speedup = read_speedup(*value, field_name("Turn", "speedup"));
-  if (const json* value = member(object, "Turn", "tokens", false)) read.tokens = read_tokens(*value, field_name("Turn", "tokens"));
+  if (const json* value = member(object, "Turn", "speedup", false))
+    read.speedup = read_speedup(*value, field_name("Turn", "speedup"));
+  if (const json* value = member(object, "Turn", "tokens", false))
+    read.tokens = read_tokens(*value, field_name("Turn", "tokens"));
   if (const json* value = member(object, "Turn", "feedback", false)) {
     if (!value->is_string()) fail(field_name("Turn", "feedback"), "expected a string", *value);
     read.feedback = value->get<std::string>();
@@ -205,7 +210,8 @@ void from_json(const nlohmann::json& j, Turn<Payload>& turn) {
     try {
       read.payload = value.get<Payload>();
     } catch (const nlohmann::json::exception& error) {
-      fail(field_name("Turn", "payload"), detail::concat("does not convert to the payload type (", error.what(), ")"), value);
+      fail(field_name("Turn", "payload"), detail::concat("does not convert to the payload type (", error.what(), ")"),
+           value);
     }
   }
   turn = std::move(read);

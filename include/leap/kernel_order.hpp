@@ -67,14 +67,17 @@ struct KernelOrder {
   // turn_weight lies outside [0, 1].
   void validate() const {
     if (std::isnan(speedup_tolerance)) {
-      detail::throw_invalid_argument("leap::KernelOrder: speedup_tolerance is NaN (use a negative value to turn the key off)");
+      detail::throw_invalid_argument(
+          "leap::KernelOrder: speedup_tolerance is NaN (use a negative value to turn the key off)");
     }
     if (std::isnan(token_tolerance)) {
-      detail::throw_invalid_argument("leap::KernelOrder: token_tolerance is NaN (use a negative value to turn the key off)");
+      detail::throw_invalid_argument(
+          "leap::KernelOrder: token_tolerance is NaN (use a negative value to turn the key off)");
     }
     if (!(turn_weight >= 0.0 && turn_weight <= 1.0)) {
-      detail::throw_invalid_argument("leap::KernelOrder: turn_weight (", turn_weight,
-                                     ") is outside [0, 1] (1 = LEAP as published, 0 = successes at different turns tie)");
+      detail::throw_invalid_argument(
+          "leap::KernelOrder: turn_weight (", turn_weight,
+          ") is outside [0, 1] (1 = LEAP as published, 0 = successes at different turns tie)");
     }
   }
 
@@ -164,7 +167,8 @@ concept outcome_order = requires(const Order& order, const Outcome& a, const Out
 // An order whose matches may be worth less than 1 provides `double match(a, b) const` in [-1, 1]; the
 // tournament then sums match() instead of compare()'s sign.
 template <class Order>
-concept weighted_outcome_order = outcome_order<Order> && requires(const Order& order, const Outcome& a, const Outcome& b) {
+concept weighted_outcome_order = outcome_order<Order> &&
+    requires(const Order& order, const Outcome& a, const Outcome& b) {
   { order.match(a, b) } -> std::convertible_to<double>;
 };
 

@@ -65,7 +65,9 @@ inline void from_json(const nlohmann::json& j, Expansion& expansion) {
 }
 
 inline void to_json(nlohmann::json& j, GateReason reason) { j = std::string(to_string(reason)); }
-inline void from_json(const nlohmann::json& j, GateReason& reason) { reason = detail::json_io::read_reason(j, "GateReason"); }
+inline void from_json(const nlohmann::json& j, GateReason& reason) {
+  reason = detail::json_io::read_reason(j, "GateReason");
+}
 
 inline void to_json(nlohmann::json& j, const GateDecision& decision) {
   j = nlohmann::json{{"expansion", decision.expansion}, {"reason", decision.reason}};
@@ -101,7 +103,8 @@ inline void from_json(const nlohmann::json& j, GroupStats& stats) {
 
 inline void to_json(nlohmann::json& j, const StepMetrics& metrics) {
   nlohmann::json by_expansion = nlohmann::json::object();
-  for (Expansion expansion : all_expansions) by_expansion[std::string(to_string(expansion))] = metrics.groups(expansion);
+  for (Expansion expansion : all_expansions)
+    by_expansion[std::string(to_string(expansion))] = metrics.groups(expansion);
   nlohmann::json by_reason = nlohmann::json::object();
   for (std::size_t i = 0; i < gate_reason_count; ++i) {
     const auto reason = static_cast<GateReason>(i);
@@ -155,22 +158,27 @@ inline void from_json(const nlohmann::json& j, StepMetrics& metrics) {
     for (std::size_t i = 0; i < counts.size(); ++i) {
       const auto found = table.find(std::string(name_of(i)));
       if (found == table.end()) continue;
-      counts[i] = static_cast<int>(read_integer(*found, detail::concat("StepMetrics.", key, ".", name_of(i)), 0, int_max));
+      counts[i] =
+          static_cast<int>(read_integer(*found, detail::concat("StepMetrics.", key, ".", name_of(i)), 0, int_max));
     }
   };
   read_counts("groups_by_expansion", read.groups_by_expansion,
               [](std::size_t i) { return to_string(static_cast<Expansion>(i)); });
-  read_counts("groups_by_reason", read.groups_by_reason, [](std::size_t i) { return to_string(static_cast<GateReason>(i)); });
+  read_counts("groups_by_reason", read.groups_by_reason,
+              [](std::size_t i) { return to_string(static_cast<GateReason>(i)); });
   read.evaluations = read_int_field(object, "StepMetrics", "evaluations", 0, big);
   const json& per_turn = *member(object, "StepMetrics", "evaluations_per_turn", true);
   if (!per_turn.is_array()) fail("StepMetrics.evaluations_per_turn", "expected an array of integers", per_turn);
-  for (const json& value : per_turn) read.evaluations_per_turn.push_back(read_integer(value, "StepMetrics.evaluations_per_turn", 0, big));
+  for (const json& value : per_turn)
+    read.evaluations_per_turn.push_back(read_integer(value, "StepMetrics.evaluations_per_turn", 0, big));
   read.policy_errors = read_int_field(object, "StepMetrics", "policy_errors", 0, big);
   read.environment_errors = read_int_field(object, "StepMetrics", "environment_errors", 0, big);
-  read.completion_tokens = static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "completion_tokens", 0, big));
+  read.completion_tokens =
+      static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "completion_tokens", 0, big));
   read.feedback_tokens = static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "feedback_tokens", 0, big));
   if (const json* rms = member(object, "StepMetrics", "advantage_rms", false)) {
-    if (!rms->is_number() || !(rms->get<double>() >= 0.0)) fail("StepMetrics.advantage_rms", "expected a number >= 0", *rms);
+    if (!rms->is_number() || !(rms->get<double>() >= 0.0))
+      fail("StepMetrics.advantage_rms", "expected a number >= 0", *rms);
     read.advantage_rms = rms->get<double>();
   }
   if (member(object, "StepMetrics", "solved_later", false) != nullptr) {

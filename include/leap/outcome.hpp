@@ -10,10 +10,10 @@
 namespace leap {
 
 struct Outcome {
-  int solved_turn = 0;                           // 1-based turn of the first correct kernel; 0 = never solved
+  int solved_turn = 0;                            // 1-based turn of the first correct kernel; 0 = never solved
   Verdict best_verdict = Verdict::compile_error;  // most advanced verdict any turn reached
   double speedup = std::numeric_limits<double>::quiet_NaN();  // reference time / candidate time; NaN = unknown
-  std::uint32_t tokens = 0;                      // completion tokens over all turns
+  std::uint32_t tokens = 0;                                   // completion tokens over all turns
 
   constexpr bool solved() const noexcept { return solved_turn > 0; }
 };

@@ -89,13 +89,15 @@ void group_advantages(std::span<const Outcome> group, const Order& order, RankWo
     }
     const double opponents = static_cast<double>(group.size() - 1);
     if (!order.turn_weighted()) {
-      for (std::size_t i = 0; i < group.size(); ++i) out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
+      for (std::size_t i = 0; i < group.size(); ++i)
+        out[i] = static_cast<Real>(static_cast<double>(scores[i]) / opponents);
       return;
     }
     workspace.turn_decided.resize(group.size());
     turn_scores(group, workspace.solved_turns, workspace.turn_decided);
     for (std::size_t i = 0; i < group.size(); ++i) {
-      out[i] = static_cast<Real>(weighted_advantage(scores[i], workspace.turn_decided[i], order.turn_weight, opponents));
+      out[i] =
+          static_cast<Real>(weighted_advantage(scores[i], workspace.turn_decided[i], order.turn_weight, opponents));
     }
   } else {
     pairwise_advantages_full(group, order, out);
@@ -143,10 +145,12 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
 // having done nothing, for any other first size.
 template <class Real>
 bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
-                             std::span<Real> out, const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
+                             std::span<Real> out, const KernelOrder& order, RankWorkspace& rank,
+                             BatchScratch& scratch) {
   const auto groups_of = [&]<std::size_t N, BandTokens Tokens>() {
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
-      if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
+      if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data()))
+          [[unlikely]] {
         group_advantages(group, order, rank, group_out);
       }
     });
@@ -195,9 +199,10 @@ void rank_advantages_batched(const char* function, std::span<const Outcome> resu
     }
 #endif
   }
-  for_each_group(group_ids, results, out, access.batch(), [&](std::span<const Outcome> group, std::span<Real> group_out) {
-    group_advantages(group, order, rank, group_out);
-  });
+  for_each_group(group_ids, results, out, access.batch(),
+                 [&](std::span<const Outcome> group, std::span<Real> group_out) {
+                   group_advantages(group, order, rank, group_out);
+                 });
 }
 
 }  // namespace detail
@@ -246,8 +251,8 @@ std::vector<double> rank_advantages_reference(std::span<const Outcome> group, co
 // negative turn, or a tolerance of the order is NaN; nothing is written then. Works in the calling
 // thread's AdvantageWorkspace: nothing is allocated after the first call of a given size.
 template <class Order = KernelOrder>
-void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
-                     std::span<double> out, const Order& order = {}) {
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids, std::span<double> out,
+                     const Order& order = {}) {
   detail::with_thread_workspace([&](AdvantageWorkspace& workspace) {
     detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order, workspace);
   });
@@ -255,8 +260,8 @@ void rank_advantages(std::span<const Outcome> results, std::span<const std::uint
 
 // The same, writing float (for trainers whose loss runs in float).
 template <class Order = KernelOrder>
-void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
-                     std::span<float> out, const Order& order = {}) {
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids, std::span<float> out,
+                     const Order& order = {}) {
   detail::with_thread_workspace([&](AdvantageWorkspace& workspace) {
     detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order, workspace);
   });
@@ -264,13 +269,13 @@ void rank_advantages(std::span<const Outcome> results, std::span<const std::uint
 
 // The same in a workspace the caller keeps (one per thread).
 template <class Order>
-void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
-                     std::span<double> out, const Order& order, AdvantageWorkspace& workspace) {
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids, std::span<double> out,
+                     const Order& order, AdvantageWorkspace& workspace) {
   detail::rank_advantages_batched<double>("rank_advantages", results, group_ids, out, order, workspace);
 }
 template <class Order>
-void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids,
-                     std::span<float> out, const Order& order, AdvantageWorkspace& workspace) {
+void rank_advantages(std::span<const Outcome> results, std::span<const std::uint32_t> group_ids, std::span<float> out,
+                     const Order& order, AdvantageWorkspace& workspace) {
   detail::rank_advantages_batched<float>("rank_advantages", results, group_ids, out, order, workspace);
 }
 

@@ -84,10 +84,10 @@ void score_group_sorted(std::span<const Real> group, double tolerance, std::vect
   for (std::size_t i = 0; i < n; ++i) {
     const double a = static_cast<double>(group[i]);
     // a - b > tolerance holds on a prefix of the ascending scores, b - a > tolerance on a suffix.
-    const auto beaten_end = std::partition_point(sorted.begin(), sorted.end(),
-                                                 [&](double b) { return a - b > tolerance; });
-    const auto winners_begin = std::partition_point(beaten_end, sorted.end(),
-                                                    [&](double b) { return !(b - a > tolerance); });
+    const auto beaten_end =
+        std::partition_point(sorted.begin(), sorted.end(), [&](double b) { return a - b > tolerance; });
+    const auto winners_begin =
+        std::partition_point(beaten_end, sorted.end(), [&](double b) { return !(b - a > tolerance); });
     const auto wins = beaten_end - sorted.begin();
     const auto losses = sorted.end() - winners_begin;
     out[i] = static_cast<Real>(static_cast<double>(wins - losses) / opponents);
@@ -105,7 +105,8 @@ void rank_scores_batched(std::span<const Real> scores, std::span<const std::uint
   std::vector<Real> scores_copy;
   const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data());
   const auto scores_begin = reinterpret_cast<std::uintptr_t>(scores.data());
-  if (!scores.empty() && out_begin < scores_begin + scores.size_bytes() && scores_begin < out_begin + out.size_bytes()) {
+  if (!scores.empty() && out_begin < scores_begin + scores.size_bytes() &&
+      scores_begin < out_begin + out.size_bytes()) {
     scores_copy.assign(scores.begin(), scores.end());
     scores = scores_copy;
   }
@@ -152,8 +153,7 @@ inline void rank_advantages_of_scores(std::span<const float> scores, std::span<c
 }
 
 // One group by the pairwise definition, O(G^2) and nothing clever: the oracle of the tests.
-inline std::vector<double> rank_advantages_of_scores_reference(std::span<const double> group,
-                                                               double tolerance = 0.0) {
+inline std::vector<double> rank_advantages_of_scores_reference(std::span<const double> group, double tolerance = 0.0) {
   detail::validate_scores("rank_advantages_of_scores_reference", group, tolerance);
   std::vector<double> out(group.size(), 0.0);
   if (group.size() < 2) return out;

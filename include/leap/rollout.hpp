@@ -74,7 +74,7 @@ struct Completion {
 struct Evaluation {
   Verdict verdict = Verdict::compile_error;
   double speedup = std::numeric_limits<double>::quiet_NaN();
-  std::string feedback;              // shown to the policy on the next turn
+  std::string feedback;               // shown to the policy on the next turn
   std::uint32_t feedback_tokens = 0;  // size of that feedback in tokens, when the environment knows it
 };
 
@@ -84,7 +84,7 @@ struct policy_payload {
   using type = NoPayload;
 };
 template <class Policy>
-  requires requires { typename Policy::payload_type; }
+requires requires { typename Policy::payload_type; }
 struct policy_payload<Policy> {
   using type = typename Policy::payload_type;
 };
@@ -100,20 +100,21 @@ concept rollout_policy = requires(Policy& policy, const Task& task, const Trajec
 };
 
 template <class Environment, class Task, class Payload>
-concept rollout_environment = requires(Environment& environment, const Task& task, const Completion<Payload>& completion,
-                                       const SampleKey& key) {
+concept rollout_environment = requires(Environment& environment, const Task& task,
+                                       const Completion<Payload>& completion, const SampleKey& key) {
   { environment.evaluate(task, completion, key) } -> std::convertible_to<Evaluation>;
 };
 
 struct RolloutOptions {
-  int group_size = 8;       // G, samples per task
-  int max_turns = 3;        // turns of an expanded trajectory, the first included
-  double gamma = 1.0;       // turn credit discount, in [0, 1] (see turn_advantages)
-  std::uint64_t seed = 0;   // mixed into every SampleKey::seed
-  std::uint64_t step = 0;   // the step's index: SampleKey::step and StepMetrics::step
+  int group_size = 8;      // G, samples per task
+  int max_turns = 3;       // turns of an expanded trajectory, the first included
+  double gamma = 1.0;      // turn credit discount, in [0, 1] (see turn_advantages)
+  std::uint64_t seed = 0;  // mixed into every SampleKey::seed
+  std::uint64_t step = 0;  // the step's index: SampleKey::step and StepMetrics::step
 
   void validate() const {
-    if (group_size < 1) detail::throw_invalid_argument("leap::RolloutOptions: group_size (", group_size, ") must be >= 1");
+    if (group_size < 1)
+      detail::throw_invalid_argument("leap::RolloutOptions: group_size (", group_size, ") must be >= 1");
     if (max_turns < 1) detail::throw_invalid_argument("leap::RolloutOptions: max_turns (", max_turns, ") must be >= 1");
     if (!(gamma >= 0.0 && gamma <= 1.0)) {
       detail::throw_invalid_argument("leap::RolloutOptions: gamma (", gamma, ") is outside [0, 1]");
@@ -129,7 +130,7 @@ struct TrainingSample {
   std::size_t trajectory = 0;  // index into StepResult::trajectories
   int turn = 1;                // 1-based
   double advantage = 0.0;
-  std::uint32_t tokens = 0;    // completion tokens of this turn
+  std::uint32_t tokens = 0;  // completion tokens of this turn
   friend bool operator==(const TrainingSample&, const TrainingSample&) = default;
 };
 
@@ -174,7 +175,9 @@ constexpr std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t step, std:
 
 template <class Task>
 std::uint64_t task_id_of(const Task& task, std::size_t index) {
-  if constexpr (requires { { task.id } -> std::convertible_to<std::uint64_t>; }) {
+  if constexpr (requires {
+                  { task.id } -> std::convertible_to<std::uint64_t>;
+                }) {
     return static_cast<std::uint64_t>(task.id);
   } else {
     return static_cast<std::uint64_t>(index);
@@ -204,8 +207,8 @@ struct TrajectoryCounters {  // written only by the evaluations of one trajector
 template <std::ranges::contiguous_range Tasks, class Policy, class Environment, class Gate,
           class Advantage = RankAdvantage<>, class Executor = InlineExecutor>
 StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& policy, Environment&& environment,
-                                               Gate&& gate, const Advantage& advantage = {}, Executor&& executor = {},
-                                               const RolloutOptions& options = {}) {
+                                              Gate&& gate, const Advantage& advantage = {}, Executor&& executor = {},
+                                              const RolloutOptions& options = {}) {
   using Task = std::ranges::range_value_t<Tasks>;
   using Payload = policy_payload_t<Policy>;
   static_assert(rollout_policy<std::remove_reference_t<Policy>, Task>,
@@ -255,8 +258,9 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
     const int sample = static_cast<int>(trajectory % group_size);
     const Task& task = batch[task_index];
     const std::uint64_t task_id = task_ids[task_index];
-    const SampleKey key{task_index, task_id, sample, turn, options.step,
-                        detail::sample_seed(options.seed, options.step, task_id, sample, turn)};
+    const SampleKey key{task_index,   task_id,
+                        sample,       turn,
+                        options.step, detail::sample_seed(options.seed, options.step, task_id, sample, turn)};
     Trajectory<Payload>& so_far = result.trajectories[trajectory];
     detail::TrajectoryCounters& counter = counters[trajectory];
     const auto where = [&] {
@@ -303,7 +307,8 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
   std::vector<Verdict> turn1(group_size);
   result.turn1_stats.resize(batch.size());
   for (std::size_t t = 0; t < batch.size(); ++t) {
-    for (std::size_t s = 0; s < group_size; ++s) turn1[s] = result.trajectories[t * group_size + s].turns.front().verdict;
+    for (std::size_t s = 0; s < group_size; ++s)
+      turn1[s] = result.trajectories[t * group_size + s].turns.front().verdict;
     result.turn1_stats[t] = group_stats(turn1);
     candidates[t] = GroupCandidate{t, task_ids[t], result.turn1_stats[t],
                                    static_cast<std::int64_t>(result.turn1_stats[t].n_fail()) * (options.max_turns - 1)};
@@ -347,8 +352,9 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
         turn_advantages(result.advantages[i], trajectory.num_turns(), outcome.solved_turn, options.gamma);
     for (int turn = 1; turn <= trajectory.num_turns(); ++turn) {
       const Turn<Payload>& record = trajectory.turns[static_cast<std::size_t>(turn - 1)];
-      result.samples.push_back(TrainingSample{i / group_size, task_ids[i / group_size], static_cast<int>(i % group_size),
-                                              i, turn, per_turn[static_cast<std::size_t>(turn - 1)], record.tokens});
+      result.samples.push_back(TrainingSample{i / group_size, task_ids[i / group_size],
+                                              static_cast<int>(i % group_size), i, turn,
+                                              per_turn[static_cast<std::size_t>(turn - 1)], record.tokens});
       metrics.completion_tokens += record.tokens;
       squared_advantages += per_turn[static_cast<std::size_t>(turn - 1)] * per_turn[static_cast<std::size_t>(turn - 1)];
     }
@@ -362,7 +368,8 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
     metrics.feedback_tokens += counters[i].feedback_tokens;
   }
   for (std::int64_t evaluations : metrics.evaluations_per_turn) metrics.evaluations += evaluations;
-  if (!result.samples.empty()) metrics.advantage_rms = std::sqrt(squared_advantages / static_cast<double>(result.samples.size()));
+  if (!result.samples.empty())
+    metrics.advantage_rms = std::sqrt(squared_advantages / static_cast<double>(result.samples.size()));
   metrics.accuracy_at_turn.assign(static_cast<std::size_t>(options.max_turns), 0.0);
   std::int64_t solved = 0;
   for (int turn = 1; turn <= options.max_turns; ++turn) {

@@ -21,9 +21,9 @@ struct StepMetrics {
   // for t = 1..max_turns (pruned trajectories keep their turn-1 result at every t).
   std::vector<double> accuracy_at_turn;
   std::array<int, all_expansions.size()> groups_by_expansion{};  // indexed by Expansion
-  std::array<int, gate_reason_count> groups_by_reason{};          // indexed by GateReason
-  std::int64_t evaluations = 0;                                   // policy + environment calls, all turns
-  std::vector<std::int64_t> evaluations_per_turn;                 // [t - 1], t = 1..max_turns
+  std::array<int, gate_reason_count> groups_by_reason{};         // indexed by GateReason
+  std::int64_t evaluations = 0;                                  // policy + environment calls, all turns
+  std::vector<std::int64_t> evaluations_per_turn;                // [t - 1], t = 1..max_turns
   std::int64_t policy_errors = 0;       // evaluations whose policy threw (recorded as runtime_error)
   std::int64_t environment_errors = 0;  // evaluations whose environment threw (recorded as runtime_error)
   std::uint64_t completion_tokens = 0;  // tokens the policy generated, all turns
@@ -36,7 +36,7 @@ struct StepMetrics {
   // turn_credit.hpp). A negative advantage pushes every turn of the repair down.
   int solved_later = 0;
   int solved_later_negative = 0;
-  double wall_seconds = 0.0;            // the only field that differs between identical runs
+  double wall_seconds = 0.0;  // the only field that differs between identical runs
 
   int groups(Expansion expansion) const noexcept { return groups_by_expansion[static_cast<std::size_t>(expansion)]; }
   int groups(GateReason reason) const noexcept { return groups_by_reason[static_cast<std::size_t>(reason)]; }

@@ -23,13 +23,13 @@ template <class Payload = NoPayload>
 struct Turn {
   Verdict verdict = Verdict::compile_error;
   double speedup = std::numeric_limits<double>::quiet_NaN();  // meaningful when verdict == correct
-  std::uint32_t tokens = 0;                                    // completion tokens of this turn
-  std::string feedback;                                        // the environment's feedback for the next turn
+  std::uint32_t tokens = 0;                                   // completion tokens of this turn
+  std::string feedback;                                       // the environment's feedback for the next turn
   Payload payload{};
 
   friend bool operator==(const Turn& a, const Turn& b) {
-    return a.verdict == b.verdict && same_speedup(a.speedup, b.speedup) && a.tokens == b.tokens && a.feedback == b.feedback &&
-           a.payload == b.payload;
+    return a.verdict == b.verdict && same_speedup(a.speedup, b.speedup) && a.tokens == b.tokens &&
+           a.feedback == b.feedback && a.payload == b.payload;
   }
 };
 

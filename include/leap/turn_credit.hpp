@@ -29,14 +29,17 @@ namespace detail {
 
 inline void validate_turn_credit(const char* function, const char* where, std::size_t index, double advantage,
                                  int num_turns, int solved_turn) {
-  const auto at = [&] { return index == SIZE_MAX ? std::string() : std::string(where) + "[" + std::to_string(index) + "] "; };
+  const auto at = [&] {
+    return index == SIZE_MAX ? std::string() : std::string(where) + "[" + std::to_string(index) + "] ";
+  };
   if (num_turns < 0) throw_invalid_argument("leap::", function, ": ", at(), "num_turns (", num_turns, ") is negative");
   if (solved_turn < 0) {
     throw_invalid_argument("leap::", function, ": ", at(), "solved_turn (", solved_turn,
                            ") is negative; use 0 for never solved");
   }
   if (solved_turn > num_turns) {
-    throw_invalid_argument("leap::", function, ": ", at(), "solved_turn (", solved_turn, ") > num_turns (", num_turns, ")");
+    throw_invalid_argument("leap::", function, ": ", at(), "solved_turn (", solved_turn, ") > num_turns (", num_turns,
+                           ")");
   }
   if (!std::isfinite(advantage)) {
     throw_invalid_argument("leap::", function, ": ", at(), "advantage (", advantage, ") is not finite");
@@ -44,7 +47,8 @@ inline void validate_turn_credit(const char* function, const char* where, std::s
 }
 
 inline void validate_gamma(const char* function, double gamma) {
-  if (!(gamma >= 0.0 && gamma <= 1.0)) throw_invalid_argument("leap::", function, ": gamma (", gamma, ") is outside [0, 1]");
+  if (!(gamma >= 0.0 && gamma <= 1.0))
+    throw_invalid_argument("leap::", function, ": gamma (", gamma, ") is outside [0, 1]");
 }
 
 // One trajectory's credit into out (out.size() == num_turns), arguments already checked.

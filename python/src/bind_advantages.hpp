@@ -113,7 +113,9 @@ struct OutcomeColumns {
     solved_turn.visit([&](const auto* turns) {
       for (std::size_t i = 0; i < n; ++i) {
         const auto turn = turns[i];
-        if (turn < 0) value_error("solved_turn[", i, "] is ", static_cast<std::int64_t>(turn), "; turns are 1-based and 0 means never solved");
+        if (turn < 0)
+          value_error("solved_turn[", i, "] is ", static_cast<std::int64_t>(turn),
+                      "; turns are 1-based and 0 means never solved");
         if (static_cast<std::uint64_t>(turn) > static_cast<std::uint64_t>(INT_MAX)) {
           value_error("solved_turn[", i, "] (", static_cast<std::uint64_t>(turn), ") is too large");
         }
@@ -217,8 +219,8 @@ void rank_gathered(const OutcomeColumns& columns, std::span<const std::uint32_t>
 }
 
 inline py::array rank_advantages_binding(const py::object& solved_turn, const py::object& group_ids,
-                                         const py::object& speedup, const py::object& tokens,
-                                         const py::object& verdict, const KernelOrder& order, const py::object& out) {
+                                         const py::object& speedup, const py::object& tokens, const py::object& verdict,
+                                         const KernelOrder& order, const py::object& out) {
   const OutcomeColumns columns(solved_turn, speedup, tokens, verdict);
   const IntegerVector ids = group_id_vector(group_ids);
   require_length("group_ids", ids.size, "solved_turn", columns.solved_turn.size);
@@ -257,9 +259,11 @@ inline py::array rank_of_scores_binding(const py::object& scores, const py::obje
     py::gil_scoped_release release;
     const GroupIds dense(ids);
     if (inputs.single) {
-      rank_advantages_of_scores(const_view<float>(inputs.values), dense.view(), mutable_view<float>(inputs.out), tolerance);
+      rank_advantages_of_scores(const_view<float>(inputs.values), dense.view(), mutable_view<float>(inputs.out),
+                                tolerance);
     } else {
-      rank_advantages_of_scores(const_view<double>(inputs.values), dense.view(), mutable_view<double>(inputs.out), tolerance);
+      rank_advantages_of_scores(const_view<double>(inputs.values), dense.view(), mutable_view<double>(inputs.out),
+                                tolerance);
     }
   }
   return inputs.out;
@@ -306,8 +310,9 @@ inline py::array rloo_binding(const py::object& rewards, const py::object& group
 // Rescales advantages in place (float64 or float32); group ids only for group_std (None otherwise).
 inline py::object normalize_binding(const py::object& advantages_object, const py::object& group_ids,
                                     AdvantageNormalization normalization, double epsilon) {
-  py::array advantages = require_output(advantages_object, "advantages",
-                                        static_cast<std::size_t>(require_vector(advantages_object, "advantages").shape(0)));
+  py::array advantages =
+      require_output(advantages_object, "advantages",
+                     static_cast<std::size_t>(require_vector(advantages_object, "advantages").shape(0)));
   if (!is_float64(advantages) && !is_float32(advantages)) {
     value_error("advantages has dtype ", dtype_text(advantages), "; expected float64 or float32");
   }
@@ -319,7 +324,7 @@ inline py::object normalize_binding(const py::object& advantages_object, const p
     value_error("normalization group_std needs group_ids");
   }
   refuse_overlap("advantages", byte_range(advantages), "group_ids", ids);  // ids read while advantages are rescaled
-  const bool single = is_float32(advantages);  // asked before the GIL is let go
+  const bool single = is_float32(advantages);                              // asked before the GIL is let go
   {
     py::gil_scoped_release release;
     std::optional<GroupIds> dense;
@@ -370,8 +375,8 @@ inline double native_seconds(const std::string& kind, int repeats, const py::obj
 }
 
 inline void bind_advantages(py::module_& m) {
-  m.def("_rank_advantages", &rank_advantages_binding, py::arg("solved_turn"), py::arg("group_ids"),
-        py::arg("speedup"), py::arg("tokens"), py::arg("verdict"), py::arg("order"), py::arg("out"));
+  m.def("_rank_advantages", &rank_advantages_binding, py::arg("solved_turn"), py::arg("group_ids"), py::arg("speedup"),
+        py::arg("tokens"), py::arg("verdict"), py::arg("order"), py::arg("out"));
   m.def("_rank_advantages_of_scores", &rank_of_scores_binding, py::arg("scores"), py::arg("group_ids"),
         py::arg("tolerance"), py::arg("out"));
   m.def("_grpo_advantages", &grpo_binding, py::arg("rewards"), py::arg("group_ids"), py::arg("epsilon"),
@@ -395,7 +400,9 @@ inline void bind_advantages(py::module_& m) {
       "advantage (later turns 0); otherwise every turn gets the advantage.");
   m.def(
       "rank_advantages_reference",
-      [](const std::vector<Outcome>& group, const KernelOrder& order) { return leap::rank_advantages_reference(group, order); },
+      [](const std::vector<Outcome>& group, const KernelOrder& order) {
+        return leap::rank_advantages_reference(group, order);
+      },
       py::arg("group"), py::arg("order") = KernelOrder{},
       "One group's advantages by the O(G^2) pairwise definition (the oracle of the tests).");
   m.def(

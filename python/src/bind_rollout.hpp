@@ -51,9 +51,10 @@ decltype(auto) with_gate(const py::handle& gate, Fn&& fn) {
   if (py::isinstance<NeverExpand>(gate)) return fn(gate.cast<NeverExpand&>());
   if (py::isinstance<BandBudget>(gate)) return fn(gate.cast<BandBudget&>());
   if (py::isinstance<DifficultyTracker>(gate)) return fn(gate.cast<DifficultyTracker&>());
-  throw py::type_error(detail::concat("leap: ", py::repr(gate).cast<std::string>(),
-                                      " is not a gate; pass one of leap.FailBandGate, leap.SeverityAwareGate, "
-                                      "leap.AlwaysExpand, leap.NeverExpand, leap.BudgetedGate, leap.DifficultyTracker"));
+  throw py::type_error(
+      detail::concat("leap: ", py::repr(gate).cast<std::string>(),
+                     " is not a gate; pass one of leap.FailBandGate, leap.SeverityAwareGate, "
+                     "leap.AlwaysExpand, leap.NeverExpand, leap.BudgetedGate, leap.DifficultyTracker"));
 }
 
 // The recorded turns of a step, in trajectory order (trajectory = task_index * G + sample), then turn order.
@@ -67,7 +68,7 @@ struct Recorded {
   std::vector<std::uint8_t> errors;  // 0 none, 1 the policy raised, 2 the environment raised
   std::vector<int> asked;            // turns run_step asked for, per trajectory
   std::size_t extra_trajectory = 0;  // the first turn run_step asked for that Python did not run
-  int extra_turn = 0;                 // (0: none)
+  int extra_turn = 0;                // (0: none)
 };
 
 struct ReplayTask {
@@ -138,12 +139,14 @@ inline py::tuple replay_step(const std::vector<std::uint64_t>& task_ids, int gro
     recorded.first_turn[i] = total;
     total += static_cast<std::size_t>(recorded.num_turns[i]);
   }
-  for (const auto* column : {&recorded.verdicts, &recorded.errors}) require_length("a turn column", column->size(), "turns", total);
+  for (const auto* column : {&recorded.verdicts, &recorded.errors})
+    require_length("a turn column", column->size(), "turns", total);
   require_length("speedups", recorded.speedups.size(), "turns", total);
   require_length("tokens", recorded.tokens.size(), "turns", total);
   require_length("feedback_tokens", recorded.feedback_tokens.size(), "turns", total);
   for (std::size_t t = 0; t < total; ++t) {
-    if (recorded.verdicts[t] > static_cast<std::uint8_t>(Verdict::correct)) value_error("verdicts[", t, "] is not a Verdict");
+    if (recorded.verdicts[t] > static_cast<std::uint8_t>(Verdict::correct))
+      value_error("verdicts[", t, "] is not a Verdict");
   }
   recorded.asked.assign(count, 0);
 
@@ -158,7 +161,8 @@ inline py::tuple replay_step(const std::vector<std::uint64_t>& task_ids, int gro
   }
   if (recorded.extra_turn != 0) {
     throw std::logic_error(detail::concat("leap: run_step asks for turn ", recorded.extra_turn, " of trajectory ",
-                                          recorded.extra_trajectory, ", which the episode runner did not run (a bug "
+                                          recorded.extra_trajectory,
+                                          ", which the episode runner did not run (a bug "
                                           "in leap.episode: please report it)"));
   }
   for (std::size_t i = 0; i < count; ++i) {
@@ -181,17 +185,21 @@ inline void bind_rollout(py::module_& m) {
   using namespace rollout_detail;
 
   py::class_<GateDecision>(m, "GateDecision", "A gate's decision on one group and the reason it was taken.")
-      .def(py::init([](Expansion expansion, GateReason reason) { return GateDecision{expansion, reason}; }),
+      .def(py::init([](Expansion expansion, GateReason reason) {
+             return GateDecision{expansion, reason};
+           }),
            py::arg("expansion"), py::arg("reason"))
       .def_readonly("expansion", &GateDecision::expansion)
       .def_readonly("reason", &GateDecision::reason)
       .def_property_readonly("expands", &GateDecision::expands, "True when the group gets debugging turns")
-      .def("__eq__", [](const GateDecision& a, const py::object& b) {
-        return py::isinstance<GateDecision>(b) && a == b.cast<const GateDecision&>();
-      })
-      .def("__hash__", [](const GateDecision& d) {
-        return static_cast<std::size_t>(d.expansion) * 64 + static_cast<std::size_t>(d.reason);
-      })
+      .def("__eq__",
+           [](const GateDecision& a, const py::object& b) {
+             return py::isinstance<GateDecision>(b) && a == b.cast<const GateDecision&>();
+           })
+      .def("__hash__",
+           [](const GateDecision& d) {
+             return static_cast<std::size_t>(d.expansion) * 64 + static_cast<std::size_t>(d.reason);
+           })
       .def("__repr__", [](const GateDecision& d) {
         return detail::concat("leap.GateDecision(Expansion.", to_string(d.expansion), ", GateReason.",
                               to_string(d.reason), ")");
@@ -220,8 +228,9 @@ inline void bind_rollout(py::module_& m) {
       .def_readonly("compile_error_share", &SeverityAwareGate::compile_error_share)
       .def("assess", &SeverityAwareGate::assess, py::arg("stats"))
       .def("__repr__", [](const SeverityAwareGate& g) {
-        return detail::concat("leap.SeverityAwareGate(band=leap.FailBandGate(t_min=", g.band.t_min, ", t_max=",
-                              g.band.t_max, "), compile_error_share=", repr_double(g.compile_error_share), ")");
+        return detail::concat("leap.SeverityAwareGate(band=leap.FailBandGate(t_min=", g.band.t_min,
+                              ", t_max=", g.band.t_max, "), compile_error_share=", repr_double(g.compile_error_share),
+                              ")");
       });
 
   py::class_<BandBudget>(m, "BudgetedGate",
@@ -238,8 +247,9 @@ inline void bind_rollout(py::module_& m) {
       .def_readonly("max_groups", &BandBudget::max_groups)
       .def_readonly("max_evaluations", &BandBudget::max_evaluations)
       .def("__repr__", [](const BandBudget& g) {
-        return detail::concat("leap.BudgetedGate(band=leap.FailBandGate(t_min=", g.inner.t_min, ", t_max=",
-                              g.inner.t_max, "), max_groups=", g.max_groups, ", max_evaluations=", g.max_evaluations, ")");
+        return detail::concat("leap.BudgetedGate(band=leap.FailBandGate(t_min=", g.inner.t_min,
+                              ", t_max=", g.inner.t_max, "), max_groups=", g.max_groups,
+                              ", max_evaluations=", g.max_evaluations, ")");
       });
 
   py::class_<DifficultyTracker>(m, "DifficultyTracker",
@@ -252,12 +262,13 @@ inline void bind_rollout(py::module_& m) {
            py::arg("easy_below") = DifficultyTrackerOptions{}.easy_below,
            py::arg("hopeless_at") = DifficultyTrackerOptions{}.hopeless_at,
            py::arg("min_history") = DifficultyTrackerOptions{}.min_history)
-      .def("fail_rate",
-           [](const DifficultyTracker& tracker, std::uint64_t task_id) -> py::object {
-             const auto found = tracker.difficulty(task_id);
-             return found ? py::object(py::float_(found->fail_rate)) : py::object(py::none());
-           },
-           py::arg("task_id"), "the task's smoothed turn-1 failure rate, None when never seen")
+      .def(
+          "fail_rate",
+          [](const DifficultyTracker& tracker, std::uint64_t task_id) -> py::object {
+            const auto found = tracker.difficulty(task_id);
+            return found ? py::object(py::float_(found->fail_rate)) : py::object(py::none());
+          },
+          py::arg("task_id"), "the task's smoothed turn-1 failure rate, None when never seen")
       .def("__len__", &DifficultyTracker::size);
 
   py::class_<StepMetrics>(m, "StepMetrics", "What one rollout step did and spent (leap::StepMetrics).")
@@ -282,30 +293,48 @@ inline void bind_rollout(py::module_& m) {
       .def("groups", py::overload_cast<GateReason>(&StepMetrics::groups, py::const_), py::arg("reason"),
            "groups the gate decided for this reason")
       .def("accuracy_at", &StepMetrics::accuracy_at, py::arg("turn"))
-      .def("as_dict", [](const StepMetrics& s) {
-        py::dict by_expansion;
-        for (Expansion e : all_expansions) by_expansion[py::str(std::string(to_string(e)))] = s.groups(e);
-        py::dict by_reason;
-        for (std::size_t r = 0; r < gate_reason_count; ++r) {
-          by_reason[py::str(std::string(to_string(static_cast<GateReason>(r))))] = s.groups(static_cast<GateReason>(r));
-        }
-        py::dict d;
-        d["step"] = s.step; d["tasks"] = s.tasks; d["group_size"] = s.group_size; d["max_turns"] = s.max_turns;
-        d["trajectories"] = s.trajectories; d["accuracy_at_turn"] = s.accuracy_at_turn;
-        d["groups_by_expansion"] = by_expansion; d["groups_by_reason"] = by_reason;
-        d["evaluations"] = s.evaluations; d["evaluations_per_turn"] = s.evaluations_per_turn;
-        d["policy_errors"] = s.policy_errors; d["environment_errors"] = s.environment_errors;
-        d["completion_tokens"] = s.completion_tokens; d["feedback_tokens"] = s.feedback_tokens;
-        d["advantage_rms"] = s.advantage_rms; d["solved_later"] = s.solved_later;
-        d["solved_later_negative"] = s.solved_later_negative; d["wall_seconds"] = s.wall_seconds;
-        return d;
-      }, "the metrics as a plain dict, for a logger");
+      .def(
+          "as_dict",
+          [](const StepMetrics& s) {
+            py::dict by_expansion;
+            for (Expansion e : all_expansions) by_expansion[py::str(std::string(to_string(e)))] = s.groups(e);
+            py::dict by_reason;
+            for (std::size_t r = 0; r < gate_reason_count; ++r) {
+              by_reason[py::str(std::string(to_string(static_cast<GateReason>(r))))] =
+                  s.groups(static_cast<GateReason>(r));
+            }
+            py::dict d;
+            d["step"] = s.step;
+            d["tasks"] = s.tasks;
+            d["group_size"] = s.group_size;
+            d["max_turns"] = s.max_turns;
+            d["trajectories"] = s.trajectories;
+            d["accuracy_at_turn"] = s.accuracy_at_turn;
+            d["groups_by_expansion"] = by_expansion;
+            d["groups_by_reason"] = by_reason;
+            d["evaluations"] = s.evaluations;
+            d["evaluations_per_turn"] = s.evaluations_per_turn;
+            d["policy_errors"] = s.policy_errors;
+            d["environment_errors"] = s.environment_errors;
+            d["completion_tokens"] = s.completion_tokens;
+            d["feedback_tokens"] = s.feedback_tokens;
+            d["advantage_rms"] = s.advantage_rms;
+            d["solved_later"] = s.solved_later;
+            d["solved_later_negative"] = s.solved_later_negative;
+            d["wall_seconds"] = s.wall_seconds;
+            return d;
+          },
+          "the metrics as a plain dict, for a logger");
 
-  m.def("_validate_gate", [](const py::object& gate) { with_gate(gate, [](auto& g) { detail::validate_if_able(g); }); },
-        py::arg("gate"));
-  m.def("_is_group_gate", [](const py::object& gate) {
-          return with_gate(gate, [](auto& g) { return group_gate<std::remove_cvref_t<decltype(g)>>; });
-        }, py::arg("gate"), "whether the gate decides one group at a time (not a step gate)");
+  m.def(
+      "_validate_gate", [](const py::object& gate) { with_gate(gate, [](auto& g) { detail::validate_if_able(g); }); },
+      py::arg("gate"));
+  m.def(
+      "_is_group_gate",
+      [](const py::object& gate) {
+        return with_gate(gate, [](auto& g) { return group_gate<std::remove_cvref_t<decltype(g)>>; });
+      },
+      py::arg("gate"), "whether the gate decides one group at a time (not a step gate)");
   m.def(
       "_assess_groups",
       [](const py::object& gate, const std::vector<GroupStats>& stats, const std::vector<std::uint64_t>& task_ids,
@@ -313,8 +342,8 @@ inline void bind_rollout(py::module_& m) {
         require_length("task_ids", task_ids.size(), "stats", stats.size());
         std::vector<GroupCandidate> candidates(stats.size());
         for (std::size_t i = 0; i < stats.size(); ++i) {
-          candidates[i] = GroupCandidate{i, task_ids[i], stats[i],
-                                         static_cast<std::int64_t>(stats[i].n_fail()) * (max_turns - 1)};
+          candidates[i] =
+              GroupCandidate{i, task_ids[i], stats[i], static_cast<std::int64_t>(stats[i].n_fail()) * (max_turns - 1)};
         }
         std::vector<GateDecision> out(stats.size());
         with_gate(gate, [&](auto& g) {
@@ -325,9 +354,12 @@ inline void bind_rollout(py::module_& m) {
       },
       py::arg("gate"), py::arg("stats"), py::arg("task_ids"), py::arg("max_turns"),
       "The gate's decisions on a step's groups, as run_step takes them (GroupCandidate per group).");
-  m.def("_validate_rollout_options", [](int group_size, int max_turns, double gamma) {
-          RolloutOptions{group_size, max_turns, gamma, 0, 0}.validate();
-        }, py::arg("group_size"), py::arg("max_turns"), py::arg("gamma"));
+  m.def(
+      "_validate_rollout_options",
+      [](int group_size, int max_turns, double gamma) {
+        RolloutOptions{group_size, max_turns, gamma, 0, 0}.validate();
+      },
+      py::arg("group_size"), py::arg("max_turns"), py::arg("gamma"));
   m.def("_sample_seed", &detail::sample_seed, py::arg("seed"), py::arg("step"), py::arg("task_id"), py::arg("sample"),
         py::arg("turn"), "SampleKey::seed as run_step derives it");
   m.def(

@@ -43,7 +43,8 @@ T from_keywords(const py::kwargs& fields, const std::vector<std::string>& names,
 inline std::string repr_double(double value) { return py::repr(py::float_(value)).cast<std::string>(); }
 
 inline void bind_types(py::module_& m) {
-  py::enum_<Verdict>(m, "Verdict", "How far one candidate kernel got: compile -> run -> check (least to most advanced).")
+  py::enum_<Verdict>(m, "Verdict",
+                     "How far one candidate kernel got: compile -> run -> check (least to most advanced).")
       .value("compile_error", Verdict::compile_error)
       .value("runtime_error", Verdict::runtime_error)
       .value("timeout", Verdict::timeout)
@@ -68,9 +69,8 @@ inline void bind_types(py::module_& m) {
                               ")");
       });
 
-  const std::vector<std::string> order_fields = {"by_turn",         "by_severity",
-                                                 "speedup_tolerance", "token_tolerance",
-                                                 "tokens_only_when_solved", "turn_weight"};
+  const std::vector<std::string> order_fields = {
+      "by_turn", "by_severity", "speedup_tolerance", "token_tolerance", "tokens_only_when_solved", "turn_weight"};
   py::class_<KernelOrder> order(m, "KernelOrder",
                                 "The order that decides each match of the tournament. KernelOrder() is the C++ "
                                 "default; set fields by keyword, e.g. KernelOrder(speedup_tolerance=0.05).");
@@ -85,13 +85,16 @@ inline void bind_types(py::module_& m) {
                      "the token key applies only when both are solved")
       .def_readwrite("turn_weight", &KernelOrder::turn_weight,
                      "in [0, 1]: what a match decided by the turn is worth (1 as published, 0: all successes tie)");
-  order.def(py::init([order_fields](const py::kwargs& fields) {
-                return from_keywords<KernelOrder>(fields, order_fields, "KernelOrder");
-              }))
-      .def_static("turns_only", &KernelOrder::turns_only, "LEAP's order as published: solved beats unsolved, an "
-                                                          "earlier turn beats a later one");
-  order.def_static("with_speedup", &KernelOrder::with_speedup, py::arg("tolerance") = 0.05,
-                   "turn, then the speedup band")
+  order
+      .def(py::init([order_fields](const py::kwargs& fields) {
+        return from_keywords<KernelOrder>(fields, order_fields, "KernelOrder");
+      }))
+      .def_static("turns_only", &KernelOrder::turns_only,
+                  "LEAP's order as published: solved beats unsolved, an "
+                  "earlier turn beats a later one");
+  order
+      .def_static("with_speedup", &KernelOrder::with_speedup, py::arg("tolerance") = 0.05,
+                  "turn, then the speedup band")
       .def_static("with_speedup_and_tokens", &KernelOrder::with_speedup_and_tokens, py::arg("speedup_tolerance") = 0.05,
                   py::arg("token_tolerance") = 0.0, "turn, then the speedup band, then fewer tokens");
   order.def("compare", &KernelOrder::compare, py::arg("a"), py::arg("b"), "+1: a beats b, -1: b beats a, 0: tie")
@@ -148,13 +151,14 @@ inline void bind_types(py::module_& m) {
       .def_property_readonly("n_fail", &GroupStats::n_fail)
       .def("__eq__", [](const GroupStats& a, const GroupStats& b) { return a == b; })
       .def("__repr__", [](const GroupStats& s) {
-        return detail::concat("leap.GroupStats(size=", s.size, ", n_correct=", s.n_correct, ", n_wrong_answer=",
-                              s.n_wrong_answer, ", n_runtime_error=", s.n_runtime_error, ", n_timeout=", s.n_timeout,
-                              ", n_compile_error=", s.n_compile_error, ")");
+        return detail::concat("leap.GroupStats(size=", s.size, ", n_correct=", s.n_correct,
+                              ", n_wrong_answer=", s.n_wrong_answer, ", n_runtime_error=", s.n_runtime_error,
+                              ", n_timeout=", s.n_timeout, ", n_compile_error=", s.n_compile_error, ")");
       });
 
-  m.def("group_stats", [](const std::vector<Verdict>& turn1) { return group_stats(turn1); }, py::arg("turn1"),
-        "Counts the turn-1 verdicts of one group.");
+  m.def(
+      "group_stats", [](const std::vector<Verdict>& turn1) { return group_stats(turn1); }, py::arg("turn1"),
+      "Counts the turn-1 verdicts of one group.");
 
   py::class_<FailBandGate>(m, "FailBandGate",
                            "The paper's gate: with n_fail turn-1 failures, n_fail < t_min prunes as easy, "
@@ -179,10 +183,13 @@ inline void bind_types(py::module_& m) {
             return gate.decide(GroupStats{group_size, group_size - fails, 0, 0, 0, 0});
           },
           py::arg("fails"), py::arg("group_size"), "the decision for a group of group_size with `fails` failures")
-      .def("assess", [](const FailBandGate& gate, const GroupStats& stats) {
-        const GateDecision decision = gate.assess(stats);
-        return py::make_tuple(decision.expansion, decision.reason);
-      }, py::arg("stats"), "(Expansion, GateReason)")
+      .def(
+          "assess",
+          [](const FailBandGate& gate, const GroupStats& stats) {
+            const GateDecision decision = gate.assess(stats);
+            return py::make_tuple(decision.expansion, decision.reason);
+          },
+          py::arg("stats"), "(Expansion, GateReason)")
       .def(
           "decide_batch",
           [](const FailBandGate& gate, const py::object& fails_object, const py::object& sizes_object) {
@@ -202,15 +209,17 @@ inline void bind_types(py::module_& m) {
               py::gil_scoped_release release;
               fails.visit([&](const auto* f) {
                 for (std::size_t i = 0; i < fails.size; ++i) {
-                  const auto size = one_size ? common_size
-                                             : sizes.visit([&](const auto* s) { return static_cast<std::int64_t>(s[i]); });
+                  const auto size = one_size
+                                        ? common_size
+                                        : sizes.visit([&](const auto* s) { return static_cast<std::int64_t>(s[i]); });
                   const auto n_fail = static_cast<std::int64_t>(f[i]);
                   if (n_fail < 0 || n_fail > size || size > INT32_MAX) {  // out is new: nothing of the caller's written
                     value_error("FailBandGate.decide_batch: fails[", i, "] (", n_fail, ") must lie in [0, group_size (",
                                 size, ")]");
                   }
                   const int n = static_cast<int>(size);
-                  decisions[i] = static_cast<std::uint8_t>(gate.decide(GroupStats{n, n - static_cast<int>(n_fail), 0, 0, 0, 0}));
+                  decisions[i] =
+                      static_cast<std::uint8_t>(gate.decide(GroupStats{n, n - static_cast<int>(n_fail), 0, 0, 0, 0}));
                 }
               });
             }

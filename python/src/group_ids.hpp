@@ -51,8 +51,8 @@ class GroupIds {
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     for (std::size_t i = 0; i < size; ++i) {
-      storage_[i] = static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), values[i]) -
-                                               distinct.begin());
+      storage_[i] =
+          static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), values[i]) - distinct.begin());
     }
   }
 

@@ -59,7 +59,8 @@ inline void refuse_overlap_unless_same(const char* out_name, const ByteRange& ou
 }
 
 template <class Input>
-void refuse_overlap(const char* out_name, const ByteRange& out, const char* input_name, const std::optional<Input>& input) {
+void refuse_overlap(const char* out_name, const ByteRange& out, const char* input_name,
+                    const std::optional<Input>& input) {
   if (input) refuse_overlap(out_name, out, input_name, byte_range(*input));
 }
 

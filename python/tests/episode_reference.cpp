@@ -77,7 +77,8 @@ void run(const std::vector<Task>& tasks, Gate& gate, const Advantage& advantage,
                   static_cast<int>(o.best_verdict), o.tokens);
       print_double(o.speedup);
       print_double(result.advantages[i]);
-      for (int turn = 1; turn <= result.trajectories[i].num_turns(); ++turn) print_double(result.samples[sample++].advantage);
+      for (int turn = 1; turn <= result.trajectories[i].num_turns(); ++turn)
+        print_double(result.samples[sample++].advantage);
       std::printf("\n");
       int turn = 1;
       for (const auto& record : result.trajectories[i].turns) {
@@ -90,8 +91,8 @@ void run(const std::vector<Task>& tasks, Gate& gate, const Advantage& advantage,
     std::printf("metrics %llu %d %d %d %d %lld %lld %lld %llu %llu %d %d", static_cast<unsigned long long>(m.step),
                 m.tasks, m.group_size, m.max_turns, m.trajectories, static_cast<long long>(m.evaluations),
                 static_cast<long long>(m.policy_errors), static_cast<long long>(m.environment_errors),
-                static_cast<unsigned long long>(m.completion_tokens), static_cast<unsigned long long>(m.feedback_tokens),
-                m.solved_later, m.solved_later_negative);
+                static_cast<unsigned long long>(m.completion_tokens),
+                static_cast<unsigned long long>(m.feedback_tokens), m.solved_later, m.solved_later_negative);
     print_double(m.advantage_rms);
     for (double a : m.accuracy_at_turn) print_double(a);
     for (auto e : m.evaluations_per_turn) std::printf(" %lld", static_cast<long long>(e));
@@ -132,8 +133,9 @@ void with_gate(const std::string& name, const std::vector<Task>& tasks, const Ad
 
 int main(int argc, char** argv) {
   if (argc != 11) {
-    std::fprintf(stderr, "usage: leap_python_episode_reference TASKS G MAX_TURNS GAMMA SEED FIRST_STEP STEPS GATE "
-                         "ORDER NORMALIZATION\n");
+    std::fprintf(stderr,
+                 "usage: leap_python_episode_reference TASKS G MAX_TURNS GAMMA SEED FIRST_STEP STEPS GATE "
+                 "ORDER NORMALIZATION\n");
     return 2;
   }
   std::vector<Task> tasks(std::strtoull(argv[1], nullptr, 10));

@@ -24,14 +24,16 @@ long parse_number(const std::string& option, const std::string& text, long lo, l
   long v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi) {
-    usage_error(option + " expects a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'");
+    usage_error(option + " expects a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text +
+                "'");
   }
   return v;
 }
 
 std::string default_cache_dir() {
   if (const char* d = std::getenv("LEAP_SANDBOX_CACHE_DIR"); d != nullptr && *d != '\0') return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/leap-sandbox";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+    return std::string(x) + "/leap-sandbox";
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/leap-sandbox";
   return {};
 }

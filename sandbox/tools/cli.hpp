@@ -49,7 +49,8 @@ std::optional<std::string> default_pch_dir();
 // library's default), the given arch, seed and timing switch; `unconfined` compiles without the OS
 // confinement (see --unconfined).
 leap::sandbox::EvaluatorConfig evaluator_config(const std::string& arch, std::optional<std::uint64_t> seed, bool time,
-                                                bool unconfined = false, std::optional<std::size_t> cache_max_mb = std::nullopt);
+                                                bool unconfined = false,
+                                                std::optional<std::size_t> cache_max_mb = std::nullopt);
 
 // Says on stderr, once, that compiles run without the OS confinement and why that is dangerous.
 void warn_unconfined();

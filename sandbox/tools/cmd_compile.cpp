@@ -46,15 +46,19 @@ CompileCommandLine parse(const Arguments& args) {
     if (a == "--json") c.as_json = true;
     else if (a == "--arch") c.options.arch = option_value(args, i);
     else if (a == "--std") c.options.cxx_standard = static_cast<int>(parse_number(a, option_value(args, i), 11, 20));
-    else if (a == "--timeout-ms") c.options.timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 1, 3600000));
+    else if (a == "--timeout-ms")
+      c.options.timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 1, 3600000));
     else if (a == "--cache-dir") c.cache_dir = option_value(args, i);
     else if (a == "--no-cache") c.no_cache = true;
     else if (a == "--no-pch") c.no_pch = true;
     else if (a == "--pch-dir") c.pch_dir = option_value(args, i);
-    else if (a == "--pch-max-mb") c.pch_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 64, 1L << 24));
-    else if (a == "--cache-max-mb") c.cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
+    else if (a == "--pch-max-mb")
+      c.pch_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 64, 1L << 24));
+    else if (a == "--cache-max-mb")
+      c.cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else if (a == "-j") c.config.workers = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
-    else if (a.starts_with("-j") && a.size() > 2) c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
+    else if (a.starts_with("-j") && a.size() > 2)
+      c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
     else if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
       const std::string d = a == "-D" ? option_value(args, i) : a.substr(2);
       const std::size_t eq = d.find('=');
@@ -63,7 +67,8 @@ CompileCommandLine parse(const Arguments& args) {
       const std::string& spec = option_value(args, i);
       const std::size_t eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-        usage_error("compile: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" + spec + "'");
+        usage_error("compile: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" +
+                    spec + "'");
       }
       c.header_files.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
     } else if (a == "--default-device") c.options.default_device = true;
@@ -134,7 +139,8 @@ int run_compile(const Arguments& args) {
   for (const auto& [name, file] : c.header_files) {
     std::optional<std::string> content = read_all(file);
     if (!content) {
-      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file << ")\n";
+      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file
+                << ")\n";
       unreadable = true;
       continue;
     }
@@ -179,7 +185,8 @@ int run_compile(const Arguments& args) {
     // A module that compiles but holds no kernel is still "ok" (it compiled); the advice says why
     // nothing could be launched, usually a kernel template only a host launcher instantiated.
     // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text.
-    const std::string advice = r.ok() && r.kernels ? sb::missing_kernel_advice(jobs[i].source, c.files[i], *r.kernels) : "";
+    const std::string advice =
+        r.ok() && r.kernels ? sb::missing_kernel_advice(jobs[i].source, c.files[i], *r.kernels) : "";
     if (c.as_json) {
       json j = {{"file", c.files[i]}};
       j.update(json::parse(sb::to_json(r)));
@@ -187,7 +194,8 @@ int run_compile(const Arguments& args) {
       std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     } else {
       std::cout << c.files[i] << ": " << sb::to_string(r.status) << " (" << r.seconds << " s"
-                << (r.cache_hit ? ", cache hit" : "") << (r.limit != sb::CompileLimit::none ? ", limit: " + std::string(sb::to_string(r.limit)) : "")
+                << (r.cache_hit ? ", cache hit" : "")
+                << (r.limit != sb::CompileLimit::none ? ", limit: " + std::string(sb::to_string(r.limit)) : "")
                 << (r.unconfined ? ", UNCONFINED" : "") << weaker_text(r) << ")\n";
       if (!r.log.empty()) std::cout << r.log << (r.log.back() == '\n' ? "" : "\n");
       if (!advice.empty()) std::cout << "note: " << advice << "\n";
@@ -198,8 +206,9 @@ int run_compile(const Arguments& args) {
 
 }  // namespace
 
-const Command compile_command{"compile", "compile [options] FILE...",
-                              R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve to the
+const Command compile_command{
+    "compile", "compile [options] FILE...",
+    R"(  Compiles each FILE as one CUDA translation unit (device code only). Includes resolve to the
   toolkit's headers (cuda_runtime.h, cuda_fp16.h, mma.h, cub/..., curand_kernel.h, ...), to the NVRTC
   compatibility headers (cstdint, cmath, cfloat, cstdio, cassert, limits, type_traits, ...) and to
   headers given with --header; anything else, absolute, relative or macro-built, is refused, every
@@ -254,6 +263,6 @@ const Command compile_command{"compile", "compile [options] FILE...",
   A progress line goes to stderr when more than 4 files are compiled.
   Exit status: 0 when every file compiled, 1 when any did not, 2 for bad usage or unreadable files.
 )",
-                              run_compile};
+    run_compile};
 
 }  // namespace leap_cli

@@ -59,14 +59,17 @@ int run_eval(const Arguments& args) {
     else if (a == "--unconfined") unconfined = true;
     else if (a == "--accept-weaker-confinement") accept_weaker = true;
     else if (a == "--allow-pageable-host-access") allow_pageable = true;
-    else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
+    else if (a == "--seed")
+      seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
-    else if (a == "--cache-max-mb") cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
+    else if (a == "--cache-max-mb")
+      cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
     else if (a == "--header") {
       const std::string& spec = option_value(args, i);
       const std::size_t eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-        usage_error("eval: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" + spec + "'");
+        usage_error("eval: --header expects NAME=FILE (e.g. --header sharedmem.cuh=src/sharedmem.cuh), got '" + spec +
+                    "'");
       }
       header_files.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
     } else if (a.starts_with("-") && a != "-") usage_error("eval: unknown option '" + a + "'");
@@ -89,7 +92,8 @@ int run_eval(const Arguments& args) {
   for (const auto& [name, file] : header_files) {
     std::ifstream h(file, std::ios::binary);
     if (!h) {
-      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file << ")\n";
+      std::cerr << "leap-sandbox: cannot read header " << file << " (given as --header " << name << "=" << file
+                << ")\n";
       return 2;
     }
     headers.push_back({name, std::string{std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>()}});
@@ -110,8 +114,8 @@ int run_eval(const Arguments& args) {
     std::cout << "\n";
     if (r.launch_plan && r.launch_plan->resolved) {  // an invalid plan's reason is the feedback below
       const sb::LaunchPlanReport& p = *r.launch_plan;
-      std::cout << "launch plan (" << (p.source == sb::PlanSource::candidate ? "declared" : "the task's") << "), at sizes " << sb::sizes_text(p.sizes)
-                << ": " << sb::to_text(*p.resolved) << "\n";
+      std::cout << "launch plan (" << (p.source == sb::PlanSource::candidate ? "declared" : "the task's")
+                << "), at sizes " << sb::sizes_text(p.sizes) << ": " << sb::to_text(*p.resolved) << "\n";
     }
     std::cout << (r.error.empty() ? r.feedback : r.error) << "\n";
   }
@@ -120,8 +124,9 @@ int run_eval(const Arguments& args) {
 
 }  // namespace
 
-const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
-                           R"(  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
+const Command eval_command{
+    "eval", "eval [options] TASK CANDIDATE.cu",
+    R"(  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
   check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
   unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
   task's time limit. A candidate may declare its launch plan in `// leap-launch:` lines where the
@@ -151,6 +156,6 @@ const Command eval_command{"eval", "eval [options] TASK CANDIDATE.cu",
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.
 )",
-                           run_eval};
+    run_eval};
 
 }  // namespace leap_cli

@@ -42,21 +42,29 @@ int run_fleet_member(const Arguments& args) {
     else if (a == "--group") options.group = option_value(args, i);
     else if (a == "--name") options.name = option_value(args, i);
     else if (a == "-j") options.jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
-    else if (a == "--max-deliveries") options.max_deliveries = static_cast<int>(parse_number(a, option_value(args, i), 1, 1000));
-    else if (a == "--claim-grace-ms") options.claim_grace = std::chrono::milliseconds(parse_number(a, option_value(args, i), 0, 3600000));
-    else if (a == "--compile-timeout-ms") compile_timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 100, 600000));
-    else if (a == "--reply-maxlen") options.reply_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
-    else if (a == "--dead-letter-maxlen") options.dead_letter_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
+    else if (a == "--max-deliveries")
+      options.max_deliveries = static_cast<int>(parse_number(a, option_value(args, i), 1, 1000));
+    else if (a == "--claim-grace-ms")
+      options.claim_grace = std::chrono::milliseconds(parse_number(a, option_value(args, i), 0, 3600000));
+    else if (a == "--compile-timeout-ms")
+      compile_timeout = std::chrono::milliseconds(parse_number(a, option_value(args, i), 100, 600000));
+    else if (a == "--reply-maxlen")
+      options.reply_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
+    else if (a == "--dead-letter-maxlen")
+      options.dead_letter_maxlen = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 100000000));
     else if (a == "--arch") arch = option_value(args, i);
     else if (a == "--no-cache") no_cache = true;
     else if (a == "--accept-weaker-confinement") accept_weaker = true;
     else if (a == "--allow-pageable-host-access") allow_pageable = true;
     else if (a == "--key-file") key_file = option_value(args, i);
     else if (a == "--insecure-no-key") options.insecure_no_key = true;
-    else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
+    else if (a == "--max-request-bytes")
+      limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--key" || a.starts_with("--key=")) {
-      usage_error("fleet-member: a key on the command line ends up in ps and shell histories; put it in a file only you "
-                  "can read and pass --key-file FILE (or set $" + std::string(sb::fleet_key_file_env) + ")");
+      usage_error(
+          "fleet-member: a key on the command line ends up in ps and shell histories; put it in a file only you "
+          "can read and pass --key-file FILE (or set $" +
+          std::string(sb::fleet_key_file_env) + ")");
     } else if (a == "--password" || a.starts_with("--password=")) {
       usage_error("fleet-member: a password on the command line ends up in ps and shell histories; set $" +
                   std::string(sb::fleet_password_env) + " instead");
@@ -76,7 +84,8 @@ int run_fleet_member(const Arguments& args) {
     options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox fleet-member");
   } catch (const sb::FleetKeyError& e) {
     const std::string_view message = e.what();
-    std::cerr << (message.starts_with("leap-sandbox fleet-member") ? "" : "leap-sandbox fleet-member: ") << message << "\n";
+    std::cerr << (message.starts_with("leap-sandbox fleet-member") ? "" : "leap-sandbox fleet-member: ") << message
+              << "\n";
     return 2;
   }
 
@@ -117,8 +126,9 @@ int run_fleet_member(const Arguments& args) {
 
 }  // namespace
 
-const Command fleet_member_command{"fleet-member", "fleet-member [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
-                             R"(  A sandbox fleet member: reads requests from a Redis stream as one consumer of a group and answers
+const Command fleet_member_command{
+    "fleet-member", "fleet-member [--redis URL] [--stream S] [--group G] [--name N] [-j N] [options]",
+    R"(  A sandbox fleet member: reads requests from a Redis stream as one consumer of a group and answers
   each through the same handler as serve (same JSON), on the reply stream the request names. Run one
   per GPU (CUDA_VISIBLE_DEVICES) on every sandbox machine; see docs/fleet.md.
   --redis URL          redis://HOST:PORT[/DB] (default redis://127.0.0.1:6379). The password comes
@@ -153,6 +163,6 @@ const Command fleet_member_command{"fleet-member", "fleet-member [--redis URL] [
   Test hook (failure tests only): with $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER set, a request whose
   line contains its value kills the member with SIGKILL, as a poison request would.
 )",
-                             run_fleet_member};
+    run_fleet_member};
 
 }  // namespace leap_cli

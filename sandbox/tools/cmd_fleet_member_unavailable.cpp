@@ -16,7 +16,7 @@ int run_fleet_member_unavailable(const Arguments&) {
 }  // namespace
 
 const Command fleet_member_command{"fleet-member", "fleet-member ...   (not in this build: needs hiredis)",
-                             "  A fleet member on Redis Streams; this build was configured without hiredis.\n",
-                             run_fleet_member_unavailable};
+                                   "  A fleet member on Redis Streams; this build was configured without hiredis.\n",
+                                   run_fleet_member_unavailable};
 
 }  // namespace leap_cli

@@ -84,12 +84,14 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::TimerChoice timer = sb::timer_choice();
   json devices = json::array();
   for (const sb::DeviceInfo& d : gpu.devices) {
-    devices.push_back({{"ordinal", d.ordinal},
-                       {"name", d.name},
-                       {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                       {"total_memory", d.total_memory},
-                       {"pageable_memory_access", d.pageable_memory_access},
-                       {"evaluations", d.pageable_memory_access ? "refused unless the worker allows pageable host access" : "allowed"}});
+    devices.push_back(
+        {{"ordinal", d.ordinal},
+         {"name", d.name},
+         {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+         {"total_memory", d.total_memory},
+         {"pageable_memory_access", d.pageable_memory_access},
+         {"evaluations",
+          d.pageable_memory_access ? "refused unless the worker allows pageable host access" : "allowed"}});
   }
   const json j = {{"leap_version", leap::version_string},
                   {"nvrtc_version", std::to_string(v.major) + "." + std::to_string(v.minor)},
@@ -101,8 +103,12 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"stored_pch", stored_pch_json()},
                   {"timer", {{"method", timer.method}, {"reason", timer.reason}}},
                   {"compat_headers", compat_json()},
-                  {"gpu", {{"status", std::string(sb::to_string(gpu.state))}, {"available", gpu.ok()},
-                           {"driver_version", gpu.driver_version}, {"reason", gpu.reason}, {"devices", devices}}}};
+                  {"gpu",
+                   {{"status", std::string(sb::to_string(gpu.state))},
+                    {"available", gpu.ok()},
+                    {"driver_version", gpu.driver_version},
+                    {"reason", gpu.reason},
+                    {"devices", devices}}}};
   std::cout << j.dump() << "\n";
   return 0;
 }
@@ -132,15 +138,17 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << ", "
               << d.total_memory / (1024 * 1024) << " MiB\n";
     if (d.pageable_memory_access) {
-      std::cout << "    device code can read and write pageable host memory: evaluations are refused unless the operator "
-                   "allows it (WorkerConfig::allow_pageable_host_access)\n";
+      std::cout
+          << "    device code can read and write pageable host memory: evaluations are refused unless the operator "
+             "allows it (WorkerConfig::allow_pageable_host_access)\n";
     }
   }
   const sb::ConfinementSupport& s = sb::confinement_support();
   std::cout << "confinement of compile children: "
-            << (s.full()         ? std::string("in force, every layer")
-                : s.sufficient() ? "WEAKER, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")"
-                                 : "INSUFFICIENT, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")")
+            << (s.full() ? std::string("in force, every layer")
+                : s.sufficient()
+                    ? "WEAKER, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")"
+                    : "INSUFFICIENT, untrusted compiles " + untrusted_compiles(s) + " (" + s.missing() + ")")
             << "\n";
   for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
     std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
@@ -151,10 +159,12 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
             << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
             << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per worker)\n";
   const std::optional<std::string> pch_dir = default_pch_dir();
-  std::cout << "precompiled headers on disk (compile, eval, serve, fleet-member): " << (pch_dir ? *pch_dir : std::string("none (no cache directory)"))
-            << ", " << (sb::CompilerConfig{}.pch_disk_bytes >> 20) << " MiB budget; " << k_stored_pch_heap << "\n";
+  std::cout << "precompiled headers on disk (compile, eval, serve, fleet-member): "
+            << (pch_dir ? *pch_dir : std::string("none (no cache directory)")) << ", "
+            << (sb::CompilerConfig{}.pch_disk_bytes >> 20) << " MiB budget; " << k_stored_pch_heap << "\n";
   const std::string worker = sb::find_worker_executable();
-  std::cout << "evaluation worker: " << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
+  std::cout << "evaluation worker: "
+            << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
   return 0;
 }
 
@@ -171,8 +181,9 @@ int run_info(const Arguments& args) {
 
 }  // namespace
 
-const Command info_command{"info", "info [--json]",
-                           R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
+const Command info_command{
+    "info", "info [--json]",
+    R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
   headers and the NVRTC compatibility headers (standard and runtime headers NVRTC lacks), the GPU
   status (found through a probe in the worker program that loads libcuda.so.1; "no driver", "stub
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
@@ -182,6 +193,6 @@ const Command info_command{"info", "info [--json]",
   program is. Exits 0.
   --json               one JSON object instead of text
 )",
-                           run_info};
+    run_info};
 
 }  // namespace leap_cli

@@ -85,7 +85,8 @@ void read_lines(std::size_t limit, BoundedQueue& queue) {
       current = Work{};
     }
   }
-  if (current.total_bytes > current.line.size() || !blank(current.line)) queue.push(std::move(current));  // no final newline
+  if (current.total_bytes > current.line.size() || !blank(current.line))
+    queue.push(std::move(current));  // no final newline
 }
 
 int run_serve(const Arguments& args) {
@@ -103,10 +104,13 @@ int run_serve(const Arguments& args) {
     else if (a == "--accept-weaker-confinement") accept_weaker = true;
     else if (a == "--allow-pageable-host-access") allow_pageable = true;
     else if (a == "--queue") queue_capacity = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 4096));
-    else if (a == "--max-request-bytes") limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
+    else if (a == "--max-request-bytes")
+      limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
     else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
-    else if (a == "--cache-max-mb") cache_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
-    else if (a == "--worker-compiles") pool_max_compiles = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 1000000));
+    else if (a == "--cache-max-mb")
+      cache_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
+    else if (a == "--worker-compiles")
+      pool_max_compiles = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 1000000));
     else if (a == "--no-pch") no_pch = true;
     else usage_error("serve: unknown option '" + a + "'");
   }
@@ -148,8 +152,9 @@ int run_serve(const Arguments& args) {
 
 }  // namespace
 
-const Command serve_command{"serve", "serve [options]",
-                            R"(  Reads JSON requests, one per line, on stdin and writes one JSON response per request on stdout,
+const Command serve_command{
+    "serve", "serve [options]",
+    R"(  Reads JSON requests, one per line, on stdin and writes one JSON response per request on stdout,
   matched by "id" (responses may come out of order). Requests:
     {"id": 1, "op": "info"}
     {"id": 2, "op": "compile", "source": "...", "arch": "sm_90", "std": 17, "default_device": true,
@@ -188,6 +193,6 @@ const Command serve_command{"serve", "serve [options]",
                           evaluate even where device code can reach this machine's pageable memory
                           (see eval; without it the worker refuses on such a device)
 )",
-                            run_serve};
+    run_serve};
 
 }  // namespace leap_cli

@@ -39,8 +39,9 @@ int run_tasks(const Arguments& args) {
     const sb::LaunchPolicy& pol = t.spec.candidate_launch;
     std::cout << t.spec.name << " (kernel " << t.spec.entry << "; launch ";
     if (pol.allowed) {
-      std::cout << "plans allowed: up to " << pol.max_kernels << " kernels, " << pol.max_threads_per_block << " threads per block, "
-                << pol.max_shared_bytes / 1024 << " KiB shared, " << (pol.max_scratch_bytes >> 20) << " MiB scratch";
+      std::cout << "plans allowed: up to " << pol.max_kernels << " kernels, " << pol.max_threads_per_block
+                << " threads per block, " << pol.max_shared_bytes / 1024 << " KiB shared, "
+                << (pol.max_scratch_bytes >> 20) << " MiB scratch";
     } else {
       std::cout << "fixed";
     }
@@ -54,11 +55,12 @@ int run_tasks(const Arguments& args) {
 
 }  // namespace
 
-const Command tasks_command{"tasks", "tasks [--json]",
-                            R"(  Lists the built-in tasks with their launch policy (fixed, or the bounds of the launch plans a
+const Command tasks_command{
+    "tasks", "tasks [--json]",
+    R"(  Lists the built-in tasks with their launch policy (fixed, or the bounds of the launch plans a
   candidate may declare) and their variants (reference, fast, wrong, broken).
   --json               a JSON array: each task's full spec, reference source included, and its variants
 )",
-                            run_tasks};
+    run_tasks};
 
 }  // namespace leap_cli

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::array<const leap_cli::Command*, 6> k_commands = {
     &leap_cli::info_command, &leap_cli::compile_command, &leap_cli::tasks_command,
-    &leap_cli::eval_command, &leap_cli::serve_command, &leap_cli::fleet_member_command};
+    &leap_cli::eval_command, &leap_cli::serve_command,   &leap_cli::fleet_member_command};
 
 // Old spellings of a command, still accepted for one release with a warning on stderr. `worker` was the
 // fleet member's command in 0.1, when "worker" also named the GPU evaluation process and others.
@@ -24,7 +24,8 @@ struct DeprecatedCommand {
   const leap_cli::Command* command;
   std::string_view until;
 };
-constexpr std::array<DeprecatedCommand, 1> k_deprecated_commands = {{{"worker", &leap_cli::fleet_member_command, "0.3"}}};
+constexpr std::array<DeprecatedCommand, 1> k_deprecated_commands = {
+    {{"worker", &leap_cli::fleet_member_command, "0.3"}}};
 
 void print_help(const leap_cli::Command* only = nullptr) {
   std::cout << "leap-sandbox - compile, run, check and time CUDA kernel candidates safely\n\nUsage:\n";

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
       const char* v = value();
       char* end = nullptr;
       const unsigned long long n = v != nullptr ? std::strtoull(v, &end, 10) : 0;
-      if (v == nullptr || *v < '0' || *v > '9' || *end != '\0') return usage("--local-memory-restart-bytes needs a byte count");
+      if (v == nullptr || *v < '0' || *v > '9' || *end != '\0')
+        return usage("--local-memory-restart-bytes needs a byte count");
       config.local_memory_restart_bytes = static_cast<std::size_t>(n);
     } else {
       return usage(("unknown argument '" + std::string(a) + "'").c_str());

@@ -84,7 +84,8 @@ TEST_CASE("baselines refuse bad input with names and values", "[baselines][error
 
 // A non-finite reward is found in the pass that computes (one probe per group), so out may hold
 // results by the time the error names it; rewards themselves are never lost, also in place.
-TEST_CASE("baselines name a non-finite reward wherever it sits, and keep rewards intact in place", "[baselines][errors]") {
+TEST_CASE("baselines name a non-finite reward wherever it sits, and keep rewards intact in place",
+          "[baselines][errors]") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::nan("");
   for (const std::size_t group : {1u, 3u, 4u, 8u, 16u}) {
@@ -137,8 +138,10 @@ TEST_CASE("fixed-size group sums agree bit for bit between lanes and scalar orde
     for (double& v : four) v = next();
     for (double& v : eight) v = next() * 1e-6;
     for (double& v : sixteen) v = next() * 1e6;
-    CHECK(leap::detail::group_sum(four) == leap::detail::balanced_sum<2>(four, 2) + leap::detail::balanced_sum<2>(four + 1, 2));
-    CHECK(leap::detail::group_sum(eight) == leap::detail::balanced_sum<4>(eight, 2) + leap::detail::balanced_sum<4>(eight + 1, 2));
+    CHECK(leap::detail::group_sum(four) ==
+          leap::detail::balanced_sum<2>(four, 2) + leap::detail::balanced_sum<2>(four + 1, 2));
+    CHECK(leap::detail::group_sum(eight) ==
+          leap::detail::balanced_sum<4>(eight, 2) + leap::detail::balanced_sum<4>(eight + 1, 2));
     CHECK(leap::detail::group_sum(sixteen) ==
           leap::detail::balanced_sum<8>(sixteen, 2) + leap::detail::balanced_sum<8>(sixteen + 1, 2));
   }
@@ -186,12 +189,14 @@ TEST_CASE("baselines give the same bits on every path through a batch", "[baseli
     // A group of 8 by hand, in the documented tree order.
     double values[8];
     for (std::size_t k = 0; k < 8; ++k) values[k] = rewards[k];
-    const double sum = ((values[0] + values[2]) + (values[4] + values[6])) + ((values[1] + values[3]) + (values[5] + values[7]));
+    const double sum =
+        ((values[0] + values[2]) + (values[4] + values[6])) + ((values[1] + values[3]) + (values[5] + values[7]));
     if (grpo) {
       const double mean = sum / 8.0;
       double squares[8];
       for (std::size_t k = 0; k < 8; ++k) squares[k] = (values[k] - mean) * (values[k] - mean);
-      const double q = ((squares[0] + squares[2]) + (squares[4] + squares[6])) + ((squares[1] + squares[3]) + (squares[5] + squares[7]));
+      const double q = ((squares[0] + squares[2]) + (squares[4] + squares[6])) +
+                       ((squares[1] + squares[3]) + (squares[5] + squares[7]));
       const double scale = 1.0 / (std::sqrt(q / 7.0) + 1e-6);
       for (std::size_t k = 0; k < 8; ++k) CHECK(a[k] == (values[k] - mean) * scale);
     } else {

@@ -18,17 +18,17 @@ static_assert(std::is_aggregate_v<Outcome> && std::is_aggregate_v<KernelOrder> &
               std::is_aggregate_v<FailBandGate> && std::is_aggregate_v<GrpoOptions>);
 
 // Every function of the contract, through a pointer of exactly the contract's type.
-[[maybe_unused]] std::vector<double> (*const one_group)(std::span<const Outcome>, const KernelOrder&) =
-    &rank_advantages<KernelOrder>;
-[[maybe_unused]] std::vector<double> (*const oracle)(std::span<const Outcome>, const KernelOrder&) =
-    &rank_advantages_reference<KernelOrder>;
+[[maybe_unused]] std::vector<double> (*const one_group)(std::span<const Outcome>,
+                                                        const KernelOrder&) = &rank_advantages<KernelOrder>;
+[[maybe_unused]] std::vector<double> (*const oracle)(std::span<const Outcome>,
+                                                     const KernelOrder&) = &rank_advantages_reference<KernelOrder>;
 [[maybe_unused]] void (*const batched)(std::span<const Outcome>, std::span<const std::uint32_t>, std::span<double>,
                                        const KernelOrder&) = &rank_advantages<KernelOrder>;
 [[maybe_unused]] std::vector<double> (*const credit)(double, int, int, double) = &turn_advantages;
 [[maybe_unused]] void (*const grpo)(std::span<const double>, std::span<const std::uint32_t>, std::span<double>,
                                     GrpoOptions) = &grpo_advantages;
-[[maybe_unused]] void (*const rloo)(std::span<const double>, std::span<const std::uint32_t>, std::span<double>) =
-    &rloo_advantages;
+[[maybe_unused]] void (*const rloo)(std::span<const double>, std::span<const std::uint32_t>,
+                                    std::span<double>) = &rloo_advantages;
 [[maybe_unused]] void (*const by_scores)(std::span<const double>, std::span<const std::uint32_t>, std::span<double>,
                                          double) = &rank_advantages_of_scores;
 [[maybe_unused]] GroupStats (*const stats_of)(std::span<const Verdict>) = &group_stats;
@@ -66,7 +66,8 @@ TEST_CASE("contract: defaults", "[contract]") {
   CHECK(options.scale_by_std);
 }
 
-TEST_CASE("contract: KernelOrder{} is LEAP as published, turns_only() its name, with_speedup() the band", "[contract]") {
+TEST_CASE("contract: KernelOrder{} is LEAP as published, turns_only() its name, with_speedup() the band",
+          "[contract]") {
   const KernelOrder published;
   const KernelOrder named = KernelOrder::turns_only();
   CHECK((named.by_turn == published.by_turn && named.by_severity == published.by_severity &&
@@ -86,7 +87,7 @@ TEST_CASE("contract: aggregates initialise in the contract's member order", "[co
   CHECK(stats.n_wrong_answer == 2);
   CHECK(stats.n_compile_error == 1);
   const FailBandGate gate{4, 7};
-  CHECK(gate.decide(stats) == Expansion::expand);              // 5 failures, in [4, 7]
+  CHECK(gate.decide(stats) == Expansion::expand);  // 5 failures, in [4, 7]
   CHECK(gate.decide({8, 6, 2, 0, 0, 0}) == Expansion::prune_easy);
   CHECK(gate.decide({8, 0, 0, 0, 0, 8}) == Expansion::prune_catastrophic);
   const GrpoOptions dr_grpo{1e-6, false};

@@ -11,8 +11,10 @@ using leap::Outcome;
 using leap::Verdict;
 
 namespace {
-const std::vector<Outcome> results = {{1, Verdict::correct, 2.0, 10}, {0, Verdict::wrong_answer, NAN, 5},
-                                      {2, Verdict::correct, 1.0, 9},  {1, Verdict::correct, 1.0, 12}};
+const std::vector<Outcome> results = {{1, Verdict::correct, 2.0, 10},
+                                      {0, Verdict::wrong_answer, NAN, 5},
+                                      {2, Verdict::correct, 1.0, 9},
+                                      {1, Verdict::correct, 1.0, 12}};
 const std::vector<std::uint32_t> ids = {0, 0, 1, 1};
 }  // namespace
 

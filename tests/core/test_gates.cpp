@@ -49,8 +49,8 @@ static_assert(leap::gate_policy<PruneSize>);
 
 TEST_CASE("group_stats counts every verdict", "[gates]") {
   using V = leap::Verdict;
-  const std::vector<V> verdicts = {V::correct, V::wrong_answer, V::compile_error, V::compile_error,
-                                   V::timeout, V::runtime_error, V::correct, V::wrong_answer};
+  const std::vector<V> verdicts = {V::correct, V::wrong_answer,  V::compile_error, V::compile_error,
+                                   V::timeout, V::runtime_error, V::correct,       V::wrong_answer};
   CHECK(leap::group_stats(verdicts) == GroupStats{8, 2, 2, 1, 1, 2});
   CHECK(leap::group_stats({}) == GroupStats{0, 0, 0, 0, 0, 0});
   CHECK(GroupStats{8, 2, 2, 1, 1, 2}.n_fail() == 6);
@@ -99,8 +99,10 @@ TEST_CASE("the baselines always and never expand", "[gates]") {
 
 TEST_CASE("SeverityAwareGate prunes above the band only when compile errors dominate", "[gates]") {
   const auto gate = leap::SeverityAwareGate::leap_default(8);
-  CHECK(gate.assess(mixed(0, 3, 0, 0, 5)) == GateDecision{Expansion::prune_catastrophic, GateReason::mostly_compile_errors});
-  CHECK(gate.assess(mixed(0, 4, 0, 0, 4)) == GateDecision{Expansion::expand, GateReason::fixable_failures});  // half is not most
+  CHECK(gate.assess(mixed(0, 3, 0, 0, 5)) ==
+        GateDecision{Expansion::prune_catastrophic, GateReason::mostly_compile_errors});
+  CHECK(gate.assess(mixed(0, 4, 0, 0, 4)) ==
+        GateDecision{Expansion::expand, GateReason::fixable_failures});  // half is not most
   CHECK(gate.assess(mixed(0, 8, 0, 0, 0)) == GateDecision{Expansion::expand, GateReason::fixable_failures});
   CHECK(gate.assess(mixed(0, 0, 4, 4, 0)) == GateDecision{Expansion::expand, GateReason::fixable_failures});
   // Inside and below the band it is the band.
@@ -149,19 +151,23 @@ constexpr GateDecision over_budget{Expansion::prune_budget, GateReason::over_bud
 
 TEST_CASE("BudgetedGate with a group limit expands the groups with most expected repairs", "[gates][budget]") {
   // expected repairs with the default odds: 0: 4 wrong = 2.0; 1: 6 compile = 0.9; 2: 7 wrong = 3.5; 3: easy
-  const auto groups = candidates({mixed(4, 4, 0, 0, 0), mixed(2, 0, 0, 0, 6), mixed(1, 7, 0, 0, 0), mixed(7, 1, 0, 0, 0)}, 3);
+  const auto groups =
+      candidates({mixed(4, 4, 0, 0, 0), mixed(2, 0, 0, 0, 6), mixed(1, 7, 0, 0, 0), mixed(7, 1, 0, 0, 0)}, 3);
   leap::BudgetedGate<> gate{leap::FailBandGate{4, 7}, 2};
   const auto decisions = run(gate, groups);
   CHECK(decisions[0] == expand_in_band);
   CHECK(decisions[1] == over_budget);
   CHECK(decisions[2] == expand_in_band);
-  CHECK(decisions[3] == GateDecision{Expansion::prune_easy, GateReason::too_few_failures});  // the inner gate's no stays
+  CHECK(decisions[3] ==
+        GateDecision{Expansion::prune_easy, GateReason::too_few_failures});  // the inner gate's no stays
   CHECK(leap::RepairOdds{}.expected_repairs(groups[2].stats) == Approx(3.5));
 }
 
-TEST_CASE("BudgetedGate with an evaluation limit prefers value per evaluation and fills the budget", "[gates][budget]") {
+TEST_CASE("BudgetedGate with an evaluation limit prefers value per evaluation and fills the budget",
+          "[gates][budget]") {
   // costs (failures x 2): 0: 8 (density 0.25), 1: 12 (0.075), 2: 14 (0.25, more value), 3: 8 compile (0.075)
-  const auto groups = candidates({mixed(4, 4, 0, 0, 0), mixed(2, 0, 0, 0, 6), mixed(1, 7, 0, 0, 0), mixed(4, 0, 0, 0, 4)}, 3);
+  const auto groups =
+      candidates({mixed(4, 4, 0, 0, 0), mixed(2, 0, 0, 0, 6), mixed(1, 7, 0, 0, 0), mixed(4, 0, 0, 0, 4)}, 3);
   leap::BudgetedGate<> gate{leap::FailBandGate{4, 7}, -1, 20};
   const auto decisions = run(gate, groups);
   CHECK(decisions[2] == expand_in_band);  // 14 of 20, first by density then value
@@ -183,7 +189,8 @@ TEST_CASE("BudgetedGate with an evaluation limit prefers value per evaluation an
 TEST_CASE("BudgetedGate without limits is its inner gate, zero limits prune all", "[gates][budget]") {
   const auto groups = candidates({mixed(4, 4, 0, 0, 0), mixed(0, 0, 0, 0, 8)}, 3);
   leap::BudgetedGate<> unlimited{leap::FailBandGate{4, 7}};
-  CHECK(run(unlimited, groups) == std::vector<GateDecision>{expand_in_band, {Expansion::prune_catastrophic, GateReason::too_many_failures}});
+  CHECK(run(unlimited, groups) ==
+        std::vector<GateDecision>{expand_in_band, {Expansion::prune_catastrophic, GateReason::too_many_failures}});
   leap::BudgetedGate<leap::AlwaysExpand> none{{}, 0};
   CHECK(run(none, groups) == std::vector<GateDecision>{over_budget, over_budget});
   leap::BudgetedGate<> bad_odds{leap::FailBandGate{4, 7}, 1, -1, leap::RepairOdds{2.0}};
@@ -207,11 +214,11 @@ TEST_CASE("DifficultyTracker follows each task's smoothed failure rate", "[gates
   CHECK(tracker.observe(7, group(8, 0)) == GateDecision{Expansion::prune_catastrophic, GateReason::tracked_hopeless});
   CHECK(tracker.difficulty(7)->fail_rate == 1.0);
   // All failed this time, but the task was solved before: worth debugging (the fixed band would prune it).
-  tracker.observe(8, group(8, 4));  // 0.5
+  tracker.observe(8, group(8, 4));                                                                         // 0.5
   CHECK(tracker.observe(8, group(8, 0)) == GateDecision{Expansion::expand, GateReason::tracked_in_band});  // 0.75
   CHECK(tracker.difficulty(8)->fail_rate == 0.75);
   // Half failed this time, but the task has become easy for the policy.
-  tracker.observe(9, group(8, 8));  // 0
+  tracker.observe(9, group(8, 8));                                                                          // 0
   CHECK(tracker.observe(9, group(8, 3)) == GateDecision{Expansion::prune_easy, GateReason::tracked_easy});  // 0.3125
   // Nothing failed: nothing to debug, whatever the history.
   CHECK(tracker.observe(7, group(8, 8)) == GateDecision{Expansion::prune_easy, GateReason::too_few_failures});
@@ -227,7 +234,8 @@ TEST_CASE("DifficultyTracker state: peek, snapshot, restore, step order", "[gate
   CHECK(tracker.snapshot() == before);  // peek records nothing
 
   // A step observes its groups in order; the same task twice is two observations.
-  const std::vector<leap::GroupCandidate> step = {{0, 5, group(8, 0), 14}, {1, 6, group(8, 4), 8}, {2, 5, group(8, 0), 14}};
+  const std::vector<leap::GroupCandidate> step = {
+      {0, 5, group(8, 0), 14}, {1, 6, group(8, 4), 8}, {2, 5, group(8, 0), 14}};
   std::vector<GateDecision> out(3);
   tracker.assess_step(step, out);
   CHECK(out[0] == GateDecision{Expansion::expand, GateReason::tracked_in_band});  // 0.875
@@ -256,8 +264,10 @@ TEST_CASE("DifficultyTracker rejects bad options", "[gates][tracker][errors]") {
 TEST_CASE("assess_groups runs group gates one group at a time", "[gates]") {
   const auto groups = candidates({group(8, 4), group(8, 8)}, 3);
   leap::FailBandGate band{4, 7};
-  CHECK(run(band, groups) == std::vector<GateDecision>{expand_in_band, {Expansion::prune_easy, GateReason::too_few_failures}});
+  CHECK(run(band, groups) ==
+        std::vector<GateDecision>{expand_in_band, {Expansion::prune_easy, GateReason::too_few_failures}});
   std::vector<GateDecision> wrong_size(1);
-  CHECK_THROWS_WITH(leap::assess_groups(band, std::span<const leap::GroupCandidate>(groups), std::span<GateDecision>(wrong_size)),
-                    Contains("out.size() (1) != groups.size() (2)"));
+  CHECK_THROWS_WITH(
+      leap::assess_groups(band, std::span<const leap::GroupCandidate>(groups), std::span<GateDecision>(wrong_size)),
+      Contains("out.size() (1) != groups.size() (2)"));
 }

@@ -55,7 +55,8 @@ TEST_CASE("a group is released when its last member arrives, in member order", "
   CHECK(batch.size() == 3);
   CHECK(std::vector<int>(batch.members().begin(), batch.members().end()) == std::vector<int>{0, 1, 2});
   CHECK(std::vector<double>(batch.rewards().begin(), batch.rewards().end()) == std::vector<double>{1.0, 0.5, 0.0});
-  CHECK(std::vector<std::string>(batch.extras().begin(), batch.extras().end()) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(std::vector<std::string>(batch.extras().begin(), batch.extras().end()) ==
+        std::vector<std::string>{"a", "b", "c"});
   CHECK(batch.group_outcomes(0)[2] == solved_at(0));
   CHECK(buffer.ready_groups() == 0);
   CHECK(buffer.accepted_members() == 4);
@@ -66,8 +67,10 @@ TEST_CASE("released batches feed rank_advantages and the baselines without copie
   const std::vector<int> turns_a = {1, 0, 2, 1};
   const std::vector<int> turns_b = {0, 0, 3, 0};
   for (int m = 3; m >= 0; --m) {
-    buffer.add({1, 1}, m, solved_at(turns_a[static_cast<std::size_t>(m)]), turns_a[static_cast<std::size_t>(m)] > 0 ? 1.0 : 0.0);
-    buffer.add({2, 1}, m, solved_at(turns_b[static_cast<std::size_t>(m)]), turns_b[static_cast<std::size_t>(m)] > 0 ? 1.0 : 0.0);
+    buffer.add({1, 1}, m, solved_at(turns_a[static_cast<std::size_t>(m)]),
+               turns_a[static_cast<std::size_t>(m)] > 0 ? 1.0 : 0.0);
+    buffer.add({2, 1}, m, solved_at(turns_b[static_cast<std::size_t>(m)]),
+               turns_b[static_cast<std::size_t>(m)] > 0 ? 1.0 : 0.0);
   }
   const auto batch = buffer.take_ready();
   REQUIRE(batch.group_count() == 2);
@@ -79,7 +82,7 @@ TEST_CASE("released batches feed rank_advantages and the baselines without copie
   }
   std::vector<double> grpo(batch.size());
   leap::grpo_advantages(batch.rewards(), batch.group_ids(), std::span<double>(grpo));
-  CHECK(grpo[batch.offsets[1] + 2] > 0.0);  // the only success of task 2
+  CHECK(grpo[batch.offsets[1] + 2] > 0.0);                      // the only success of task 2
   CHECK(batch.outcomes().data() == batch.outcome_data.data());  // a view, not a copy
 }
 
@@ -89,7 +92,8 @@ TEST_CASE("duplicates and bad members are refused and change nothing", "[buffer]
   CHECK(error_kind([&] { buffer.add({1, 1}, 0, solved_at(1)); }) == Kind::duplicate_member);
   CHECK_THROWS_WITH(buffer.add({1, 1}, 0, solved_at(1)), Contains("member 0 of group (task 1, turn 1) arrived twice"));
   CHECK(error_kind([&] { buffer.add({1, 1}, 2, solved_at(1)); }) == Kind::member_out_of_range);
-  CHECK_THROWS_WITH(buffer.add({1, 1}, -1, solved_at(1)), Contains("member -1 of group (task 1, turn 1) is outside [0, 2)"));
+  CHECK_THROWS_WITH(buffer.add({1, 1}, -1, solved_at(1)),
+                    Contains("member -1 of group (task 1, turn 1) is outside [0, 2)"));
   CHECK(buffer.accepted_members() == 1);
   buffer.add({1, 1}, 1, solved_at(0));
   CHECK(buffer.take_ready().group_count() == 1);
@@ -107,7 +111,7 @@ TEST_CASE("a full buffer throws under throw_error, but open groups still take me
   buffer.add({2, 1}, 0, solved_at(1));
   CHECK(error_kind([&] { buffer.add({3, 1}, 0, solved_at(1)); }) == Kind::full);
   CHECK_THROWS_WITH(buffer.add({3, 1}, 0, solved_at(1)), Contains("beyond max_groups (2)"));
-  CHECK(buffer.add({1, 1}, 1, solved_at(1)));  // completes an open group
+  CHECK(buffer.add({1, 1}, 1, solved_at(1)));                                     // completes an open group
   CHECK(error_kind([&] { buffer.add({3, 1}, 0, solved_at(1)); }) == Kind::full);  // ready but not taken: still held
   CHECK(buffer.take_ready().group_count() == 1);
   CHECK_NOTHROW(buffer.add({3, 1}, 0, solved_at(1)));
@@ -161,7 +165,8 @@ TEST_CASE("drain returns complete groups and reports what incomplete ones miss",
   CHECK(drained.complete.size() == 3);
   REQUIRE(drained.partial.keys == std::vector<GroupKey>{{0, 1}, {2, 2}});
   CHECK(drained.missing == std::vector<std::vector<int>>{{1}, {0, 2}});
-  CHECK(std::vector<int>(drained.partial.extras().begin(), drained.partial.extras().end()) == std::vector<int>{0, 2, 21});
+  CHECK(std::vector<int>(drained.partial.extras().begin(), drained.partial.extras().end()) ==
+        std::vector<int>{0, 2, 21});
   CHECK(drained.partial.group_size(0) == 2);
   CHECK(drained.partial.group_size(1) == 1);
   CHECK(drained.complete.size() + drained.partial.size() == buffer.accepted_members());

@@ -8,11 +8,11 @@
 
 #include "leap/json.hpp"
 
+using Catch::Matchers::Contains;
 using leap::KernelOrder;
 using leap::Outcome;
 using leap::Verdict;
 using nlohmann::json;
-using Catch::Matchers::Contains;
 
 namespace {
 template <class T>
@@ -68,7 +68,8 @@ TEST_CASE("KernelOrder round trips, missing keys keep their defaults", "[json]")
 
 TEST_CASE("Turn and Trajectory round trip, with and without a payload", "[json]") {
   leap::Trajectory<> plain;
-  plain.turns = {{Verdict::compile_error, NAN, 12, "error: \"x\" undefined\n", {}}, {Verdict::correct, 1.75, 40, "", {}}};
+  plain.turns = {{Verdict::compile_error, NAN, 12, "error: \"x\" undefined\n", {}},
+                 {Verdict::correct, 1.75, 40, "", {}}};
   CHECK(round_trip(plain) == plain);
   CHECK_FALSE(json(plain.turns[0]).contains("payload"));
 
@@ -98,9 +99,9 @@ TEST_CASE("malformed documents name the field", "[json][errors]") {
   CHECK_THROWS_WITH(json::parse(R"({"turns": {}})").get<leap::Trajectory<>>(), Contains("Trajectory.turns"));
   CHECK_THROWS_WITH(json::parse(R"({"turns": [{"verdict": "correct"}, {"verdict": 3}]})").get<leap::Trajectory<>>(),
                     Contains("Turn.verdict") && Contains("Trajectory.turns[1]"));
-  CHECK_THROWS_WITH(json::parse(R"({"turns": [{"verdict": "correct", "payload": "x"}]})")
-                        .get<leap::Trajectory<std::vector<int>>>(),
-                    Contains("Turn.payload"));
+  CHECK_THROWS_WITH(
+      json::parse(R"({"turns": [{"verdict": "correct", "payload": "x"}]})").get<leap::Trajectory<std::vector<int>>>(),
+      Contains("Turn.payload"));
 }
 
 TEST_CASE("a failed read leaves the target as it was", "[json][errors]") {

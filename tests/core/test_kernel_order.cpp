@@ -66,7 +66,7 @@ TEST_CASE("by_severity ranks failures: wrong answer > timeout = runtime error > 
 }
 
 TEST_CASE("speedup: higher wins outside the relative band, ties inside it", "[order]") {
-  KernelOrder order = KernelOrder::with_speedup(0.5);  // powers of two keep the boundary exact
+  KernelOrder order = KernelOrder::with_speedup(0.5);     // powers of two keep the boundary exact
   check(order, solved(1, 3.0), solved(1, 2.0), 0);        // 3 <= 1.5 * 2: the boundary is a tie
   check(order, solved(1, 3.0000001), solved(1, 2.0), 1);  // just outside
   check(order, solved(1, 1.0), solved(1, 4.0), -1);
@@ -158,7 +158,7 @@ TEST_CASE("presets: with_speedup adds the band, with_speedup_and_tokens the toke
   CHECK(speed.turn_weight == 1.0);
   check(speed, solved(1, 1.06, 900), solved(1, 1.0, 10), 1);
   check(speed, solved(1, 1.04, 900), solved(1, 1.0, 10), 0);  // tokens are not a key here
-  check(speed, solved(1, 0.5), solved(2, 9.0), 1);           // the turn still comes first
+  check(speed, solved(1, 0.5), solved(2, 9.0), 1);            // the turn still comes first
   CHECK(KernelOrder::with_speedup(0.2).speedup_tolerance == 0.2);
 
   const KernelOrder both = KernelOrder::with_speedup_and_tokens();

@@ -25,8 +25,9 @@ std::atomic<std::size_t> allocations{0};
 void* counted(std::size_t size, std::size_t alignment) {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
   if (size == 0) size = 1;
-  void* p = alignment > alignof(std::max_align_t) ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                                                  : std::malloc(size);
+  void* p = alignment > alignof(std::max_align_t)
+                ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
+                : std::malloc(size);
   return p;
 }
 }  // namespace
@@ -126,7 +127,8 @@ void every_path(Batch& b) {
 void every_path(Batch& b, leap::AdvantageWorkspace& ws) {
   leap::rank_advantages(b.results, b.group_ids, std::span<double>(b.out), leap::KernelOrder{}, ws);
   leap::rank_advantages(b.results, b.group_ids, std::span<float>(b.out_float), leap::KernelOrder{}, ws);
-  leap::rank_advantages(b.results, b.group_ids, std::span<double>(b.out), leap::KernelOrder::with_speedup_and_tokens(), ws);
+  leap::rank_advantages(b.results, b.group_ids, std::span<double>(b.out), leap::KernelOrder::with_speedup_and_tokens(),
+                        ws);
   leap::rank_advantages(b.results, b.group_ids, std::span<double>(b.out), turn_weighted(), ws);
   leap::grpo_advantages(b.rewards, b.group_ids, b.out, {}, ws);
   leap::grpo_advantages(b.rewards_float, b.group_ids, b.out_float, {}, ws);

@@ -12,10 +12,10 @@
 #include "leap/baselines.hpp"
 #include "leap/rank_advantage.hpp"
 
+using Catch::Matchers::Contains;
 using leap::AdvantageNormalization;
 using leap::Outcome;
 using leap::Verdict;
-using Catch::Matchers::Contains;
 
 namespace {
 Outcome solved(int turn) { return Outcome{turn, Verdict::correct, 1.0, 0}; }
@@ -75,7 +75,8 @@ TEST_CASE("batch_rms scales the batch to RMS 1, an all-zero batch stays 0", "[no
   CHECK(empty.empty());
 }
 
-TEST_CASE("turn_weight 0 on binary outcomes is RLOO, with group_std (epsilon 0) it is GRPO's z-score", "[normalization][property]") {
+TEST_CASE("turn_weight 0 on binary outcomes is RLOO, with group_std (epsilon 0) it is GRPO's z-score",
+          "[normalization][property]") {
   std::mt19937_64 rng(41);
   for (int round = 0; round < 500; ++round) {
     const std::size_t groups = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
@@ -125,7 +126,8 @@ TEST_CASE("normalize_advantages refuses bad input and writes nothing", "[normali
   CHECK_THROWS_WITH(leap::normalize_advantages(a, {}, AdvantageNormalization::batch_rms, -1.0),
                     Contains("epsilon (-1) must be finite and >= 0"));
   std::vector<double> bad = {1.0, std::numeric_limits<double>::infinity()};
-  CHECK_THROWS_WITH(leap::normalize_advantages(bad, {}, AdvantageNormalization::batch_rms), Contains("advantages[1] (inf)"));
+  CHECK_THROWS_WITH(leap::normalize_advantages(bad, {}, AdvantageNormalization::batch_rms),
+                    Contains("advantages[1] (inf)"));
   CHECK(bad[0] == 1.0);
   CHECK(a == std::vector<double>{1.0, -1.0});
 }

@@ -7,10 +7,10 @@
 
 #include "leap/rank_advantage.hpp"
 
+using Catch::Matchers::Contains;
 using leap::KernelOrder;
 using leap::Outcome;
 using leap::Verdict;
-using Catch::Matchers::Contains;
 
 namespace {
 constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
@@ -125,9 +125,9 @@ TEST_CASE("batched: contiguous groups in any id order match per-group results", 
   const std::vector<Outcome> b = {failed(), solved(3, 2.0)};
   std::vector<Outcome> results = a;
   results.insert(results.end(), b.begin(), b.end());
-  for (const std::vector<std::uint32_t>& ids : {std::vector<std::uint32_t>{5, 5, 5, 2, 2},
-                                                std::vector<std::uint32_t>{2, 2, 2, 5, 5},
-                                                std::vector<std::uint32_t>{9, 9, 9, 3, 3}}) {
+  for (const std::vector<std::uint32_t>& ids :
+       {std::vector<std::uint32_t>{5, 5, 5, 2, 2}, std::vector<std::uint32_t>{2, 2, 2, 5, 5},
+        std::vector<std::uint32_t>{9, 9, 9, 3, 3}}) {
     std::vector<double> out(results.size());
     leap::rank_advantages(results, ids, out);
     std::vector<double> expected = leap::rank_advantages(a);
@@ -157,7 +157,8 @@ TEST_CASE("a custom order works through the pairwise path", "[rank]") {
   struct FewestTokens {  // a trainer's own order: fewer tokens always wins
     int compare(const Outcome& a, const Outcome& b) const { return (a.tokens < b.tokens) - (a.tokens > b.tokens); }
   };
-  const std::vector<Outcome> group = {failed(Verdict::compile_error, 30), solved(1, 2.0, 10), failed(Verdict::timeout, 20)};
+  const std::vector<Outcome> group = {failed(Verdict::compile_error, 30), solved(1, 2.0, 10),
+                                      failed(Verdict::timeout, 20)};
   const std::vector<double> expected = {-1.0, 1.0, 0.0};
   CHECK(leap::rank_advantages(group, FewestTokens{}) == expected);
   CHECK(leap::rank_advantages_reference(group, FewestTokens{}) == expected);
@@ -168,8 +169,7 @@ TEST_CASE("bad input: a clear invalid_argument, and nothing written", "[rank][er
   std::vector<double> out(3, 7.0);
   SECTION("group_ids shorter than results") {
     const std::vector<std::uint32_t> ids = {0, 0};
-    CHECK_THROWS_WITH(leap::rank_advantages(results, ids, out),
-                      Contains("group_ids.size() (2) != results.size() (3)"));
+    CHECK_THROWS_WITH(leap::rank_advantages(results, ids, out), Contains("group_ids.size() (2) != results.size() (3)"));
   }
   SECTION("out shorter than results") {
     const std::vector<std::uint32_t> ids = {0, 0, 0};
@@ -182,7 +182,8 @@ TEST_CASE("bad input: a clear invalid_argument, and nothing written", "[rank][er
     bad[2].solved_turn = -1;
     const std::vector<std::uint32_t> ids = {0, 0, 0};
     CHECK_THROWS_AS(leap::rank_advantages(bad, ids, out), std::invalid_argument);
-    CHECK_THROWS_WITH(leap::rank_advantages(bad, ids, out), Contains("outcome 2") && Contains("negative solved_turn (-1)"));
+    CHECK_THROWS_WITH(leap::rank_advantages(bad, ids, out),
+                      Contains("outcome 2") && Contains("negative solved_turn (-1)"));
     CHECK_THROWS_WITH(leap::rank_advantages_reference(bad), Contains("negative solved_turn"));
   }
   SECTION("a NaN tolerance") {

@@ -76,13 +76,15 @@ Outcome edge_outcome(std::mt19937_64& rng, double tolerance, bool far_turns) {
     o.solved_turn = far[std::uniform_int_distribution<int>(0, 6)(rng)];
   }
   // Every verdict value, also those outside the enum (the ranking reads them as compile errors).
-  const int verdict = std::uniform_int_distribution<int>(0, 5)(rng) == 0 ? std::uniform_int_distribution<int>(5, 255)(rng)
-                                                                         : std::uniform_int_distribution<int>(0, 4)(rng);
+  const int verdict = std::uniform_int_distribution<int>(0, 5)(rng) == 0
+                          ? std::uniform_int_distribution<int>(5, 255)(rng)
+                          : std::uniform_int_distribution<int>(0, 4)(rng);
   o.best_verdict = static_cast<Verdict>(verdict);
   o.speedup = edge_speedup(rng, tolerance);
   static const std::uint32_t tokens[] = {0, 1, 100, 105, 106, 200, UINT32_MAX, UINT32_MAX - 1};
-  o.tokens = std::uniform_int_distribution<int>(0, 2)(rng) == 0 ? std::uniform_int_distribution<std::uint32_t>(0, 400)(rng)
-                                                              : tokens[std::uniform_int_distribution<int>(0, 7)(rng)];
+  o.tokens = std::uniform_int_distribution<int>(0, 2)(rng) == 0
+                 ? std::uniform_int_distribution<std::uint32_t>(0, 400)(rng)
+                 : tokens[std::uniform_int_distribution<int>(0, 7)(rng)];
   return o;
 }
 
@@ -118,10 +120,10 @@ TEST_CASE("a band edge: within (1 + tol) ties, one ulp past it wins, in every ke
     const double past = std::nextafter(edge, infinity);
     std::vector<Outcome> group(8);
     for (Outcome& o : group) o = Outcome{1, Verdict::correct, 1.25, 100};
-    group[1].speedup = edge;  // ties with the 1.25s
-    group[2].speedup = past;  // beats them, ties with group[1] unless tol = 0
+    group[1].speedup = edge;                            // ties with the 1.25s
+    group[2].speedup = past;                            // beats them, ties with group[1] unless tol = 0
     group[3] = Outcome{2, Verdict::correct, 100.0, 1};  // a later turn loses whatever its speed
-    group[4].speedup = not_a_number;                     // unknown: ties with every success of its turn
+    group[4].speedup = not_a_number;                    // unknown: ties with every success of its turn
     group[5] = Outcome{0, Verdict::wrong_answer, 1000.0, 1};
     REQUIRE(order.compare(group[2], group[0]) == 1);
     REQUIRE(order.compare(group[1], group[0]) == 0);  // exactly (1 + tol) * s: inside the band
@@ -183,9 +185,11 @@ TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, b
       const BandTokens mode = leap::detail::band_tokens(encode);
       REQUIRE((mode == BandTokens::off) == !tokens_on);
       REQUIRE((mode == BandTokens::exact) == (tokens_on && order.token_tolerance == 0.0));  // this test's tolerances
-      const bool took = mode == BandTokens::off     ? leap::detail::band_group_of_size<N, BandTokens::off>(group.data(), encode, out.data())
-                        : mode == BandTokens::exact ? leap::detail::band_group_of_size<N, BandTokens::exact>(group.data(), encode, out.data())
-                                                    : leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, out.data());
+      const bool took = mode == BandTokens::off
+                            ? leap::detail::band_group_of_size<N, BandTokens::off>(group.data(), encode, out.data())
+                        : mode == BandTokens::exact
+                            ? leap::detail::band_group_of_size<N, BandTokens::exact>(group.data(), encode, out.data())
+                            : leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, out.data());
       // The banded token pass holds for every order: with the key off (NaN tokens) it only ties, and
       // with a factor of 1 its scaled counts are the counts. The same numbers, rounded to float.
       leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, out_float.data());
@@ -209,8 +213,8 @@ TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, b
 // the banded pass and the batch loop all give the oracle's numbers.
 TEST_CASE("exact token lanes == banded lanes == oracle on counts across the uint32 range", "[rank][property][bands]") {
   std::mt19937_64 rng(20261203);
-  static const std::uint32_t counts[] = {0u,           1u,           2u,          0x7FFFFFFEu, 0x7FFFFFFFu, 0x80000000u,
-                                         0x80000001u,  0xFFFFFFFEu,  0xFFFFFFFFu, 1000u,       1001u};
+  static const std::uint32_t counts[] = {0u,          1u,          2u,          0x7FFFFFFEu, 0x7FFFFFFFu, 0x80000000u,
+                                         0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu, 1000u,       1001u};
   static const double speedups[] = {1.0, 1.0, 1.04, not_a_number, 0.0, 2.0};
   using leap::detail::BandTokens;
   std::size_t exact_runs = 0;
@@ -227,8 +231,9 @@ TEST_CASE("exact token lanes == banded lanes == oracle on counts across the uint
         o.solved_turn = kind < 7 ? 1 : kind < 8 ? 2 : 0;
         o.best_verdict = o.solved_turn > 0 ? Verdict::correct : Verdict::wrong_answer;
         o.speedup = speedups[std::uniform_int_distribution<int>(0, 5)(rng)];
-        o.tokens = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? std::uniform_int_distribution<std::uint32_t>()(rng)
-                                                                   : counts[std::uniform_int_distribution<int>(0, 10)(rng)];
+        o.tokens = std::uniform_int_distribution<int>(0, 3)(rng) == 0
+                       ? std::uniform_int_distribution<std::uint32_t>()(rng)
+                       : counts[std::uniform_int_distribution<int>(0, 10)(rng)];
       }
       const auto oracle = leap::rank_advantages_reference(group, order);
       std::vector<double> exact(N, -7.0), banded(N, -7.0), batch(N, -7.0);
@@ -258,7 +263,8 @@ TEST_CASE("a token tolerance that moves the factor off 1 takes the banded lanes"
   const KernelOrder order = KernelOrder::with_speedup_and_tokens(0.05, 0x1p-52);
   const leap::detail::KeyEncoder encode(order);
   REQUIRE(leap::detail::band_tokens(encode) == BandTokens::banded);
-  REQUIRE(order.compare(Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFEu}, Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFFu}) == 1);
+  REQUIRE(order.compare(Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFEu},
+                        Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFFu}) == 1);
   REQUIRE(order.compare(Outcome{1, Verdict::correct, 1.0, 7u}, Outcome{1, Verdict::correct, 1.0, 7u}) == 0);
   std::vector<Outcome> group(8, Outcome{1, Verdict::correct, 1.0, 0xFFFFFFFFu});
   group[1].tokens = 0xFFFFFFFEu;
@@ -286,8 +292,9 @@ TEST_CASE("a batch under a speed order (G = 4, 5, 8, 12, 16) == oracle group by 
   const std::size_t sizes[] = {8, 8, 4, 16, 5, 12};
   for (int round = 0; round < 300; ++round) {
     const double tolerance = std::vector<double>{0.0, 0.05, 0.5}[static_cast<std::size_t>(round % 3)];
-    const KernelOrder order = round % 2 == 0 ? KernelOrder::with_speedup(tolerance)
-                                             : KernelOrder::with_speedup_and_tokens(tolerance, round % 4 == 1 ? 0.0 : 0.05);
+    const KernelOrder order = round % 2 == 0
+                                  ? KernelOrder::with_speedup(tolerance)
+                                  : KernelOrder::with_speedup_and_tokens(tolerance, round % 4 == 1 ? 0.0 : 0.05);
     const std::size_t size = sizes[static_cast<std::size_t>(round) % 6];
     const std::size_t group_count = std::uniform_int_distribution<std::size_t>(1, 60)(rng);
     std::vector<std::vector<Outcome>> groups;
@@ -295,8 +302,8 @@ TEST_CASE("a batch under a speed order (G = 4, 5, 8, 12, 16) == oracle group by 
     std::vector<std::uint32_t> ids;
     for (std::size_t g = 0; g < group_count; ++g) {
       const bool odd = g > 0 && std::uniform_int_distribution<int>(0, 7)(rng) == 0;
-      groups.push_back(edge_group(rng, odd ? std::uniform_int_distribution<std::size_t>(1, 17)(rng) : size, order,
-                                  g % 3 == 0));
+      groups.push_back(
+          edge_group(rng, odd ? std::uniform_int_distribution<std::size_t>(1, 17)(rng) : size, order, g % 3 == 0));
       for (const Outcome& o : groups.back()) {
         results.push_back(o);
         ids.push_back(static_cast<std::uint32_t>(1000 + g));

@@ -49,7 +49,8 @@ double random_tolerance(std::mt19937_64& rng) {
   return pool[std::uniform_int_distribution<int>(0, 5)(rng)];
 }
 
-std::vector<double> batched(const std::vector<double>& scores, const std::vector<std::uint32_t>& ids, double tolerance) {
+std::vector<double> batched(const std::vector<double>& scores, const std::vector<std::uint32_t>& ids,
+                            double tolerance) {
   std::vector<double> out(scores.size(), -7.0);
   leap::rank_advantages_of_scores(scores, ids, out, tolerance);
   return out;

@@ -23,8 +23,9 @@ constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 
 // Speedups drawn mostly from a small set so that band boundaries and exact ties are common.
 double random_speedup(std::mt19937_64& rng) {
-  static const double pool[] = {not_a_number, 0.0, -1.0, 0.5, 1.0, 1.02, 1.04, 1.05, 1.0500001, 1.06, 1.1, 1.5, 2.0, 4.0,
-                                std::numeric_limits<double>::infinity()};
+  static const double pool[] = {not_a_number, 0.0,  -1.0, 0.5,       1.0,
+                                1.02,         1.04, 1.05, 1.0500001, 1.06,
+                                1.1,          1.5,  2.0,  4.0,       std::numeric_limits<double>::infinity()};
   std::uniform_int_distribution<int> pick(0, 19);
   const int k = pick(rng);
   if (k < 15) return pool[k];
@@ -42,8 +43,8 @@ std::uint32_t random_tokens(std::mt19937_64& rng) {
 Outcome random_outcome(std::mt19937_64& rng, int max_turns) {
   Outcome o;
   o.solved_turn = std::uniform_int_distribution<int>(0, max_turns)(rng);
-  o.best_verdict = o.solved_turn > 0 ? Verdict::correct
-                                     : leap::all_verdicts[std::uniform_int_distribution<std::size_t>(0, 3)(rng)];
+  o.best_verdict =
+      o.solved_turn > 0 ? Verdict::correct : leap::all_verdicts[std::uniform_int_distribution<std::size_t>(0, 3)(rng)];
   o.speedup = random_speedup(rng);
   o.tokens = random_tokens(rng);
   return o;
@@ -109,7 +110,8 @@ TEST_CASE("fast path == oracle on random groups, every path, every order", "[ran
 
 // Every ranking path at turn weights 0, 1 and between, against the oracle (which sums match()).
 // w = 0 and w = 1 are sums of integers, so those must agree exactly; other weights to rounding.
-TEST_CASE("turn_weight: every path == oracle on random groups at w = 0, 1 and fractions", "[rank][property][turn_weight]") {
+TEST_CASE("turn_weight: every path == oracle on random groups at w = 0, 1 and fractions",
+          "[rank][property][turn_weight]") {
   std::mt19937_64 rng(20261130);
   const double weights[] = {0.0, 1.0, 0.5, 0.25, 1.0 / 3.0, 0.9};
   for (int round = 0; round < 3000; ++round) {

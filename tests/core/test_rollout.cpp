@@ -43,14 +43,16 @@ struct ScriptPolicy {
         so_far.turns.back().verdict != Verdict::runtime_error) {
       throw std::logic_error("the policy was not shown the last feedback");
     }
-    if (key.sample == task.throw_policy_sample && key.turn == task.throw_turn) throw std::runtime_error("sampler crashed");
+    if (key.sample == task.throw_policy_sample && key.turn == task.throw_turn)
+      throw std::runtime_error("sampler crashed");
     return {std::to_string(task.id) + "/" + std::to_string(key.sample) + "/" + std::to_string(key.turn),
             static_cast<std::uint32_t>(10 * key.turn + key.sample)};
   }
 };
 
 struct ScriptEnvironment {
-  leap::Evaluation evaluate(const ScriptTask& task, const leap::Completion<std::string>&, const leap::SampleKey& key) const {
+  leap::Evaluation evaluate(const ScriptTask& task, const leap::Completion<std::string>&,
+                            const leap::SampleKey& key) const {
     if (key.sample == task.throw_env_sample && key.turn == task.throw_turn) throw std::runtime_error("sandbox lost");
     const int solve = task.solve_at[static_cast<std::size_t>(key.sample)];
     const bool correct = solve > 0 && key.turn >= solve;
@@ -88,13 +90,15 @@ std::vector<int> turns_per_trajectory(const leap::StepResult<std::string>& resul
 TEST_CASE("pruned groups get one turn, expanded ones debug until solved or out of turns", "[rollout]") {
   const auto tasks = script();
   ScriptPolicy policy;
-  const auto result = leap::run_step(tasks, policy, ScriptEnvironment{}, leap::FailBandGate{2, 3},
-                                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  const auto result =
+      leap::run_step(tasks, policy, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
   CHECK(turns_per_trajectory(result) == std::vector<int>{1, 1, 1, 1, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2, 3});
-  CHECK(result.decisions == std::vector<leap::GateDecision>{{Expansion::prune_easy, GateReason::too_few_failures},
-                                                             {Expansion::expand, GateReason::in_band},
-                                                             {Expansion::prune_catastrophic, GateReason::too_many_failures},
-                                                             {Expansion::expand, GateReason::in_band}});
+  CHECK(result.decisions ==
+        std::vector<leap::GateDecision>{{Expansion::prune_easy, GateReason::too_few_failures},
+                                        {Expansion::expand, GateReason::in_band},
+                                        {Expansion::prune_catastrophic, GateReason::too_many_failures},
+                                        {Expansion::expand, GateReason::in_band}});
   CHECK(result.turn1_stats[2] == leap::GroupStats{4, 0, 0, 0, 0, 4});
   CHECK(result.trajectories[6].turns[2].payload == "11/2/3");
   CHECK(result.trajectories[6].turns[2].verdict == Verdict::correct);
@@ -125,8 +129,9 @@ TEST_CASE("pruned groups get one turn, expanded ones debug until solved or out o
 
 TEST_CASE("advantages are ranked per group and credited per turn", "[rollout]") {
   const auto tasks = script();
-  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
-                                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  const auto result =
+      leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
   // Task 11: solved at 1, 2, 3, never.
   CHECK(result.advantages[4] == Approx(1.0));
   CHECK(result.advantages[5] == Approx(1.0 / 3));
@@ -140,8 +145,8 @@ TEST_CASE("advantages are ranked per group and credited per turn", "[rollout]") 
   REQUIRE(result.samples.size() == 24);  // one per evaluation
   std::vector<double> trajectory5;
   for (const auto& sample : result.samples) {
-    CHECK(result.payload_of(sample) == std::to_string(tasks[sample.task_index].id) + "/" + std::to_string(sample.sample) +
-                                           "/" + std::to_string(sample.turn));
+    CHECK(result.payload_of(sample) == std::to_string(tasks[sample.task_index].id) + "/" +
+                                           std::to_string(sample.sample) + "/" + std::to_string(sample.turn));
     CHECK(sample.tokens == static_cast<std::uint32_t>(10 * sample.turn + sample.sample));
     CHECK(sample.task_id == tasks[sample.task_index].id);
     if (sample.trajectory == 5) trajectory5.push_back(sample.advantage);
@@ -154,8 +159,8 @@ TEST_CASE("advantages are ranked per group and credited per turn", "[rollout]") 
 
 TEST_CASE("max_turns = 1 evaluates turn 1 only, whatever the gate says", "[rollout]") {
   const auto tasks = script();
-  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
-                                     leap::InlineExecutor{}, options(4, 1));
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::AlwaysExpand{},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options(4, 1));
   CHECK(result.metrics.evaluations == 16);
   CHECK(result.metrics.groups(GateReason::always_expand) == 4);
   CHECK(result.metrics.accuracy_at_turn == std::vector<double>{7.0 / 16});
@@ -241,7 +246,8 @@ TEST_CASE("bad options and bad gates are refused before anything runs", "[rollou
   const auto tasks = script();
   ScriptPolicy policy;
   auto run = [&](leap::RolloutOptions bad, leap::FailBandGate gate = {2, 3}) {
-    return leap::run_step(tasks, policy, ScriptEnvironment{}, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{}, bad);
+    return leap::run_step(tasks, policy, ScriptEnvironment{}, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{},
+                          bad);
   };
   CHECK_THROWS_WITH(run(options(0, 3)), Contains("group_size (0) must be >= 1"));
   CHECK_THROWS_WITH(run(options(4, 0)), Contains("max_turns (0) must be >= 1"));

@@ -25,7 +25,8 @@ TEST_CASE("summarize: the first correct turn, the best verdict, its speedup, all
 
 TEST_CASE("summarize an unsolved trajectory: the most advanced failure", "[trajectory]") {
   Trajectory<std::string> trajectory;  // a trainer's own payload: the completion text
-  trajectory.turns = {{Verdict::wrong_answer, NAN, 10, "", "first try"}, {Verdict::runtime_error, NAN, 20, "", "second"}};
+  trajectory.turns = {{Verdict::wrong_answer, NAN, 10, "", "first try"},
+                      {Verdict::runtime_error, NAN, 20, "", "second"}};
   const leap::Outcome outcome = leap::summarize(trajectory);
   CHECK(outcome.solved_turn == 0);
   CHECK(outcome.best_verdict == Verdict::wrong_answer);

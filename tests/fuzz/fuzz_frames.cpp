@@ -28,8 +28,7 @@ void decode(std::string_view payload) {
     (void)j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const dt::JsonLimitError&) {
     if (problem.empty()) std::abort();
-  } catch (const nlohmann::json::exception&) {
-  }
+  } catch (const nlohmann::json::exception&) {}
 }
 
 }  // namespace

@@ -29,8 +29,9 @@ bool expect(const std::string& what, const sb::EvalResult& r, const std::string&
   std::printf("%s %-62s %-14s (%.2f s)", ok ? "PASS" : "FAIL", what.c_str(), got.c_str(), r.seconds);
   if (!r.cuda_error.empty()) std::printf(" %s", r.cuda_error.c_str());
   if (r.candidate.runs > 0) {
-    std::printf(" speedup %.3f, candidate %.4f ms (%s, spread %.3f, %d runs), reference %.4f ms", r.speedup, r.candidate.median_ms,
-                r.candidate.method.c_str(), r.candidate.spread, r.candidate.runs, r.reference.median_ms);
+    std::printf(" speedup %.3f, candidate %.4f ms (%s, spread %.3f, %d runs), reference %.4f ms", r.speedup,
+                r.candidate.median_ms, r.candidate.method.c_str(), r.candidate.spread, r.candidate.runs,
+                r.reference.median_ms);
   }
   if (!ok || expected != "correct") std::printf(" | %s%s", r.detail.substr(0, 300).c_str(), r.error.c_str());
   std::printf("\n");
@@ -55,12 +56,13 @@ int main() {
   timed_config.time = true;
   sb::Evaluator timed(timed_config);
   const sb::TimerChoice timer = sb::timer_choice();
-  std::printf("device: %s, arch %s; timer: %s (%s)\n", gpu.devices.empty() ? "?" : gpu.devices[0].name.c_str(), ev.arch().c_str(),
-              timer.method.c_str(), timer.reason.c_str());
+  std::printf("device: %s, arch %s; timer: %s (%s)\n", gpu.devices.empty() ? "?" : gpu.devices[0].name.c_str(),
+              ev.arch().c_str(), timer.method.c_str(), timer.reason.c_str());
 
   // 1. Every shipped variant.
   for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
-    for (const sb::TaskVariant& v : t.variants) expect(t.spec.name + "/" + v.name, ev.evaluate(t.spec, v.source), v.expect);
+    for (const sb::TaskVariant& v : t.variants)
+      expect(t.spec.name + "/" + v.name, ev.evaluate(t.spec, v.source), v.expect);
   }
 
   // 2. Hostile kernels on a smaller scale_add: two size sets of three trials (six checked calls).
@@ -92,7 +94,8 @@ int main() {
       if (c.name != "memoises in __device__ globals") continue;
       const sb::EvalResult memo = timed.evaluate(task, c.source);
       const bool fair = memo.speedup > 0 && honest.speedup > 0 && memo.speedup < 1.5 * honest.speedup;
-      std::printf("%s memoiser speedup %.3f vs honest twin %.3f\n", fair ? "PASS" : "FAIL", memo.speedup, honest.speedup);
+      std::printf("%s memoiser speedup %.3f vs honest twin %.3f\n", fair ? "PASS" : "FAIL", memo.speedup,
+                  honest.speedup);
       if (!fair) ++failures;
     }
   }

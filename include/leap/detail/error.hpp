@@ -27,8 +27,8 @@ template <class... Parts>
 inline void require_same_size(const char* function, const char* name_a, std::size_t size_a, const char* name_b,
                               std::size_t size_b) {
   if (size_a != size_b) {
-    throw_invalid_argument("leap::", function, ": ", name_a, ".size() (", size_a, ") != ", name_b, ".size() (",
-                           size_b, ")");
+    throw_invalid_argument("leap::", function, ": ", name_a, ".size() (", size_a, ") != ", name_b, ".size() (", size_b,
+                           ")");
   }
 }
 

@@ -29,9 +29,13 @@ struct BatchScratch {
   std::tuple<std::vector<double>, std::vector<float>> results;
 
   template <class T>
-  std::vector<T>& gathered_of() noexcept { return std::get<std::vector<T>>(gathered); }
+  std::vector<T>& gathered_of() noexcept {
+    return std::get<std::vector<T>>(gathered);
+  }
   template <class T>
-  std::vector<T>& results_of() noexcept { return std::get<std::vector<T>>(results); }
+  std::vector<T>& results_of() noexcept {
+    return std::get<std::vector<T>>(results);
+  }
 };
 
 // The end of the run of ids[begin] (ids[begin] != ids[end] or end == ids.size()). Tries the length of

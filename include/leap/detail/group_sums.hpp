@@ -41,7 +41,7 @@ inline constexpr bool tree_summed = N >= 4 && N <= 16 && (N & (N - 1)) == 0;
 
 // The sum of a fixed-size group in the tree order above.
 template <std::size_t N>
-  requires tree_summed<N>
+requires tree_summed<N>
 double group_sum(const double (&values)[N]) noexcept {
 #if LEAP_DETAIL_SIMD_LANES
   lanes_f64 lanes[N / 2];

@@ -65,7 +65,8 @@ void pairwise_advantages_full(std::span<const Outcome> group, const Order& order
 }
 
 // One member's advantage from its unweighted score and the part of it the turn decided.
-inline double weighted_advantage(std::int64_t score, std::int64_t turn_score, double turn_weight, double opponents) noexcept {
+inline double weighted_advantage(std::int64_t score, std::int64_t turn_score, double turn_weight,
+                                 double opponents) noexcept {
   return (static_cast<double>(score - turn_score) + turn_weight * static_cast<double>(turn_score)) / opponents;
 }
 
@@ -97,8 +98,8 @@ struct OrderKeys {
   std::vector<double> speedup_scaled;  // speedup_factor * speedup, for the pairwise loop
   std::vector<double> tokens_scaled;   // token_factor * tokens, likewise
   std::vector<double> score;           // the pairwise loop's running scores
-  double speedup_factor = 1.0;  // 1 + speedup_tolerance
-  double token_factor = 1.0;    // 1 + token_tolerance
+  double speedup_factor = 1.0;         // 1 + speedup_tolerance
+  double token_factor = 1.0;           // 1 + token_tolerance
 };
 
 inline constexpr double solved_class_base = 1099511627776.0;  // 2^40, above every unsolved class
@@ -132,7 +133,7 @@ struct KeyEncoder {
   // cannot hold), and whether the speedup and token keys apply to that class (0 or NaN, added to the
   // value: adding 0 is exact, adding NaN makes it unknown, one vector add where a mask blend is three).
   static constexpr std::size_t band_entries = 38;  // solved: min(turn, 31); unsolved: 32 + min(verdict, 5)
-  static constexpr int band_max_turn = 27;          // under by_turn, turns 1..27 take class indices 30..4
+  static constexpr int band_max_turn = 27;         // under by_turn, turns 1..27 take class indices 30..4
   double band_scale[band_entries];
   double band_speedup_off[band_entries];  // 0 where the speedup key applies, NaN (added: unknown) where not
   double band_tokens_off[band_entries];   // likewise for the token key
@@ -140,7 +141,8 @@ struct KeyEncoder {
   static std::size_t band_index(const Outcome& o) noexcept {
     const auto turn = static_cast<std::uint32_t>(o.solved_turn);  // >= 0, validated by every caller
     const std::uint32_t solved = turn != 0 ? ~0u : 0u;
-    const std::uint32_t unsolved_index = 32u + std::min(static_cast<std::uint32_t>(o.best_verdict), 5u);  // see severity
+    const std::uint32_t unsolved_index =
+        32u + std::min(static_cast<std::uint32_t>(o.best_verdict), 5u);  // see severity
     return (std::min(turn, 31u) & solved) | (unsolved_index & ~solved);
   }
 
@@ -166,7 +168,6 @@ struct KeyEncoder {
   }
 
  public:
-
   static double severity(Verdict verdict) noexcept {
     // By the enum's value, see failure_severity_rank; any value past the enum reads as the last entry,
     // 0, as failure_severity_rank's fall-through gives it (a mask would wrap 9 to 1).
@@ -194,8 +195,9 @@ struct KeyEncoder {
     return select(on, static_cast<double>(o.tokens), std::numeric_limits<double>::quiet_NaN());
   }
 };
-static_assert(failure_severity_rank(Verdict::compile_error) == 0 && failure_severity_rank(Verdict::runtime_error) == 1 &&
-                  failure_severity_rank(Verdict::timeout) == 1 && failure_severity_rank(Verdict::wrong_answer) == 2,
+static_assert(failure_severity_rank(Verdict::compile_error) == 0 &&
+                  failure_severity_rank(Verdict::runtime_error) == 1 && failure_severity_rank(Verdict::timeout) == 1 &&
+                  failure_severity_rank(Verdict::wrong_answer) == 2,
               "KeyEncoder::severity's table must follow failure_severity_rank");
 
 inline void encode_keys(std::span<const Outcome> group, const KernelOrder& order, OrderKeys& keys) {
@@ -238,7 +240,8 @@ void small_group_advantages(std::span<const Outcome> group, const KeyEncoder& en
     for (std::size_t j = i + 1; j < n; ++j) {
       const Key& b = keys[j];
       const int by_class = static_cast<int>(a.klass > b.klass) - static_cast<int>(a.klass < b.klass);
-      const int by_speed = static_cast<int>(a.speedup > b.speedup_scaled) - static_cast<int>(b.speedup > a.speedup_scaled);
+      const int by_speed =
+          static_cast<int>(a.speedup > b.speedup_scaled) - static_cast<int>(b.speedup > a.speedup_scaled);
       const int by_tokens = static_cast<int>(b.tokens > a.tokens_scaled) - static_cast<int>(a.tokens > b.tokens_scaled);
       // The first decisive key, in arithmetic rather than branches: a key of 0 passes to the next.
       const int tie_break = by_speed + static_cast<int>(by_speed == 0) * by_tokens;
@@ -316,22 +319,22 @@ enum class WindowCounting { automatic, scan, fenwick };
 // Reusable buffers, so a batch of many groups allocates once.
 struct RankWorkspace {
   WindowCounting window_counting = WindowCounting::automatic;
-  KeyEncoder encoder{KernelOrder{}};  // the batch's order, encoded once for the small-group pass
-  std::vector<std::int64_t> scores;     // one group's Copeland scores, every match worth 1
+  KeyEncoder encoder{KernelOrder{}};       // the batch's order, encoded once for the small-group pass
+  std::vector<std::int64_t> scores;        // one group's Copeland scores, every match worth 1
   std::vector<std::int64_t> turn_decided;  // the part of them the turn decided (turn_weight < 1)
   std::vector<int> solved_turns;           // sorted, for turn_scores
-  std::vector<double> tokens_by_speed;  // tokens of the known members, in speedup order
+  std::vector<double> tokens_by_speed;     // tokens of the known members, in speedup order
   OrderKeys keys;
-  std::vector<std::pair<double, std::uint32_t>> by_class;     // (class, member), ascending
-  std::vector<std::uint32_t> class_members;                       // the class being scored
-  std::vector<std::pair<double, std::uint32_t>> by_speedup;       // (speedup, member), known only, ascending
-  std::vector<std::uint32_t> unknown_speed;                       // members with unknown speedup
-  std::vector<double> tokens_all;                                 // sorted token counts of the class
-  std::vector<double> tokens_unknown;                             // ... of its unknown-speedup members
-  std::vector<std::pair<double, std::uint32_t>> by_tokens;        // (tokens, speedup position), known only
-  std::vector<std::uint32_t> window_lo, window_hi;                // by speedup position
-  std::vector<std::uint32_t> token_rank;                          // by speedup position
-  std::vector<std::uint32_t> limit_more, limit_fewer;             // by speedup position, see below
+  std::vector<std::pair<double, std::uint32_t>> by_class;    // (class, member), ascending
+  std::vector<std::uint32_t> class_members;                  // the class being scored
+  std::vector<std::pair<double, std::uint32_t>> by_speedup;  // (speedup, member), known only, ascending
+  std::vector<std::uint32_t> unknown_speed;                  // members with unknown speedup
+  std::vector<double> tokens_all;                            // sorted token counts of the class
+  std::vector<double> tokens_unknown;                        // ... of its unknown-speedup members
+  std::vector<std::pair<double, std::uint32_t>> by_tokens;   // (tokens, speedup position), known only
+  std::vector<std::uint32_t> window_lo, window_hi;           // by speedup position
+  std::vector<std::uint32_t> token_rank;                     // by speedup position
+  std::vector<std::uint32_t> limit_more, limit_fewer;        // by speedup position, see below
   std::vector<std::uint32_t> fenwick;
   std::vector<std::uint32_t> query_start, query_fill;
   struct Query {
@@ -344,9 +347,12 @@ struct RankWorkspace {
 
 // Members of `sorted` (ascending token counts) that a (with t_a tokens) beats minus those beating it.
 inline std::int64_t token_score_against(std::span<const double> sorted, double t_a, double factor) {
-  const auto first_more = std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return t <= factor * t_a; });
-  const auto first_not_fewer = std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return factor * t < t_a; });
-  return static_cast<std::int64_t>(sorted.end() - first_more) - static_cast<std::int64_t>(first_not_fewer - sorted.begin());
+  const auto first_more =
+      std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return t <= factor * t_a; });
+  const auto first_not_fewer =
+      std::partition_point(sorted.begin(), sorted.end(), [&](double t) { return factor * t < t_a; });
+  return static_cast<std::int64_t>(sorted.end() - first_more) -
+         static_cast<std::int64_t>(first_not_fewer - sorted.begin());
 }
 
 // Within one class (members equal on the exact keys): adds the speedup and token scores.
@@ -428,7 +434,8 @@ inline void within_class_scores(std::span<const std::uint32_t> members, RankWork
   // each member a's token-rank limits among known members: ranks >= limit_more hold more than
   // ft * t_a tokens, ranks < limit_fewer hold t with ft * t < t_a.
   ws.by_tokens.resize(known);
-  for (std::size_t k = 0; k < known; ++k) ws.by_tokens[k] = {keys.tokens[ws.by_speedup[k].second], static_cast<std::uint32_t>(k)};
+  for (std::size_t k = 0; k < known; ++k)
+    ws.by_tokens[k] = {keys.tokens[ws.by_speedup[k].second], static_cast<std::uint32_t>(k)};
   std::sort(ws.by_tokens.begin(), ws.by_tokens.end());
   ws.token_rank.resize(known);
   ws.limit_more.resize(known);

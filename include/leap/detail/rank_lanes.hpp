@@ -52,7 +52,7 @@ namespace leap::detail {
 // and not by_turn, INT_MIN + severity rank (when by_severity) when unsolved. Needs solved_turn >= 0,
 // which every ranking path validates first.
 inline std::int32_t class32(const Outcome& o, const KeyEncoder& encode) noexcept {
-  const std::int32_t solved = -static_cast<std::int32_t>(o.solved_turn > 0);     // all ones when solved
+  const std::int32_t solved = -static_cast<std::int32_t>(o.solved_turn > 0);       // all ones when solved
   const std::int32_t by_turn = -static_cast<std::int32_t>(encode.by_turn != 0.0);  // all ones when by_turn
   const std::int32_t solved_class = (INT_MAX - o.solved_turn) & by_turn;
   const std::int32_t failed_class =
@@ -77,8 +77,8 @@ void write_lane_advantages(const Int* score, const Int* turn, std::size_t n, con
     return;
   }
   for (std::size_t j = 0; j < n; ++j) {
-    out[j] = static_cast<Real>(weighted_advantage(static_cast<std::int64_t>(score[j]), static_cast<std::int64_t>(turn[j]),
-                                                  encode.turn_weight, opponents));
+    out[j] = static_cast<Real>(weighted_advantage(static_cast<std::int64_t>(score[j]),
+                                                  static_cast<std::int64_t>(turn[j]), encode.turn_weight, opponents));
   }
 }
 
@@ -222,9 +222,9 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
       // Lane j's view, masks -1 where true. j beats i on speed when s_j > f * s_i, on tokens when
       // t_i > f * t_j; the two masks of a key are never both set, so key = win_mask - lose_mask and
       // (win | lose) says whether the key decided.
-      const lanes_i64 class_lose = c[k] < ci, class_win = c[k] > ci;
+      const lanes_i64 class_lose = c[k]<ci, class_win = c[k]> ci;
       const lanes_i64 speed_win = s[k] > si_scaled, speed_lose = s_scaled[k] < si;
-      const lanes_i64 token_win = t_scaled[k] < ti, token_lose = t[k] > ti_scaled;
+      const lanes_i64 token_win = t_scaled[k]<ti, token_lose = t[k]> ti_scaled;
       const lanes_i64 by_class = class_lose - class_win;
       const lanes_i64 by_speed = speed_lose - speed_win;
       const lanes_i64 by_tokens = token_lose - token_win;
@@ -264,8 +264,8 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
 // tol) * s, 2^-30 < 2^30), so padding and the diagonal add nothing.
 
-inline constexpr double band_speed_low = 0x1p-30;   // a known speedup must be >= this
-inline constexpr double band_speed_high = 0x1p30;   // and its threshold (1 + tol) * s <= this
+inline constexpr double band_speed_low = 0x1p-30;  // a known speedup must be >= this
+inline constexpr double band_speed_high = 0x1p30;  // and its threshold (1 + tol) * s <= this
 
 // The banded keys of members a and b, one per lane, as four vectors (win key, threshold, tokens,
 // tokens scaled); `misfit` gets all ones in a lane whose member does not fit the bands. Two members
@@ -281,17 +281,19 @@ inline constexpr std::uint64_t token_bias_bits = 0x4330000000000000;  // the dou
 
 template <bool BiasedTokens = false>
 [[gnu::always_inline]] inline BandPair band_pair(const Outcome& a, const Outcome& b, const KeyEncoder& encode,
-                                                  lanes_i64& misfit) noexcept {
+                                                 lanes_i64& misfit) noexcept {
   const std::size_t ia = KeyEncoder::band_index(a);
   const std::size_t ib = KeyEncoder::band_index(b);
   const lanes_f64 zero = {};
   const lanes_f64 scale = {encode.band_scale[ia], encode.band_scale[ib]};
   // NaN where the key does not apply to the class; then NaN, 0 or negative all mean unknown.
-  const lanes_f64 speedup = lanes_f64{a.speedup, b.speedup} + lanes_f64{encode.band_speedup_off[ia], encode.band_speedup_off[ib]};
+  const lanes_f64 speedup =
+      lanes_f64{a.speedup, b.speedup} + lanes_f64{encode.band_speedup_off[ia], encode.band_speedup_off[ib]};
   const lanes_f64 threshold = encode.speedup_factor * speedup;  // compare()'s (1 + tol) * s
   const lanes_i64 known = speedup > zero;
   const auto blend = [](lanes_i64 mask, lanes_f64 yes, lanes_f64 no) {
-    return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) | (reinterpret_cast<lanes_i64>(no) & ~mask));
+    return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) |
+                                       (reinterpret_cast<lanes_i64>(no) & ~mask));
   };
   // Unknown: the bottom and top of the range, which tie with every known speedup of the class (a
   // known s >= 2^-30 is not below 2^-30, a known s <= (1 + tol) s <= 2^30 not above 2^30) and with
@@ -302,7 +304,7 @@ template <bool BiasedTokens = false>
   const lanes_i64 token_bits = lanes_i64{static_cast<std::int64_t>(a.tokens), static_cast<std::int64_t>(b.tokens)} |
                                static_cast<std::int64_t>(token_bias_bits);
   lanes_f64 tokens = reinterpret_cast<lanes_f64>(token_bits);  // 2^52 + t
-  if constexpr (!BiasedTokens) tokens -= zero + 0x1p52;             // t, exactly
+  if constexpr (!BiasedTokens) tokens -= zero + 0x1p52;        // t, exactly
   tokens += lanes_f64{encode.band_tokens_off[ia], encode.band_tokens_off[ib]};
   return {win * scale, high * scale, tokens, encode.token_factor * tokens};
 }
@@ -332,7 +334,8 @@ template <std::size_t K, bool Tokens>
     t[k] = pair.tokens;
     t_scaled[k] = pair.tokens_scaled;
   }
-  if (any_lane(misfit)) [[unlikely]] return false;
+  if (any_lane(misfit)) [[unlikely]]
+    return false;
   alignas(16) double win[lanes], threshold[lanes];  // the same keys, for broadcasting member i's
   std::memcpy(win, w, sizeof w);
   std::memcpy(threshold, h, sizeof h);
@@ -342,7 +345,8 @@ template <std::size_t K, bool Tokens>
     for (std::size_t i = 0; i < n; ++i) {
       const lanes_f64 wi = zero + win[i];
       const lanes_f64 hi = zero + threshold[i];
-      for (std::size_t k = 0; k < K; ++k) score[k] += (h[k] < wi) - (w[k] > hi);  // masks are -1: +1 where lane j beats i
+      for (std::size_t k = 0; k < K; ++k)
+        score[k] += (h[k] < wi) - (w[k] > hi);  // masks are -1: +1 where lane j beats i
     }
   } else {
     alignas(16) double tokens[lanes], tokens_scaled[lanes];
@@ -355,7 +359,7 @@ template <std::size_t K, bool Tokens>
       const lanes_f64 ti_scaled = zero + tokens_scaled[i];
       for (std::size_t k = 0; k < K; ++k) {
         const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;  // class or speed: lane j beats i, i beats j
-        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;  // fewer tokens win
+        const lanes_i64 token_beats = t_scaled[k]<ti, token_beaten = t[k]> ti_scaled;       // fewer tokens win
         score[k] += (beaten - beats) | (~(beats | beaten) & (token_beaten - token_beats));  // tokens only on a tie
       }
     }
@@ -391,7 +395,7 @@ inline BandTokens band_tokens(const KeyEncoder& encode) noexcept {
 // index of ScoreAdvantages' table, so that reading it needs no sign extension or offset).
 template <std::size_t N, BandTokens Tokens>
 [[gnu::always_inline]] inline bool band_triangle(const Outcome* group, const KeyEncoder& encode,
-                                                       lanes_i64* score) noexcept {
+                                                 lanes_i64* score) noexcept {
   constexpr std::size_t K = N / 2;
   constexpr bool tokens_on = Tokens != BandTokens::off;
   constexpr bool scaled = Tokens == BandTokens::banded;
@@ -404,7 +408,8 @@ template <std::size_t N, BandTokens Tokens>
     t[k] = pair.tokens;  // exact: 2^52 + t, which orders as t does (the factor is 1, the product t)
     t_scaled[k] = scaled ? pair.tokens_scaled : pair.tokens;
   }
-  if (any_lane(misfit)) [[unlikely]] return false;
+  if (any_lane(misfit)) [[unlikely]]
+    return false;
   lanes_i64 against[N];  // against[i]: lane sums of the results of i's matches (+1 where the lane won)
   for (std::size_t k = 0; k < K; ++k) score[k] = lanes_i64{} + static_cast<std::int64_t>(N - 1);  // see below
 #pragma GCC unroll 16
@@ -419,7 +424,7 @@ template <std::size_t N, BandTokens Tokens>
       const lanes_i64 beats = w[k] > hi, beaten = h[k] < wi;
       lanes_i64 result = beaten - beats;
       if constexpr (tokens_on) {
-        const lanes_i64 token_beats = t_scaled[k] < ti, token_beaten = t[k] > ti_scaled;
+        const lanes_i64 token_beats = t_scaled[k]<ti, token_beaten = t[k]> ti_scaled;
         result |= ~(beats | beaten) & (token_beaten - token_beats);
       }
       score[k] += result;

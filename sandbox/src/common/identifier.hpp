@@ -16,8 +16,10 @@ inline constexpr std::size_t k_any_identifier_length = std::string_view::npos;
 
 // True when `text` is a C identifier of at most `max_length` characters.
 inline bool is_identifier(std::string_view text, std::size_t max_length) noexcept {
-  if (text.empty() || text.size() > max_length || std::isdigit(static_cast<unsigned char>(text.front())) != 0) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
+  if (text.empty() || text.size() > max_length || std::isdigit(static_cast<unsigned char>(text.front())) != 0)
+    return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
 }
 
 }  // namespace leap::sandbox::detail

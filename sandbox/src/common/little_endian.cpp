@@ -12,7 +12,8 @@ void put_u64(std::string& out, unsigned long long v) {
 bool get_u64(std::string_view& in, unsigned long long& v) {
   if (in.size() < 8) return false;
   v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v |= static_cast<unsigned long long>(static_cast<unsigned char>(in[i])) << (8 * i);
+  for (std::size_t i = 0; i < 8; ++i)
+    v |= static_cast<unsigned long long>(static_cast<unsigned char>(in[i])) << (8 * i);
   in.remove_prefix(8);
   return true;
 }

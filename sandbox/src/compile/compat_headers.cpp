@@ -128,7 +128,8 @@ using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t;
 
 // IEEE-754 binary32/binary64 parameters; decimal literals, since hexadecimal floats need C++17.
 // long double is double in device code.
-constexpr std::string_view k_float_h = R"hdr(// leap compat: <float.h> for NVRTC (libcu++'s <cuda/std/cfloat> is empty under NVRTC)
+constexpr std::string_view k_float_h =
+    R"hdr(// leap compat: <float.h> for NVRTC (libcu++'s <cuda/std/cfloat> is empty under NVRTC)
 #pragma once
 #define FLT_RADIX 2
 #define FLT_MANT_DIG 24
@@ -222,7 +223,8 @@ using ::sinf; using ::cosf; using ::tanhf; using ::floorf; using ::ceilf; using 
 }
 )hdr";
 
-constexpr std::string_view k_stdio_h = R"hdr(// leap compat: <stdio.h> for NVRTC: printf is an NVRTC built-in (device printf)
+constexpr std::string_view k_stdio_h =
+    R"hdr(// leap compat: <stdio.h> for NVRTC: printf is an NVRTC built-in (device printf)
 #pragma once
 #ifndef EOF
 #define EOF (-1)
@@ -239,7 +241,8 @@ namespace std { using ::printf; }
 // expression (libcu++'s definition under NVRTC is not one).
 
 // No include guard: like the standard's, each inclusion redefines assert for the NDEBUG then in force.
-constexpr std::string_view k_assert_h = R"hdr(// leap compat: <assert.h> for NVRTC (traps through __assertfail, as NVRTC's built-in assert does)
+constexpr std::string_view k_assert_h =
+    R"hdr(// leap compat: <assert.h> for NVRTC (traps through __assertfail, as NVRTC's built-in assert does)
 #undef assert
 #ifdef NDEBUG
 #define assert(e) (static_cast<void>(0))
@@ -252,7 +255,8 @@ constexpr std::string_view k_cassert = R"hdr(// leap compat: <cassert> for NVRTC
 #include <assert.h>
 )hdr";
 
-constexpr std::string_view k_stddef_h = R"hdr(// leap compat: <stddef.h> for NVRTC: size_t and ptrdiff_t are NVRTC built-ins
+constexpr std::string_view k_stddef_h =
+    R"hdr(// leap compat: <stddef.h> for NVRTC: size_t and ptrdiff_t are NVRTC built-ins
 #pragma once
 typedef decltype(nullptr) nullptr_t;
 struct max_align_t { alignas(16) long long leap_compat_storage_[2]; };
@@ -275,7 +279,8 @@ using ::cuda::std::byte; using ::cuda::std::to_integer;
 }
 )hdr";
 
-constexpr std::string_view k_stdlib_h = R"hdr(// leap compat: <stdlib.h> for NVRTC: malloc, free, abs, labs and llabs are NVRTC built-ins
+constexpr std::string_view k_stdlib_h =
+    R"hdr(// leap compat: <stdlib.h> for NVRTC: malloc, free, abs, labs and llabs are NVRTC built-ins
 #pragma once
 #define EXIT_SUCCESS 0
 #define EXIT_FAILURE 1
@@ -333,7 +338,8 @@ constexpr std::string_view k_type_traits = R"hdr(// leap compat: <type_traits> f
 namespace std { using namespace ::cuda::std; }
 )hdr";
 
-constexpr std::string_view k_utility = R"hdr(// leap compat: <utility> for NVRTC: std::move, std::forward, std::pair... are libcu++'s
+constexpr std::string_view k_utility =
+    R"hdr(// leap compat: <utility> for NVRTC: std::move, std::forward, std::pair... are libcu++'s
 #pragma once
 #if __cplusplus < 201703L
 #error "<utility> is provided through libcu++, which needs C++17 or later: compile with --std 17 (the default)"
@@ -344,23 +350,27 @@ namespace std { using namespace ::cuda::std; }
 
 // NVRTC has the device side of the runtime built in (threadIdx, vector types, atomics, intrinsics);
 // what device code still reads from these headers is the version.
-constexpr std::string_view k_cuda_runtime_api_h = R"hdr(// leap compat: <cuda_runtime_api.h> for NVRTC: nothing is needed in device code
+constexpr std::string_view k_cuda_runtime_api_h =
+    R"hdr(// leap compat: <cuda_runtime_api.h> for NVRTC: nothing is needed in device code
 #pragma once
 #ifndef CUDART_VERSION
 #define CUDART_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)
 #endif
 )hdr";
 
-constexpr std::string_view k_cuda_runtime_h = R"hdr(// leap compat: <cuda_runtime.h> for NVRTC: nothing is needed in device code
+constexpr std::string_view k_cuda_runtime_h =
+    R"hdr(// leap compat: <cuda_runtime.h> for NVRTC: nothing is needed in device code
 #pragma once
 #include <cuda_runtime_api.h>
 )hdr";
 
-constexpr std::string_view k_device_launch_parameters_h = R"hdr(// leap compat: <device_launch_parameters.h> for NVRTC: threadIdx, blockIdx, blockDim, gridDim and warpSize are built in
+constexpr std::string_view k_device_launch_parameters_h =
+    R"hdr(// leap compat: <device_launch_parameters.h> for NVRTC: threadIdx, blockIdx, blockDim, gridDim and warpSize are built in
 #pragma once
 )hdr";
 
-constexpr std::string_view k_cuda_h = R"hdr(// leap compat: <cuda.h> for NVRTC: the driver API is host code; the version and the pointer type remain
+constexpr std::string_view k_cuda_h =
+    R"hdr(// leap compat: <cuda.h> for NVRTC: the driver API is host code; the version and the pointer type remain
 #pragma once
 #ifndef CUDA_VERSION
 #define CUDA_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)

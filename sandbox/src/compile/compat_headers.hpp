@@ -5,17 +5,20 @@
 //   header(s)                          what it gives                                   maps onto
 //   <stdint.h> <cstdint>               int8_t..uint64_t, intptr_t, INT64_MAX, ...      <cuda/std/cstdint> (C++17+)
 //   <limits.h> <climits>               CHAR_BIT, INT_MAX, LLONG_MAX, ...               <cuda/std/climits> (C++17+)
-//   <float.h> <cfloat>                 FLT_MAX, FLT_EPSILON, DBL_MAX, ...              own values (libcu++'s is empty under NVRTC)
-//   <math.h> <cmath>                   INFINITY, NAN, HUGE_VALF, M_PI...; std::sqrt... NVRTC's built-in math
-//   <stdio.h> <cstdio>                 device printf, std::printf                      NVRTC's built-in printf
+//   <float.h> <cfloat>                 FLT_MAX, FLT_EPSILON, DBL_MAX, ...              own values (libcu++'s is empty
+//   under NVRTC) <math.h> <cmath>                   INFINITY, NAN, HUGE_VALF, M_PI...; std::sqrt... NVRTC's built-in
+//   math <stdio.h> <cstdio>                 device printf, std::printf                      NVRTC's built-in printf
 //   <assert.h> <cassert>               assert honouring NDEBUG                         NVRTC's __assertfail
 //   <stddef.h> <cstddef>               size_t, ptrdiff_t, nullptr_t, offsetof, byte    built-ins, <cuda/std/cstddef>
 //   <stdlib.h> <cstdlib>               malloc, free, abs, labs, llabs                  NVRTC's built-ins
-//   <string.h> <cstring>               memcpy, memset, memcmp, strlen                  built-ins plus two inline helpers
-//   <limits> <type_traits> <utility>   std::numeric_limits, std::is_same, std::move... <cuda/std/...> (needs C++17;
-//                                                                                    type_traits and utility cost ~3 s a compile)
+//   <string.h> <cstring>               memcpy, memset, memcmp, strlen                  built-ins plus two inline
+//   helpers <limits> <type_traits> <utility>   std::numeric_limits, std::is_same, std::move... <cuda/std/...> (needs
+//   C++17;
+//                                                                                    type_traits and utility cost ~3 s
+//                                                                                    a compile)
 //   <cuda_runtime.h> <cuda_runtime_api.h> <device_launch_parameters.h> <cuda.h>
-//                                      CUDART_VERSION / CUDA_VERSION, CUdeviceptr     nothing else: NVRTC has the device part built in
+//                                      CUDART_VERSION / CUDA_VERSION, CUdeviceptr     nothing else: NVRTC has the
+//                                      device part built in
 //
 // The compiler hands these to NVRTC as named headers, after the task's own (a shipped header of the
 // same name wins), so a kernel written for nvcc compiles as written.

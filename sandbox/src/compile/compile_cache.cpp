@@ -70,8 +70,9 @@ struct CompileCache::Impl {
 CompileCache::CompileCache(CacheOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   if (impl_->options.directory) {
     if (impl_->options.disk_bytes < k_min_cache_disk_bytes) {
-      throw std::invalid_argument("leap::sandbox: CacheOptions::disk_bytes = " + std::to_string(impl_->options.disk_bytes) +
-                                  " is below the minimum of " + std::to_string(k_min_cache_disk_bytes) + " bytes");
+      throw std::invalid_argument(
+          "leap::sandbox: CacheOptions::disk_bytes = " + std::to_string(impl_->options.disk_bytes) +
+          " is below the minimum of " + std::to_string(k_min_cache_disk_bytes) + " bytes");
     }
     impl_->disk = std::make_unique<detail::DiskCache>(*impl_->options.directory, impl_->options.disk_bytes);
   }

@@ -33,13 +33,15 @@ using Clock = std::chrono::steady_clock;
 
 void exit_confinement_failed(const char* who, const char* step, int error) noexcept {
   char msg[512];
-  const int n = std::snprintf(msg, sizeof msg, "the compile %s could not confine itself (%s: %s)", who, step, std::strerror(error));
+  const int n = std::snprintf(msg, sizeof msg, "the compile %s could not confine itself (%s: %s)", who, step,
+                              std::strerror(error));
   if (n > 0) (void)write_all(3, std::string_view(msg, static_cast<std::size_t>(std::min(n, 511))));
   _exit(k_exit_confinement_failed);
 }
 
 bool ran_out_of_address_space(const CompileResult& result) noexcept {
-  return result.status == CompileStatus::error && result.log.find("catastrophic error: out of memory") != std::string::npos;
+  return result.status == CompileStatus::error &&
+         result.log.find("catastrophic error: out of memory") != std::string::npos;
 }
 
 int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, const LandlockPlan& landlock,
@@ -69,7 +71,8 @@ int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, c
   return 0;
 }
 
-ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined) {
+ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits,
+                            bool confined) {
   ChildSetup s;
   s.confined = confined;
   s.limits = limits;
@@ -114,9 +117,7 @@ bool enable_stored_pch(ChildSetup& s, const std::string& files_dir, std::uint64_
   return true;
 }
 
-void remove_work_dir(const ChildSetup& setup) noexcept {
-  remove_private_dir(setup.work_dir, false);
-}
+void remove_work_dir(const ChildSetup& setup) noexcept { remove_private_dir(setup.work_dir, false); }
 
 std::string same_words_for_every_unopenable_file(std::string log) {
   // `... cannot open source file "x": Not a directory` -> `... cannot open source file "x"`, as for a
@@ -171,7 +172,8 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
   }
 }
 
-CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget, const NvrtcRequest& request) {
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                const NvrtcRequest& request) {
   const auto t0 = Clock::now();
   LaunchedCompile child = launcher.launch(request, budget);
   const pid_t pid = child.pid();
@@ -189,7 +191,8 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
   const double cpu = ended->cpu_seconds;
   CompileResult out;
   if (killed_for == CompileLimit::none && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == k_exit_confinement_failed) {
-    throw std::runtime_error("leap::sandbox: " + (data.empty() ? std::string("the compile child could not set itself up") : data));
+    throw std::runtime_error("leap::sandbox: " +
+                             (data.empty() ? std::string("the compile child could not set itself up") : data));
   }
   std::optional<CompileResult> decoded;
   unsigned long long pch = 0;
@@ -202,7 +205,8 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
     out = std::move(*decoded);
     out.pch = static_cast<PchUse>(pch);  // a stored PCH used, or none
     out.limit = CompileLimit::none;
-    if (out.status == CompileStatus::timeout) mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
+    if (out.status == CompileStatus::timeout)
+      mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
     out.cpu_seconds = cpu;
   } else {
     out = ended_without_result(wstatus, killed_for, cpu, budget, setup.limits.address_space_bytes);

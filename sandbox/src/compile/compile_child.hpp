@@ -20,18 +20,18 @@ struct NvrtcRequest;
 
 // Prepared once per Compiler: everything the child needs, so the child allocates nothing to confine itself.
 struct ChildSetup {
-  bool confined = true;           // Landlock + seccomp (+ the private root where available)
+  bool confined = true;  // Landlock + seccomp (+ the private root where available)
   int landlock_abi = 0;
-  LandlockPlan landlock;          // read-only toolkit headers
+  LandlockPlan landlock;  // read-only toolkit headers
   SeccompFilter filter;
   bool private_root = false;
-  PrivateRoot root;               // its mountpoint is `work_dir`
-  std::string work_dir;           // an empty directory: the private root's mountpoint, else the cwd
+  PrivateRoot root;      // its mountpoint is `work_dir`
+  std::string work_dir;  // an empty directory: the private root's mountpoint, else the cwd
   ConfinementLimits limits;
   // Stored precompiled headers (enable_stored_pch): NVRTC maps its PCH heap and, using a PCH, backs
   // it with a temporary file, so a one-shot child then gets a small tmpfs as TMPDIR, the heap on top
   // of its address-space limit, and a file size limit of the tmpfs's size.
-  std::string tmpdir_env;           // "TMPDIR=..."; empty = none
+  std::string tmpdir_env;  // "TMPDIR=..."; empty = none
   std::uint64_t pch_heap_bytes = 0;
   std::uint64_t pch_scratch_bytes = 0;
 };
@@ -42,7 +42,8 @@ struct ChildSetup {
 bool enable_stored_pch(ChildSetup& setup, const std::string& files_dir, std::uint64_t heap_bytes);
 // Builds the setup for these include directories; work_dir is made with make_private_dir (a random
 // name in a directory of this process's own, mode 0700) and must be removed with remove_work_dir.
-ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits, bool confined);
+ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const ConfinementLimits& limits,
+                            bool confined);
 void remove_work_dir(const ChildSetup& setup) noexcept;
 
 // In a compiler process (a one-shot child or a pooled worker), once its descriptors are closed: enters
@@ -64,8 +65,8 @@ int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, c
 bool ran_out_of_address_space(const CompileResult& result) noexcept;
 
 struct ChildBudget {
-  std::chrono::nanoseconds cpu;   // the child's CPU time
-  std::chrono::nanoseconds wall;  // backstop
+  std::chrono::nanoseconds cpu;      // the child's CPU time
+  std::chrono::nanoseconds wall;     // backstop
   std::chrono::milliseconds stated;  // the limit as the job states it (cpu is what is left of it), for messages
   std::chrono::nanoseconds idle{0};  // ended once its CPU time stands still this long; 0 = never
 };
@@ -87,12 +88,14 @@ struct Watch {
 // for idle_limit while the process was neither runnable nor waiting for the disk (a process the
 // machine is too busy to run is starved, not stalled); wall_clock at wall_deadline; none when the
 // answer or the end of file came first.
-CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string& data));
+CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data,
+                                    bool (*done)(const std::string& data));
 
 // Runs `request` in a confined child that `launcher` forks, and watches it. The returned result
 // carries status, limit and cpu_seconds as the parent saw them. Throws std::runtime_error when the
 // child could not be started or confined (a broken environment).
-CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget, const NvrtcRequest& request);
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                const NvrtcRequest& request);
 
 // NVRTC says why it cannot open a file ("cannot open source file "x": Permission denied", or "Not a
 // directory", "Too many levels of symbolic links"...) for every reason but a missing file. Each reason

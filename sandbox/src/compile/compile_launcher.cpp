@@ -78,8 +78,7 @@ bool send_descriptors(int socket, char kind, int first, int second) noexcept {
   const int fds[2] = {first, second};
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
   ssize_t n;
-  while ((n = ::sendmsg(socket, &m.msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
+  while ((n = ::sendmsg(socket, &m.msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
   return n == 1;
 }
 
@@ -87,12 +86,12 @@ bool send_descriptors(int socket, char kind, int first, int second) noexcept {
 int receive_descriptors(int socket, char& kind, int& first, int& second) noexcept {
   DescriptorMessage m;
   ssize_t n;
-  while ((n = ::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-  }
+  while ((n = ::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
   if (n == 0) return 0;
   if (n < 0) return errno == EAGAIN ? -1 : 0;
   const cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
-  if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+  if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+      c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
     return -1;
   }
   int fds[2];
@@ -113,7 +112,8 @@ int receive_descriptors(int socket, char& kind, int& first, int& second) noexcep
   if (!get_u64(in, cpu_ns) || !get_u64(in, wall_ns)) _exit(3);
   const std::chrono::nanoseconds cpu_budget(cpu_ns);
   ChildLimits limits;
-  limits.address_space_extra = setup.limits.address_space_bytes + setup.pch_heap_bytes;  // the heap is the sandbox's, not the candidate's share
+  limits.address_space_extra =
+      setup.limits.address_space_bytes + setup.pch_heap_bytes;  // the heap is the sandbox's, not the candidate's share
   limits.cpu_seconds = static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::seconds>(cpu_budget).count()) + 1;
   limits.open_files = setup.limits.max_open_files;
   limits.file_size = setup.pch_scratch_bytes;  // NVRTC's temporary file when it uses a PCH; 0 otherwise
@@ -126,7 +126,8 @@ int receive_descriptors(int socket, char& kind, int& first, int& second) noexcep
   }
   const std::optional<NvrtcRequest> request = decode_request(in);
   if (!request) _exit(3);
-  const CompileResult r = nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
+  const CompileResult r =
+      nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, cpu_budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
   if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
   std::string reply;
   put_u64(reply, static_cast<unsigned long long>(r.pch));
@@ -156,8 +157,7 @@ void reap_and_report(const Child& child, bool released) noexcept {
   if (got <= 0) {
     ::kill(-child.pid, SIGKILL);  // its process group: anything it started goes too
     ::kill(child.pid, SIGKILL);
-    while ((got = ::wait4(child.pid, &status, 0, &usage)) < 0 && errno == EINTR) {
-    }
+    while ((got = ::wait4(child.pid, &status, 0, &usage)) < 0 && errno == EINTR) {}
   }
   const auto cpu = std::chrono::seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                    std::chrono::microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
@@ -267,7 +267,8 @@ std::optional<ChildExit> LaunchedCompile::release() {
   unsigned long long status = 0, cpu_ns = 0;
   // The launcher answers once the child has exited (at most k_exit_grace after a clean end, at once
   // after a kill); a launcher that does not answer in ten times that is gone or wedged.
-  if (::send(control_fd_, &byte, 1, MSG_NOSIGNAL) == 1 && read_u64s_within(control_fd_, status, cpu_ns, 10 * k_exit_grace)) {
+  if (::send(control_fd_, &byte, 1, MSG_NOSIGNAL) == 1 &&
+      read_u64s_within(control_fd_, status, cpu_ns, 10 * k_exit_grace)) {
     out = ChildExit{static_cast<int>(status), std::chrono::duration<double>(std::chrono::nanoseconds(cpu_ns)).count()};
   }
   ::close(control_fd_);
@@ -328,8 +329,7 @@ void CompileLauncher::stop() noexcept {
   }
   if (got == 0) {
     ::kill(pid_, SIGKILL);  // its children die with it (PR_SET_PDEATHSIG)
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   }
   pid_ = -1;
 }

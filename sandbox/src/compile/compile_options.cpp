@@ -85,7 +85,8 @@ void validate(const CompileOptions& o) {
   if (o.cxx_standard != 11 && o.cxx_standard != 14 && o.cxx_standard != 17 && o.cxx_standard != 20) {
     bad("cxx_standard", std::to_string(o.cxx_standard), "expected 11, 14, 17 or 20");
   }
-  if (o.max_registers < 0 || o.max_registers > 255) bad("max_registers", std::to_string(o.max_registers), "expected 0..255");
+  if (o.max_registers < 0 || o.max_registers > 255)
+    bad("max_registers", std::to_string(o.max_registers), "expected 0..255");
   if (!o.want_ptx && !(o.want_cubin && detail::arch_is_sm(o.arch))) {
     bad("want_ptx", "false", "nothing to produce: ask for PTX, or for CUBIN with an sm_ arch");
   }
@@ -95,7 +96,8 @@ void validate(const CompileOptions& o) {
   }
   if (o.max_log_bytes < 256) bad("max_log_bytes", std::to_string(o.max_log_bytes), "must be at least 256");
   for (const Define& d : o.defines) {
-    if (!detail::is_identifier(d.name, detail::k_any_identifier_length)) bad("defines", d.name, "the name is not an identifier");
+    if (!detail::is_identifier(d.name, detail::k_any_identifier_length))
+      bad("defines", d.name, "the name is not an identifier");
     if (!is_safe_token_text(d.value)) bad("defines", d.name + "=" + d.value, "the value may hold only plain tokens");
     const JailVerdict v = scan_source(d.value, "-D" + d.name, {}, IncludePolicy::none());
     if (!v.allowed) bad("defines", d.name + "=" + d.value, v.message);

@@ -36,7 +36,9 @@ std::unique_ptr<CompileWorker> CompilePool::take() {
   ++live_;
   lock.unlock();
   try {
-    auto w = std::make_unique<CompileWorker>(launcher_, setup_, WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
+    auto w = std::make_unique<CompileWorker>(
+        launcher_, setup_,
+        WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
     lock.lock();
     ++stats_.workers_started;
     busy_pids_.push_back(w->pid());

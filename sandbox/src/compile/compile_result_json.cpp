@@ -11,13 +11,13 @@ namespace leap::sandbox {
 
 std::string to_json(const CompileResult& r) {
   // "kernels": the entries the module defines by symbol (null when there is no CUBIN to read).
-  const nlohmann::json j = {{"status", to_string(r.status)}, {"log", r.log},
-                            {"seconds", r.seconds},          {"cache_hit", r.cache_hit},
-                            {"ptx_bytes", r.ptx.size()},     {"cubin_bytes", r.cubin.size()},
-                            {"cpu_seconds", r.cpu_seconds},  {"limit", to_string(r.limit)},
-                            {"unconfined", r.unconfined},    {"missing_layers", r.missing_layers},
-                            {"pch", to_string(r.pch)},
-                            {"kernels", r.kernels ? nlohmann::json(*r.kernels) : nlohmann::json(nullptr)}};
+  const nlohmann::json j = {
+      {"status", to_string(r.status)}, {"log", r.log},
+      {"seconds", r.seconds},          {"cache_hit", r.cache_hit},
+      {"ptx_bytes", r.ptx.size()},     {"cubin_bytes", r.cubin.size()},
+      {"cpu_seconds", r.cpu_seconds},  {"limit", to_string(r.limit)},
+      {"unconfined", r.unconfined},    {"missing_layers", r.missing_layers},
+      {"pch", to_string(r.pch)},       {"kernels", r.kernels ? nlohmann::json(*r.kernels) : nlohmann::json(nullptr)}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -35,15 +35,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's end
 constexpr std::string_view k_ready = "leap compile worker ready";
-constexpr std::chrono::seconds k_start_limit{30};  // from fork to "ready": confining takes milliseconds
+constexpr std::chrono::seconds k_start_limit{30};           // from fork to "ready": confining takes milliseconds
 constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
-
 
 std::uint64_t directory_bytes(const std::string& dir) {
   std::uint64_t total = 0;
   std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code size_ec;
     if (it->is_regular_file(size_ec)) total += it->file_size(size_ec);
   }
@@ -78,8 +77,8 @@ std::string encode_start(const WorkerSettings& settings, const std::string& scra
 
 bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   unsigned long long pch = 0, scratch_bytes = 0, heap = 0;
-  if (!get_u64(in, pch) || !get_u64(in, scratch_bytes) || !get_u64(in, heap) || !get_bytes(in, p.settings.scratch_source) ||
-      !get_bytes(in, p.scratch) || !in.empty() || p.scratch.empty()) {
+  if (!get_u64(in, pch) || !get_u64(in, scratch_bytes) || !get_u64(in, heap) ||
+      !get_bytes(in, p.settings.scratch_source) || !get_bytes(in, p.scratch) || !in.empty() || p.scratch.empty()) {
     return false;
   }
   p.setup = &setup;
@@ -88,7 +87,8 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   p.settings.pch_heap_bytes = heap;
   p.landlock = setup.landlock;
   p.root = setup.root;
-  if (setup.confined && setup.private_root) {  // the scratch directory is a tmpfs (or the bound source) in the private root
+  if (setup.confined &&
+      setup.private_root) {  // the scratch directory is a tmpfs (or the bound source) in the private root
     p.root.scratch = p.scratch;
     p.root.scratch_bytes = p.settings.scratch_bytes;
     p.root.scratch_source = p.settings.scratch_source;
@@ -106,7 +106,7 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   limits.address_space_extra = setup.limits.address_space_bytes + p.settings.pch_heap_bytes;
   limits.open_files = setup.limits.max_open_files;
   limits.file_size = p.settings.scratch_bytes;  // a PCH file; the directory's own budget is the tmpfs size
-  ::signal(SIGXFSZ, SIG_IGN);  // a PCH past the file limit fails to write (EFBIG); the compile goes on
+  ::signal(SIGXFSZ, SIG_IGN);                   // a PCH past the file limit fails to write (EFBIG); the compile goes on
   environ = p.environment.data();
   const char* step = "";
   if (const int e = confine_compiler_process(setup, p.root, p.landlock, limits, step); e != 0) {
@@ -121,9 +121,11 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
     if (!get_u64(in, cpu_ns) || !get_u64(in, wall_ns)) _exit(3);
     std::optional<NvrtcRequest> request = decode_request(in);
     if (!request) _exit(3);
-    const bool key_ok = request->pch_dir.find('/') == std::string::npos && request->pch_dir.find("..") == std::string::npos;
+    const bool key_ok =
+        request->pch_dir.find('/') == std::string::npos && request->pch_dir.find("..") == std::string::npos;
     request->pch_dir = p.settings.pch && key_ok && !request->pch_dir.empty() ? p.scratch + "/" + request->pch_dir : "";
-    const bool name_ok = request->create_pch.find('/') == std::string::npos && request->create_pch.find("..") == std::string::npos;
+    const bool name_ok =
+        request->create_pch.find('/') == std::string::npos && request->create_pch.find("..") == std::string::npos;
     request->create_pch = name_ok && !request->create_pch.empty() ? p.scratch + "/" + request->create_pch : "";
     const std::chrono::nanoseconds budget(cpu_ns);
     // RLIMIT_CPU as the backstop of the parent's sampling: this compile's budget beyond what the
@@ -135,7 +137,8 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
     if (cpu.rlim_max != RLIM_INFINITY) soft = std::min(soft, cpu.rlim_max);
     cpu.rlim_cur = soft;
     ::setrlimit(RLIMIT_CPU, &cpu);
-    CompileResult r = nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
+    CompileResult r =
+        nvrtc_compile(*request, CLOCK_PROCESS_CPUTIME_ID, budget, Clock::now() + std::chrono::nanoseconds(wall_ns));
     if (ran_out_of_address_space(r)) _exit(k_exit_address_space);
     std::string reply;
     put_u64(reply, static_cast<unsigned long long>(r.pch));
@@ -200,9 +203,10 @@ CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup,
     const bool confinement = WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == k_exit_confinement_failed;
     if (confinement && !data.empty()) throw std::runtime_error("leap::sandbox: " + data);
     const std::string how =
-        too_slow                    ? "it was not ready within " + std::to_string(k_start_limit.count()) + " s"
-        : WIFSIGNALED(wait_status_) ? "it died of signal " + std::to_string(WTERMSIG(wait_status_)) + " before it was ready"
-                                    : "it exited with status " + std::to_string(WEXITSTATUS(wait_status_)) + " before it was ready";
+        too_slow ? "it was not ready within " + std::to_string(k_start_limit.count()) + " s"
+        : WIFSIGNALED(wait_status_)
+            ? "it died of signal " + std::to_string(WTERMSIG(wait_status_)) + " before it was ready"
+            : "it exited with status " + std::to_string(WEXITSTATUS(wait_status_)) + " before it was ready";
     throw std::runtime_error("leap::sandbox: the compile worker could not start (" + how +
                              "); its own errors, if any, are on this process's stderr");
   }
@@ -219,8 +223,7 @@ void CompileWorker::kill_and_reap() noexcept {
   std::optional<ChildExit> ended;
   try {
     ended = process_->release();  // the launcher reaps it and says how it ended
-  } catch (...) {
-  }
+  } catch (...) {}
   wait_status_ = ended ? ended->wait_status : SIGKILL;  // no launcher: killed with it
   exit_cpu_ = ended ? ended->cpu_seconds : 0.0;
   reaped_ = true;
@@ -264,7 +267,8 @@ CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, Child
   std::string_view body = reply.value_or(std::string_view{});
   unsigned long long pch = 0, scratch_used = 0;
   std::optional<CompileResult> decoded;
-  if (reply && get_u64(body, pch) && pch <= static_cast<unsigned long long>(PchUse::created) && get_u64(body, scratch_used)) {
+  if (reply && get_u64(body, pch) && pch <= static_cast<unsigned long long>(PchUse::created) &&
+      get_u64(body, scratch_used)) {
     decoded = decode_result(body);
   }
   if (killed_for == CompileLimit::none && decoded) {

@@ -45,8 +45,8 @@ class CompileWorker {
   CompileWorker& operator=(const CompileWorker&) = delete;
 
   struct Outcome {
-    CompileResult result;  // status, limit and cpu_seconds as the parent saw them
-    bool alive = true;     // false: the worker was killed or died; it must be replaced
+    CompileResult result;            // status, limit and cpu_seconds as the parent saw them
+    bool alive = true;               // false: the worker was killed or died; it must be replaced
     std::uint64_t scratch_used = 0;  // bytes in its PCH directory after the compile
   };
   // `request.pch_dir` is a key (pch_key) or empty; the worker places it in its scratch directory.

@@ -102,7 +102,8 @@ bool preload_nvrtc_builtins(const NvrtcVersion& version, std::string& error) {
       return;
     }
     const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
-    const std::string name = "libnvrtc-builtins.so." + std::to_string(version.major) + "." + std::to_string(version.minor);
+    const std::string name =
+        "libnvrtc-builtins.so." + std::to_string(version.major) + "." + std::to_string(version.minor);
     loaded = ::dlopen((dir / name).c_str(), RTLD_NOW | RTLD_NODELETE) != nullptr ||
              ::dlopen(name.c_str(), RTLD_NOW | RTLD_NODELETE) != nullptr;
     if (!loaded) {
@@ -161,7 +162,8 @@ std::string default_cuda_include_dir() {
 CompileJob with_compat_headers(const CompileJob& job) {
   CompileJob out = job;
   for (const CompatHeader& c : compat_headers()) {
-    const bool shadowed = std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == c.name; });
+    const bool shadowed =
+        std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == c.name; });
     if (!shadowed) out.headers.push_back({std::string(c.name), std::string(c.content)});
   }
   return out;
@@ -175,7 +177,7 @@ struct Compiler::Impl {
   std::vector<std::string> jail_roots;  // diagnostics may point below these
   std::string version_tag;
   detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
-  std::vector<std::string> missing_layers;  // what every result says was not in force
+  std::vector<std::string> missing_layers;    // what every result says was not in force
   std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
   // Isolation::process and worker_pool: forks every compile child and compile worker
   std::unique_ptr<detail::CompileLauncher> launcher;
@@ -211,8 +213,9 @@ struct Compiler::Impl {
     }
   }
 
-  std::optional<std::string> create_stored_pch(const std::string& key, const std::string& prefix, const detail::NvrtcRequest& request) {
-    const detail::PchStore::Lock lock = pch_store->lock();  // one creation at a time on the machine
+  std::optional<std::string> create_stored_pch(const std::string& key, const std::string& prefix,
+                                               const detail::NvrtcRequest& request) {
+    const detail::PchStore::Lock lock = pch_store->lock();                    // one creation at a time on the machine
     if (std::optional<std::string> made = pch_store->find(key)) return made;  // by another process meanwhile
     const std::string incoming = pch_store->make_incoming();
     std::optional<std::string> stored;
@@ -231,7 +234,8 @@ struct Compiler::Impl {
       make.want_ptx = false;
       make.create_pch = "prefix.pch";
       // The sandbox's own work, not charged to the candidate that asked for it.
-      const detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600), std::chrono::milliseconds(60000), config.idle_limit};
+      const detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600),
+                                       std::chrono::milliseconds(60000), config.idle_limit};
       const detail::CompileWorker::Outcome outcome = creator.compile(make, budget);
       if (outcome.result.status == CompileStatus::ok) stored = pch_store->adopt(key, incoming + "/prefix.pch");
     }  // the creator is gone before its directory is
@@ -252,14 +256,17 @@ struct Compiler::Impl {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
     // withhold the log and the output rather than risk echoing a host file.
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
+      const bool known =
+          f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
           std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
-          std::any_of(jail_roots.begin(), jail_roots.end(), [&](const std::string& root) { return f.starts_with(root + "/"); });
+          std::any_of(jail_roots.begin(), jail_roots.end(),
+                      [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {
         CompileResult refused;
         refused.status = CompileStatus::refused;
-        refused.log = "refused by the include jail: the compiler reported a diagnostic in a file outside the jail; "
-                      "log and output withheld";
+        refused.log =
+            "refused by the include jail: the compiler reported a diagnostic in a file outside the jail; "
+            "log and output withheld";
         refused.seconds = r.seconds;
         refused.cpu_seconds = r.cpu_seconds;
         return refused;
@@ -316,7 +323,8 @@ struct Compiler::Impl {
         return r;
       }
     }
-    detail::NvrtcRequest request = detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
+    detail::NvrtcRequest request =
+        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
     CompileResult r;
     if (charged >= budget) {
       r.status = CompileStatus::timeout;
@@ -325,10 +333,12 @@ struct Compiler::Impl {
               " ms: scanning and hashing the source alone used " +
               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(charged).count()) + " ms";
     } else {
-      const std::chrono::nanoseconds wall = job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
+      const std::chrono::nanoseconds wall =
+          job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
       if (pch_store) attach_stored_pch(request);
       if (config.isolation == Isolation::process) {
-        r = detail::run_compile_child(*launcher, child, {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
+        r = detail::run_compile_child(*launcher, child,
+                                      {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
       } else if (config.isolation == Isolation::worker_pool) {
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
         if (config.pool.pch && request.use_pch.empty()) request.pch_dir = detail::pch_key(request);
@@ -340,10 +350,12 @@ struct Compiler::Impl {
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_start).count();
         if (r.status == CompileStatus::timeout) {
           r.limit = Clock::now() >= wall_deadline ? CompileLimit::wall_clock : CompileLimit::cpu_time;
-          r.log = (r.limit == CompileLimit::cpu_time ? "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) + " ms"
-                                                     : "compile stopped at its wall-clock backstop of " +
-                                                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count()) + " ms") +
-                  (r.log.empty() ? "" : "\n" + r.log);
+          r.log =
+              (r.limit == CompileLimit::cpu_time
+                   ? "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) + " ms"
+                   : "compile stopped at its wall-clock backstop of " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count()) + " ms") +
+              (r.log.empty() ? "" : "\n" + r.log);
         }
       }
     }
@@ -370,8 +382,9 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = std::move(config);
   if (m.config.idle_limit.count() < 0) {
-    throw std::invalid_argument("leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +
-                                " ms: must be positive, or 0 for no idle window");
+    throw std::invalid_argument(
+        "leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +
+        " ms: must be positive, or 0 for no idle window");
   }
   const std::string inc = m.config.cuda_include_dir.empty() ? default_cuda_include_dir() : m.config.cuda_include_dir;
   std::error_code ec;
@@ -385,16 +398,21 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   const std::string root = std::filesystem::path(inc).parent_path().string();
   const std::string root_real = std::filesystem::path(inc_real).parent_path().string();
   m.jail_roots = {inc, inc_real};
-  m.scrubs = {{inc, "<cuda>/include"}, {inc_real, "<cuda>/include"}, {root, "<cuda>"}, {root_real, "<cuda>"},
+  m.scrubs = {{inc, "<cuda>/include"},
+              {inc_real, "<cuda>/include"},
+              {root, "<cuda>"},
+              {root_real, "<cuda>"},
               {"/usr/local/cuda", "<cuda>"}};
-  if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1) m.scrubs.push_back({home, "~"});
+  if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1)
+    m.scrubs.push_back({home, "~"});
   const std::string tmp = std::filesystem::temp_directory_path(ec).string();
   if (!ec) m.scrubs.push_back({tmp, "<tmp>"});
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (!ec && cwd.size() > 1) m.scrubs.push_back({cwd, "<cwd>"});
   const NvrtcVersion v = nvrtc_version();
   // Results compiled without confinement are kept apart: a leak in one must never be served to a confined compile.
-  m.version_tag = "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor) + (m.config.unconfined ? " unconfined" : "");
+  m.version_tag =
+      "nvrtc " + std::to_string(v.major) + "." + std::to_string(v.minor) + (m.config.unconfined ? " unconfined" : "");
   m.policy = m.config.includes;
   if (m.config.compat_headers) {
     m.version_tag += " " + compat_headers_tag();
@@ -407,15 +425,17 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   } else {
     const ConfinementSupport& support = confinement_support();
     if (!support.sufficient()) {
-      throw std::runtime_error("leap::sandbox: this machine cannot confine compiles (" + support.missing() +
-                               "); untrusted source is not compiled without them. For trusted source only, set "
-                               "CompilerConfig::unconfined = true (leap-sandbox --unconfined); every result then says so");
+      throw std::runtime_error(
+          "leap::sandbox: this machine cannot confine compiles (" + support.missing() +
+          "); untrusted source is not compiled without them. For trusted source only, set "
+          "CompilerConfig::unconfined = true (leap-sandbox --unconfined); every result then says so");
     }
     if (!support.full() && !m.config.accept_weaker_confinement) {
-      throw std::runtime_error("leap::sandbox: a confinement layer is missing here (" + support.missing() +
-                               "), so untrusted source is not compiled: accept the weaker set explicitly with "
-                               "CompilerConfig::accept_weaker_confinement = true (leap-sandbox --accept-weaker-confinement), "
-                               "and every result then names what is missing");
+      throw std::runtime_error(
+          "leap::sandbox: a confinement layer is missing here (" + support.missing() +
+          "), so untrusted source is not compiled: accept the weaker set explicitly with "
+          "CompilerConfig::accept_weaker_confinement = true (leap-sandbox --accept-weaker-confinement), "
+          "and every result then names what is missing");
     }
     m.missing_layers = support.missing_layers();
   }
@@ -428,7 +448,8 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
     std::string error;
     if (!preload_nvrtc_builtins(v, error) && !m.config.unconfined) {
-      throw std::runtime_error("leap::sandbox: " + error + " (a confined compile child or worker cannot load it itself)");
+      throw std::runtime_error("leap::sandbox: " + error +
+                               " (a confined compile child or worker cannot load it itself)");
     }
     m.child = detail::make_child_setup(m.include_dirs, m.config.limits, !m.config.unconfined);
     // Before the launcher and the workers are forked: they carry the heap's placement and the binds.
@@ -455,7 +476,8 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
     m.launcher = std::make_unique<detail::CompileLauncher>(m.child);
   }
-  if (m.config.isolation == Isolation::worker_pool) m.pool = std::make_unique<detail::CompilePool>(*m.launcher, m.child, m.config.pool);
+  if (m.config.isolation == Isolation::worker_pool)
+    m.pool = std::make_unique<detail::CompilePool>(*m.launcher, m.child, m.config.pool);
 }
 
 Compiler::~Compiler() = default;

@@ -51,8 +51,8 @@ void mark_stopped_at_cpu_limit(CompileResult& result, const ChildBudget& budget)
                (result.log.empty() ? "" : "\n" + result.log);
 }
 
-CompileResult ended_without_result(int wait_status, CompileLimit killed_for, double cpu_seconds, const ChildBudget& budget,
-                                   std::uint64_t address_space_bytes) {
+CompileResult ended_without_result(int wait_status, CompileLimit killed_for, double cpu_seconds,
+                                   const ChildBudget& budget, std::uint64_t address_space_bytes) {
   const double cpu_limit = std::chrono::duration<double>(budget.cpu).count();
   if (killed_for == CompileLimit::none && WIFSIGNALED(wait_status) &&
       (WTERMSIG(wait_status) == SIGXCPU || (WTERMSIG(wait_status) == SIGKILL && cpu_seconds >= cpu_limit))) {
@@ -82,8 +82,9 @@ CompileResult ended_without_result(int wait_status, CompileLimit killed_for, dou
     out.log = "the compiler made a system call the sandbox forbids (seccomp); nothing was compiled";
   } else {
     out.status = CompileStatus::error;
-    out.log = WIFSIGNALED(wait_status) ? "the compiler process died (signal " + std::to_string(WTERMSIG(wait_status)) + ")"
-                                       : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wait_status)) + ")";
+    out.log = WIFSIGNALED(wait_status)
+                  ? "the compiler process died (signal " + std::to_string(WTERMSIG(wait_status)) + ")"
+                  : "the compiler process failed (exit " + std::to_string(WEXITSTATUS(wait_status)) + ")";
   }
   out.limit = killed_for;
   return out;

@@ -34,7 +34,7 @@ void mark_stopped_at_cpu_limit(CompileResult& result, const ChildBudget& budget)
 // `address_space_bytes` its limit (for the message). Sets status, limit and log; RLIMIT_CPU's end
 // (SIGXCPU, or SIGKILL past the budget) counts as the CPU limit. An idle end says for how long the
 // compiler made no progress.
-CompileResult ended_without_result(int wait_status, CompileLimit killed_for, double cpu_seconds, const ChildBudget& budget,
-                                   std::uint64_t address_space_bytes);
+CompileResult ended_without_result(int wait_status, CompileLimit killed_for, double cpu_seconds,
+                                   const ChildBudget& budget, std::uint64_t address_space_bytes);
 
 }  // namespace leap::sandbox::detail

@@ -57,7 +57,8 @@ void DiskCache::open_directory() {
   const std::filesystem::path& dir = directory_;
   std::error_code ec;
   if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) unsafe(dir, std::string("cannot be created: ") + std::strerror(errno));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    unsafe(dir, std::string("cannot be created: ") + std::strerror(errno));
   dir_fd_ = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir_fd_) {
     unsafe(dir, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory; give a real directory"
@@ -66,7 +67,8 @@ void DiskCache::open_directory() {
   struct stat st {};
   if (::fstat(dir_fd_.get(), &st) != 0) unsafe(dir, "cannot be examined");
   if (st.st_uid != ::geteuid()) unsafe(dir, "belongs to another user; give a directory of your own");
-  if ((st.st_mode & 077) != 0 && ::fchmod(dir_fd_.get(), 0700) != 0) unsafe(dir, "is open to other users and cannot be made 0700");
+  if ((st.st_mode & 077) != 0 && ::fchmod(dir_fd_.get(), 0700) != 0)
+    unsafe(dir, "is open to other users and cannot be made 0700");
   load_or_create_mac_key();
   usage_fd_ = UniqueFd(::openat(dir_fd_.get(), k_usage_file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!usage_fd_) unsafe(dir, std::string("has an unusable usage file: ") + std::strerror(errno));
@@ -74,8 +76,8 @@ void DiskCache::open_directory() {
 
 void DiskCache::load_or_create_mac_key() {
   std::string why;
-  std::optional<std::string> key = load_or_create_key_file(
-      dir_fd_.get(), k_mac_key_file, k_mac_key_bytes, "remove it (the cache rebuilds itself)", why);
+  std::optional<std::string> key = load_or_create_key_file(dir_fd_.get(), k_mac_key_file, k_mac_key_bytes,
+                                                           "remove it (the cache rebuilds itself)", why);
   if (!key) unsafe(directory_, why);
   mac_key_ = std::move(*key);
 }
@@ -148,7 +150,8 @@ DiskCache::Written DiskCache::write(const CacheKey& key, const CompileResult& r)
   if (!shard) return {};  // a cache that cannot write is still a correct cache
   const std::string name = hex + ".bin";
   // A name private to this process and call, in the same directory so rename stays atomic.
-  const std::string tmp = ".tmp-" + hex.substr(0, 16) + "-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter_++);
+  const std::string tmp =
+      ".tmp-" + hex.substr(0, 16) + "-" + std::to_string(::getpid()) + "-" + std::to_string(tmp_counter_++);
   UniqueFd fd(::openat(shard.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return {};
   const timespec t[2] = {now_realtime(), now_realtime()};
@@ -163,7 +166,9 @@ DiskCache::Written DiskCache::write(const CacheKey& key, const CompileResult& r)
   ::flock(usage_fd_.get(), LOCK_EX);
   struct stat old {};
   const std::uint64_t replaced =
-      ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) ? static_cast<std::uint64_t>(old.st_size) : 0;
+      ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode)
+          ? static_cast<std::uint64_t>(old.st_size)
+          : 0;
   if (::renameat(shard.get(), tmp.c_str(), shard.get(), name.c_str()) != 0) {
     ::unlinkat(shard.get(), tmp.c_str(), 0);
   } else {

@@ -32,8 +32,8 @@ class DiskCache {
 
   // What a write did, for the cache's statistics.
   struct Written {
-    bool skipped = false;        // the entry is larger than an eighth of the budget
-    std::uint64_t evicted = 0;   // entries removed to bring the directory back within its budget
+    bool skipped = false;       // the entry is larger than an eighth of the budget
+    std::uint64_t evicted = 0;  // entries removed to bring the directory back within its budget
   };
   // Stores `result` under `key`, atomically (a private temporary name, then rename). A cache that
   // cannot write is still a correct cache: failures are silent.

@@ -30,7 +30,8 @@ class Bytes {
   bool get(std::uint64_t offset, T& out) const {
     if (!has(offset, sizeof(T))) return false;
     std::uint64_t v = 0;
-    for (std::size_t i = sizeof(T); i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b_[static_cast<std::size_t>(offset) + i]);
+    for (std::size_t i = sizeof(T); i-- > 0;)
+      v = (v << 8) | static_cast<unsigned char>(b_[static_cast<std::size_t>(offset) + i]);
     out = static_cast<T>(v);
     return true;
   }
@@ -63,12 +64,17 @@ struct Elf {
 };
 
 std::optional<Elf> read_elf(const Bytes& b, std::string_view elf) {
-  if (elf.size() < k_header_size || elf.substr(0, 4) != "\x7f" "ELF" || elf[4] != 2 /* 64-bit */ || elf[5] != 1 /* LE */) {
+  if (elf.size() < k_header_size ||
+      elf.substr(0, 4) !=
+          "\x7f"
+          "ELF" ||
+      elf[4] != 2 /* 64-bit */ || elf[5] != 1 /* LE */) {
     return std::nullopt;
   }
   std::uint64_t shoff = 0;
   std::uint16_t shentsize = 0, shnum16 = 0, shstrndx16 = 0;
-  if (!b.get(0x28, shoff) || !b.get(0x3A, shentsize) || !b.get(0x3C, shnum16) || !b.get(0x3E, shstrndx16)) return std::nullopt;
+  if (!b.get(0x28, shoff) || !b.get(0x3A, shentsize) || !b.get(0x3C, shnum16) || !b.get(0x3E, shstrndx16))
+    return std::nullopt;
   if (shoff == 0) return Elf{};  // no sections, so no symbols
   if (shentsize != k_section_size) return std::nullopt;
   auto read_section = [&](std::uint64_t index, Section& s) {
@@ -81,7 +87,8 @@ std::optional<Elf> read_elf(const Bytes& b, std::string_view elf) {
   if (!read_section(0, first)) return std::nullopt;
   const std::uint64_t shnum = shnum16 != 0 ? shnum16 : first.size;
   const std::uint64_t shstrndx = shstrndx16 == k_shn_xindex ? first.link : shstrndx16;
-  if (shnum == 0 || shnum > (elf.size() - std::min<std::uint64_t>(shoff, elf.size())) / k_section_size) return std::nullopt;
+  if (shnum == 0 || shnum > (elf.size() - std::min<std::uint64_t>(shoff, elf.size())) / k_section_size)
+    return std::nullopt;
   Elf out;
   out.sections.resize(static_cast<std::size_t>(shnum));
   for (std::uint64_t i = 0; i < shnum; ++i) {
@@ -98,7 +105,8 @@ std::optional<std::vector<std::string>> entry_kernels(const Bytes& b, const Elf&
   std::vector<std::string> kernels;
   for (const Section& symtab : elf.sections) {
     if (symtab.type != k_sht_symtab) continue;
-    if (symtab.entsize != k_symbol_size || !b.has(symtab.offset, symtab.size) || symtab.link >= shnum) return std::nullopt;
+    if (symtab.entsize != k_symbol_size || !b.has(symtab.offset, symtab.size) || symtab.link >= shnum)
+      return std::nullopt;
     const Section& strtab = elf.sections[symtab.link];
     if (!b.has(strtab.offset, strtab.size)) return std::nullopt;
     for (std::uint64_t k = 1; k < symtab.size / k_symbol_size; ++k) {  // symbol 0 is the null symbol
@@ -106,12 +114,15 @@ std::optional<std::vector<std::string>> entry_kernels(const Bytes& b, const Elf&
       std::uint32_t name = 0;
       std::uint8_t info = 0, other = 0;
       std::uint16_t shndx = 0;
-      if (!b.get(at, name) || !b.get(at + 4, info) || !b.get(at + 5, other) || !b.get(at + 6, shndx)) return std::nullopt;
+      if (!b.get(at, name) || !b.get(at + 4, info) || !b.get(at + 5, other) || !b.get(at + 6, shndx))
+        return std::nullopt;
       const unsigned type = info & 0xF, bind = info >> 4;
-      if (type != k_stt_func || (bind != k_stb_global && bind != k_stb_weak) || (other & k_sto_cuda_entry) == 0) continue;
+      if (type != k_stt_func || (bind != k_stb_global && bind != k_stb_weak) || (other & k_sto_cuda_entry) == 0)
+        continue;
       if (shndx == 0 || shndx >= k_shn_loreserve || shndx >= shnum) continue;
       const std::optional<std::string_view> symbol = b.string(strtab.offset, strtab.size, name);
-      const std::optional<std::string_view> section = b.string(elf.names.offset, elf.names.size, elf.sections[shndx].name);
+      const std::optional<std::string_view> section =
+          b.string(elf.names.offset, elf.names.size, elf.sections[shndx].name);
       if (!symbol || !section) return std::nullopt;
       if (symbol->empty() || !section->starts_with(".text.") || section->substr(6) != *symbol) continue;
       kernels.emplace_back(*symbol);
@@ -201,7 +212,8 @@ std::optional<std::vector<KernelParam>> section_params(const Bytes& b, const Sec
   if (pos != s.size) return std::nullopt;  // a padded record ran past the end
   // Ordinals 0..n-1, once each; parameters in that order, none empty, none overlapping the one
   // before, the last ending where the block does (as the compiler writes it).
-  std::sort(records.begin(), records.end(), [](const ParamRecord& x, const ParamRecord& y) { return x.ordinal < y.ordinal; });
+  std::sort(records.begin(), records.end(),
+            [](const ParamRecord& x, const ParamRecord& y) { return x.ordinal < y.ordinal; });
   std::vector<KernelParam> params;
   params.reserve(records.size());
   std::uint32_t end = 0;
@@ -243,7 +255,8 @@ std::optional<KernelParams> cubin_kernel_params(std::string_view elf) {
   for (const std::string& kernel : *kernels) {
     const auto it = info.find(kernel);
     if (it == info.end() || twice.count(kernel) != 0) continue;
-    if (std::optional<std::vector<KernelParam>> params = section_params(b, *it->second)) out.emplace(kernel, std::move(*params));
+    if (std::optional<std::vector<KernelParam>> params = section_params(b, *it->second))
+      out.emplace(kernel, std::move(*params));
   }
   return out;
 }

@@ -30,17 +30,33 @@ std::string lower(std::string_view s) {
 }
 
 // Directives that cannot reach a file. Everything else is refused.
-constexpr std::array<std::string_view, 14> k_plain_directives = {
-    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif",
-    "error", "warning", "pragma", "line"};
+constexpr std::array<std::string_view, 14> k_plain_directives = {"define", "undef",   "if",       "ifdef", "ifndef",
+                                                                 "elif",   "elifdef", "elifndef", "else",  "endif",
+                                                                 "error",  "warning", "pragma",   "line"};
 
 // First token of a pragma that is known not to touch files.
-constexpr std::array<std::string_view, 22> k_pragmas = {
-    "unroll",         "nounroll",          "once",               "pack",
-    "push_macro",     "pop_macro",         "nv_diag_suppress",   "nv_diag_warning",
-    "nv_diag_error",  "nv_diag_default",   "nv_diag_once",       "nv_diagnostic",
-    "diag_suppress",  "diag_warning",      "diag_error",         "diag_default",
-    "nv_exec_check_disable", "hd_warning_disable", "nv_abi", "STDC", "GCC", "clang"};
+constexpr std::array<std::string_view, 22> k_pragmas = {"unroll",
+                                                        "nounroll",
+                                                        "once",
+                                                        "pack",
+                                                        "push_macro",
+                                                        "pop_macro",
+                                                        "nv_diag_suppress",
+                                                        "nv_diag_warning",
+                                                        "nv_diag_error",
+                                                        "nv_diag_default",
+                                                        "nv_diag_once",
+                                                        "nv_diagnostic",
+                                                        "diag_suppress",
+                                                        "diag_warning",
+                                                        "diag_error",
+                                                        "diag_default",
+                                                        "nv_exec_check_disable",
+                                                        "hd_warning_disable",
+                                                        "nv_abi",
+                                                        "STDC",
+                                                        "GCC",
+                                                        "clang"};
 
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& set, std::string_view word) {
@@ -81,18 +97,103 @@ Spliced splice(std::string_view in) {
 
 // The C++ standard library's headers, and the C ones device code meets most; none is available to
 // device code under NVRTC unless the compatibility layer or libcu++ supplies it.
-constexpr std::array<std::string_view, 97> k_standard_headers = {
-    "algorithm", "any", "array", "atomic", "barrier", "bit", "bitset", "charconv", "chrono", "codecvt", "compare",
-    "complex", "concepts", "condition_variable", "coroutine", "deque", "exception", "execution", "expected",
-    "filesystem", "format", "forward_list", "fstream", "functional", "future", "initializer_list", "iomanip", "ios",
-    "iosfwd", "iostream", "istream", "iterator", "latch", "list", "locale", "map", "memory", "memory_resource",
-    "mutex", "new", "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio", "regex",
-    "semaphore", "set", "shared_mutex", "source_location", "span", "sstream", "stack", "stdexcept", "stop_token",
-    "streambuf", "string", "string_view", "system_error", "thread", "tuple", "type_traits", "typeindex",
-    "typeinfo", "unordered_map", "unordered_set", "utility", "valarray", "variant", "vector", "version", "limits",
-    "cstdint", "climits", "cfloat", "cmath", "cstdio", "cassert", "cstddef", "cstdlib", "cstring", "ctime",
-    "cerrno", "cctype", "cinttypes", "cstdarg", "csignal", "cwchar", "time.h", "errno.h", "ctype.h", "stdarg.h",
-    "inttypes.h", "stdbool.h"};
+constexpr std::array<std::string_view, 97> k_standard_headers = {"algorithm",
+                                                                 "any",
+                                                                 "array",
+                                                                 "atomic",
+                                                                 "barrier",
+                                                                 "bit",
+                                                                 "bitset",
+                                                                 "charconv",
+                                                                 "chrono",
+                                                                 "codecvt",
+                                                                 "compare",
+                                                                 "complex",
+                                                                 "concepts",
+                                                                 "condition_variable",
+                                                                 "coroutine",
+                                                                 "deque",
+                                                                 "exception",
+                                                                 "execution",
+                                                                 "expected",
+                                                                 "filesystem",
+                                                                 "format",
+                                                                 "forward_list",
+                                                                 "fstream",
+                                                                 "functional",
+                                                                 "future",
+                                                                 "initializer_list",
+                                                                 "iomanip",
+                                                                 "ios",
+                                                                 "iosfwd",
+                                                                 "iostream",
+                                                                 "istream",
+                                                                 "iterator",
+                                                                 "latch",
+                                                                 "list",
+                                                                 "locale",
+                                                                 "map",
+                                                                 "memory",
+                                                                 "memory_resource",
+                                                                 "mutex",
+                                                                 "new",
+                                                                 "numbers",
+                                                                 "numeric",
+                                                                 "optional",
+                                                                 "ostream",
+                                                                 "queue",
+                                                                 "random",
+                                                                 "ranges",
+                                                                 "ratio",
+                                                                 "regex",
+                                                                 "semaphore",
+                                                                 "set",
+                                                                 "shared_mutex",
+                                                                 "source_location",
+                                                                 "span",
+                                                                 "sstream",
+                                                                 "stack",
+                                                                 "stdexcept",
+                                                                 "stop_token",
+                                                                 "streambuf",
+                                                                 "string",
+                                                                 "string_view",
+                                                                 "system_error",
+                                                                 "thread",
+                                                                 "tuple",
+                                                                 "type_traits",
+                                                                 "typeindex",
+                                                                 "typeinfo",
+                                                                 "unordered_map",
+                                                                 "unordered_set",
+                                                                 "utility",
+                                                                 "valarray",
+                                                                 "variant",
+                                                                 "vector",
+                                                                 "version",
+                                                                 "limits",
+                                                                 "cstdint",
+                                                                 "climits",
+                                                                 "cfloat",
+                                                                 "cmath",
+                                                                 "cstdio",
+                                                                 "cassert",
+                                                                 "cstddef",
+                                                                 "cstdlib",
+                                                                 "cstring",
+                                                                 "ctime",
+                                                                 "cerrno",
+                                                                 "cctype",
+                                                                 "cinttypes",
+                                                                 "cstdarg",
+                                                                 "csignal",
+                                                                 "cwchar",
+                                                                 "time.h",
+                                                                 "errno.h",
+                                                                 "ctype.h",
+                                                                 "stdarg.h",
+                                                                 "inttypes.h",
+                                                                 "stdbool.h"};
 
 constexpr std::array<std::string_view, 4> k_runtime_headers = {"cuda_runtime.h", "cuda_runtime_api.h",
                                                                "device_launch_parameters.h", "cuda.h"};
@@ -115,8 +216,8 @@ std::string libcudacxx_counterpart(std::string_view name, const IncludePolicy& p
 
 class Scanner {
  public:
-  Scanner(std::string_view file, std::span<const Header> shipped, const IncludePolicy& policy,
-          const std::string& text, const std::vector<int>& lines)
+  Scanner(std::string_view file, std::span<const Header> shipped, const IncludePolicy& policy, const std::string& text,
+          const std::vector<int>& lines)
       : file_(file), shipped_(shipped), policy_(policy), s_(text), line_(lines) {}
 
   JailVerdict run() {
@@ -346,7 +447,7 @@ class Scanner {
     const std::size_t pos = i_ > 0 ? i_ - 1 : 0;
     skip_line_space();
     if (!ok()) return;
-    if (i_ >= s_.size() || is_newline(s_[i_])) return;  // the null directive
+    if (i_ >= s_.size() || is_newline(s_[i_])) return;            // the null directive
     if (std::isdigit(static_cast<unsigned char>(s_[i_])) != 0) {  // GNU line marker: # 12 "file"
       line_directive(pos);
       return;
@@ -388,8 +489,9 @@ class Scanner {
     if (i_ >= s_.size() || (s_[i_] != '"' && s_[i_] != '<')) {
       std::size_t e = i_;
       while (e < s_.size() && !is_newline(s_[e])) ++e;
-      refuse(pos, "#include " + std::string(s_.substr(i_, std::min<std::size_t>(e - i_, 80))) +
-                      " (the operand is not a literal \"name\" or <name>; macro-built includes are refused)",
+      refuse(pos,
+             "#include " + std::string(s_.substr(i_, std::min<std::size_t>(e - i_, 80))) +
+                 " (the operand is not a literal \"name\" or <name>; macro-built includes are refused)",
              "write the header's name literally, e.g. #include <cuda_fp16.h>");
       return;
     }
@@ -404,10 +506,12 @@ class Scanner {
     ++i_;
     const std::string shown = (close == '"' ? "\"" + name + "\"" : "<" + name + ">");
     if (!rest_of_line_empty()) {
-      if (ok()) refuse(pos, "#include " + shown + " followed by extra tokens", "write one header name per #include line", name);
+      if (ok())
+        refuse(pos, "#include " + shown + " followed by extra tokens", "write one header name per #include line", name);
       return;
     }
-    const bool is_shipped = std::any_of(shipped_.begin(), shipped_.end(), [&](const Header& h) { return h.name == name; });
+    const bool is_shipped =
+        std::any_of(shipped_.begin(), shipped_.end(), [&](const Header& h) { return h.name == name; });
     if (!is_shipped && !policy_.allows(name)) {
       refuse(pos, "#include " + shown, include_advice(name, policy_), name);
       return;
@@ -438,7 +542,8 @@ bool is_clean_relative_name(std::string_view name) noexcept {
       continue;
     }
     const char c = name[i];
-    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-'))
+      return false;
   }
   return true;
 }
@@ -447,7 +552,8 @@ IncludePolicy IncludePolicy::toolkit(const std::string& include_dir) {
   IncludePolicy p;
   p.roots = {include_dir};
   std::error_code ec;
-  if (std::filesystem::is_directory(std::filesystem::path(include_dir) / "cccl", ec)) p.roots.push_back(include_dir + "/cccl");
+  if (std::filesystem::is_directory(std::filesystem::path(include_dir) / "cccl", ec))
+    p.roots.push_back(include_dir + "/cccl");
   return p;
 }
 
@@ -515,7 +621,8 @@ JailVerdict scan_source(std::string_view text, std::string_view file_name, std::
     v.message = format_refusals(v.refusals);
     return v;
   };
-  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) return refuse_raw(nul, "NUL byte in source");
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return refuse_raw(nul, "NUL byte in source");
   for (std::string_view tri : {std::string_view("?\?="), std::string_view("?\?/")}) {
     if (const std::size_t t = text.find(tri); t != std::string_view::npos) {
       return refuse_raw(t, "trigraph '" + std::string(tri) + "'");
@@ -529,12 +636,15 @@ JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy) {
   JailVerdict all = scan_source(job.source, job.file_name, job.headers, policy);
   // Header names come with the candidate too; a name NVRTC could read as a path, or a name given
   // twice (which copy would win is NVRTC's choice), is refused before anything else looks at it.
-  constexpr std::string_view k_name_rule = "name it by a relative path of letters, digits and _ . + - / (no '..', no leading '/')";
-  if (!is_clean_relative_name(job.file_name)) all.refusals.push_back({"source", 0, "file name '" + job.file_name + "'", std::string(k_name_rule), {}});
+  constexpr std::string_view k_name_rule =
+      "name it by a relative path of letters, digits and _ . + - / (no '..', no leading '/')";
+  if (!is_clean_relative_name(job.file_name))
+    all.refusals.push_back({"source", 0, "file name '" + job.file_name + "'", std::string(k_name_rule), {}});
   for (std::size_t i = 0; i < job.headers.size(); ++i) {
     const Header& h = job.headers[i];
     if (!is_clean_relative_name(h.name)) {
-      all.refusals.push_back({"headers", 0, "shipped header name '" + h.name.substr(0, 80) + "'", std::string(k_name_rule), {}});
+      all.refusals.push_back(
+          {"headers", 0, "shipped header name '" + h.name.substr(0, 80) + "'", std::string(k_name_rule), {}});
     } else if (std::any_of(job.headers.begin(), job.headers.begin() + static_cast<std::ptrdiff_t>(i),
                            [&](const Header& earlier) { return earlier.name == h.name; })) {
       all.refusals.push_back({h.name, 0, "shipped header '" + h.name + "' given twice", "ship each header once", {}});
@@ -558,7 +668,8 @@ std::string scrub_paths(std::string_view text, std::span<const PathScrub> scrubs
   for (const PathScrub& s : scrubs) {
     if (s.prefix.size() > 1) order.push_back(&s);
   }
-  std::sort(order.begin(), order.end(), [](const PathScrub* a, const PathScrub* b) { return a->prefix.size() > b->prefix.size(); });
+  std::sort(order.begin(), order.end(),
+            [](const PathScrub* a, const PathScrub* b) { return a->prefix.size() > b->prefix.size(); });
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {

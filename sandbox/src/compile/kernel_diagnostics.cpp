@@ -28,7 +28,8 @@ std::string blank_comments_and_literals(std::string_view in) {
         ++i;
       }
       for (int k = 0; k < 2 && i < out.size(); ++k) out[i++] = ' ';
-    } else if (out[i] == '"' || (out[i] == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(out[i - 1])) != 0))) {
+    } else if (out[i] == '"' ||
+               (out[i] == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(out[i - 1])) != 0))) {
       const char q = out[i];
       out[i++] = ' ';
       while (i < out.size() && out[i] != q && out[i] != '\n') {
@@ -185,7 +186,8 @@ std::vector<KernelTemplate> kernel_templates(std::string_view source) {
     std::vector<std::string> names;
     for (const std::string& p : split_top_level(params)) {
       const std::size_t eq = p.find('=');
-      names.push_back(last_identifier(eq == std::string::npos ? std::string_view(p) : std::string_view(p).substr(0, eq)));
+      names.push_back(
+          last_identifier(eq == std::string::npos ? std::string_view(p) : std::string_view(p).substr(0, eq)));
     }
     t.call = t.name + "<" + join(args, args.size()) + ">(" + join(names, names.size()) + ")";
     found.push_back(std::move(t));
@@ -205,8 +207,10 @@ std::string missing_kernel_advice(std::string_view source, std::string_view file
     }
     const KernelTemplate& t = templates.front();
     return "the module defines no kernel: the kernel template '" + t.name + "' (" + where + " line " +
-           std::to_string(t.line) + ") is never instantiated (its host launcher would have; host code is not compiled "
-           "here); add an explicit instantiation with your template arguments, e.g.\n  " + t.instantiation;
+           std::to_string(t.line) +
+           ") is never instantiated (its host launcher would have; host code is not compiled "
+           "here); add an explicit instantiation with your template arguments, e.g.\n  " +
+           t.instantiation;
   }
   const std::string want = std::string(entry);
   // A mangled entry with the wanted name: the kernel exists with C++ linkage.
@@ -217,21 +221,26 @@ std::string missing_kernel_advice(std::string_view source, std::string_view file
              "), so the harness cannot find it by name: declare it extern \"C\" __global__ void " + want + "(...)";
     }
   }
-  const auto t = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate& k) { return k.name == want; });
+  const auto t =
+      std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate& k) { return k.name == want; });
   if (t != templates.end()) {
-    return "the module defines no kernel named '" + want + "': '" + want + "' (" + where + " line " + std::to_string(t->line) +
+    return "the module defines no kernel named '" + want + "': '" + want + "' (" + where + " line " +
+           std::to_string(t->line) +
            ") is a template, and a template has no extern \"C\" name; make it a __device__ function template and "
-           "define extern \"C\" __global__ void " + want + "(...) that calls it with your template arguments";
+           "define extern \"C\" __global__ void " +
+           want + "(...) that calls it with your template arguments";
   }
   std::string advice = "the module defines no kernel named '" + want + "'";
   if (!kernels.empty()) advice += " (it defines " + join(kernels, 6) + ")";
   advice += "; declare it as extern \"C\" __global__ void " + want + "(...)";
   if (!templates.empty()) {
     const KernelTemplate& k = templates.front();
-    advice += "; the kernel template '" + k.name + "' (" + where + " line " + std::to_string(k.line) +
-              ") is never instantiated (its host launcher would have; host code is not compiled here): make it a "
-              "__device__ function template and call it from the entry with your template arguments, e.g.\n  extern \"C\" "
-              "__global__ void " + want + "(" + k.parameters + ") { " + k.call + "; }";
+    advice +=
+        "; the kernel template '" + k.name + "' (" + where + " line " + std::to_string(k.line) +
+        ") is never instantiated (its host launcher would have; host code is not compiled here): make it a "
+        "__device__ function template and call it from the entry with your template arguments, e.g.\n  extern \"C\" "
+        "__global__ void " +
+        want + "(" + k.parameters + ") { " + k.call + "; }";
   }
   return advice;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What to tell a candidate whose module compiles but lacks the kernel it must define (the module's
-// kernels are the CUBIN's entry symbols, CompileResult::kernels). Real kernels often come as `template <...> __global__` functions that only
-// their host launcher instantiated; once the host code is gone the module is empty, and the policy
-// needs to hear that, and the explicit instantiation that fixes it, in one sentence.
+// kernels are the CUBIN's entry symbols, CompileResult::kernels). Real kernels often come as `template <...>
+// __global__` functions that only their host launcher instantiated; once the host code is gone the module is empty, and
+// the policy needs to hear that, and the explicit instantiation that fixes it, in one sentence.
 #pragma once
 
 #include <span>

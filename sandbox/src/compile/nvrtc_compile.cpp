@@ -98,8 +98,8 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
     header_names.push_back(h.name.c_str());
   }
   nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(), static_cast<int>(header_src.size()),
-                                      header_src.data(), header_names.data());
+  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(),
+                                      static_cast<int>(header_src.size()), header_src.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     out.log = "nvrtcCreateProgram failed: " + nvrtc_error_text(rc);
     return out;
@@ -143,7 +143,8 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
   } else if (rc != NVRTC_SUCCESS) {
     out.status = CompileStatus::error;
     out.nvrtc_verdict = rc == NVRTC_ERROR_COMPILATION;  // anything else (out of memory, internal) may not recur
-    if (rc != NVRTC_ERROR_COMPILATION) out.log += (out.log.empty() ? "" : "\n") + std::string("nvrtc: ") + nvrtc_error_text(rc);
+    if (rc != NVRTC_ERROR_COMPILATION)
+      out.log += (out.log.empty() ? "" : "\n") + std::string("nvrtc: ") + nvrtc_error_text(rc);
   } else {
     out.status = CompileStatus::ok;
     out.nvrtc_verdict = true;
@@ -198,7 +199,8 @@ CompileResult nvrtc_compile(const NvrtcRequest& job, clockid_t clock, std::chron
   if (pch && failed_for_the_pch(out)) {
     // What a compile without the PCH says is the answer, and nothing of the broken PCH stays behind.
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(job.pch_dir, ec)) std::filesystem::remove_all(entry.path(), ec);
+    for (const auto& entry : std::filesystem::directory_iterator(job.pch_dir, ec))
+      std::filesystem::remove_all(entry.path(), ec);
     out = compile_once(job, payload, false);
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -246,15 +248,18 @@ std::string encode_request(const NvrtcRequest& r) {
 std::optional<NvrtcRequest> decode_request(std::string_view in) {
   NvrtcRequest r;
   unsigned long long n = 0, want = 0;
-  if (!get_bytes(in, r.source) || !get_bytes(in, r.file_name) || !get_u64(in, n) || n > in.size() / 16) return std::nullopt;
+  if (!get_bytes(in, r.source) || !get_bytes(in, r.file_name) || !get_u64(in, n) || n > in.size() / 16)
+    return std::nullopt;
   r.headers.resize(static_cast<std::size_t>(n));
   for (Header& h : r.headers) {
     if (!get_bytes(in, h.name) || !get_bytes(in, h.content)) return std::nullopt;
   }
-  if (!get_strings(in, r.flags) || !get_strings(in, r.name_expressions) || !get_u64(in, want) || want > 3) return std::nullopt;
+  if (!get_strings(in, r.flags) || !get_strings(in, r.name_expressions) || !get_u64(in, want) || want > 3)
+    return std::nullopt;
   r.want_ptx = (want & 1u) != 0;
   r.want_cubin = (want & 2u) != 0;
-  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.create_pch) || !in.empty()) return std::nullopt;
+  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.create_pch) || !in.empty())
+    return std::nullopt;
   return r;
 }
 

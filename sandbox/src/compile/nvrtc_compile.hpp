@@ -19,7 +19,7 @@ namespace leap::sandbox::detail {
 struct NvrtcRequest {
   std::string source;
   std::string file_name;
-  std::vector<Header> headers;  // in-memory headers (the task's and the compatibility stand-ins)
+  std::vector<Header> headers;     // in-memory headers (the task's and the compatibility stand-ins)
   std::vector<std::string> flags;  // nvrtc_flags(options) and the include paths
   std::vector<std::string> name_expressions;
   bool want_ptx = true;

@@ -104,7 +104,8 @@ int patch_object(dl_phdr_info* info, std::size_t, void* data) {
       continue;
 #endif
       const ElfW(Sym)& sym = syms[ELF64_R_SYM(r[i].r_info)];
-      if (std::strcmp(strings + sym.st_name, "mmap") != 0 && std::strcmp(strings + sym.st_name, "mmap64") != 0) continue;
+      if (std::strcmp(strings + sym.st_name, "mmap") != 0 && std::strcmp(strings + sym.st_name, "mmap64") != 0)
+        continue;
       auto* slot = reinterpret_cast<void**>(base + r[i].r_offset);
       const auto at = reinterpret_cast<ElfW(Addr)>(slot);
       const bool read_only = at >= relro_start && at < relro_end;  // bound at load time (-z now) and sealed

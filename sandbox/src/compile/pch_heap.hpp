@@ -32,7 +32,8 @@ std::uintptr_t pin_nvrtc_pch_heap(std::uintptr_t address, std::string& why);
 // machine, a fresh process compiling a cooperative-groups kernel with a stored 140 MB PCH: 0.85 s of
 // system time in 26,000 page faults without, 0.18 s with; the compile 1.3 s against 0.63 s. Turned on
 // only around a compile given a stored PCH (nvrtc_compile.cpp): a pooled worker's own automatic PCH
-// was measured slower with it (see docs/sandbox.md, "Precompiled headers on disk"). Effective only once pin_nvrtc_pch_heap succeeded.
+// was measured slower with it (see docs/sandbox.md, "Precompiled headers on disk"). Effective only once
+// pin_nvrtc_pch_heap succeeded.
 void populate_nvrtc_file_mappings(bool on) noexcept;
 
 // The address in force, 0 when none.

@@ -32,9 +32,12 @@ constexpr std::size_t k_mac_key_bytes = 32;
 
 // A directory of the user's own, 0700, opened without following a symlink.
 int open_private_dir(int at, const char* name, const std::filesystem::path& shown) {
-  if (::mkdirat(at, name, 0700) != 0 && errno != EEXIST) unsafe(shown, std::string("cannot be created: ") + std::strerror(errno));
+  if (::mkdirat(at, name, 0700) != 0 && errno != EEXIST)
+    unsafe(shown, std::string("cannot be created: ") + std::strerror(errno));
   const int fd = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) unsafe(shown, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory" : std::string("cannot be opened: ") + std::strerror(errno));
+  if (fd < 0)
+    unsafe(shown, errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory"
+                                                     : std::string("cannot be opened: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid()) {
     ::close(fd);
@@ -48,14 +51,15 @@ int open_private_dir(int at, const char* name, const std::filesystem::path& show
 }
 
 bool is_key(std::string_view k) {
-  return k.size() == 64 && std::all_of(k.begin(), k.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return k.size() == 64 &&
+         std::all_of(k.begin(), k.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 bool header_name_ok(std::string_view n) {
   if (n.empty() || n.size() > 200 || n.front() == '/' || n.back() == '/') return false;
   for (char c : n) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' ||
-                    c == '+' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '/' || c == '+' || c == '-';
     if (!ok) return false;
   }
   std::size_t pos = 0;
@@ -106,12 +110,12 @@ std::string stored_pch_key(const NvrtcRequest& request, const std::string& prefi
 }
 
 PchStore::Lock::Lock(std::mutex& threads, int fd) noexcept : threads_(threads), fd_(fd) {
-  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-  }
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
 }
 PchStore::Lock::~Lock() { ::flock(fd_, LOCK_UN); }
 
-PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_bytes) : dir_(directory), budget_(budget_bytes) {
+PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_bytes)
+    : dir_(directory), budget_(budget_bytes) {
   std::error_code ec;
   if (dir_.has_parent_path()) std::filesystem::create_directories(dir_.parent_path(), ec);
   dir_fd_ = open_private_dir(AT_FDCWD, dir_.c_str(), dir_);
@@ -142,9 +146,10 @@ std::string PchStore::record_bytes(const std::string& key, const struct ::stat& 
   std::string body(k_record_magic);
   put_bytes(body, key);
   for (const unsigned long long v :
-       {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino), static_cast<unsigned long long>(st.st_size),
-        static_cast<unsigned long long>(st.st_ctim.tv_sec), static_cast<unsigned long long>(st.st_ctim.tv_nsec),
-        static_cast<unsigned long long>(st.st_mtim.tv_sec), static_cast<unsigned long long>(st.st_mtim.tv_nsec)}) {
+       {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+        static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(st.st_ctim.tv_sec),
+        static_cast<unsigned long long>(st.st_ctim.tv_nsec), static_cast<unsigned long long>(st.st_mtim.tv_sec),
+        static_cast<unsigned long long>(st.st_mtim.tv_nsec)}) {
     put_u64(body, v);
   }
   const Digest mac = hmac_sha256(mac_key_, body);
@@ -178,14 +183,16 @@ std::optional<std::string> PchStore::find(const std::string& key, bool* refused)
     if (refused != nullptr) *refused = true;
     return std::nullopt;
   }
-  ::futimens(rfd, nullptr);  // used now: the young end of the LRU (the PCH file itself is not touched: its ctime is part of the record)
+  ::futimens(rfd, nullptr);  // used now: the young end of the LRU (the PCH file itself is not touched: its ctime is
+                             // part of the record)
   ::close(rfd);
   return files_dir_ + "/" + file;
 }
 
 std::string PchStore::make_incoming() const {
   std::string path = (dir_ / "incoming" / "create-XXXXXX").string();
-  if (::mkdtemp(path.data()) == nullptr) throw std::runtime_error("leap::sandbox: cannot make a directory in " + (dir_ / "incoming").string());
+  if (::mkdtemp(path.data()) == nullptr)
+    throw std::runtime_error("leap::sandbox: cannot make a directory in " + (dir_ / "incoming").string());
   return std::filesystem::canonical(path).string();
 }
 
@@ -227,7 +234,8 @@ std::uint64_t PchStore::stored_bytes() const {
   std::uint64_t total = 0;
   for (const std::string& n : list_directory(files_fd_)) {
     struct stat st {};
-    if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
+    if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      total += static_cast<std::uint64_t>(st.st_size);
   }
   return total;
 }
@@ -243,7 +251,8 @@ void PchStore::evict(const std::string& keep) {
   std::vector<Entry> entries;
   std::uint64_t total = 0;
   for (const std::string& n : list_directory(files_fd_)) {
-    struct stat st {}, rec {};
+    struct stat st {
+    }, rec{};
     if (::fstatat(files_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     const std::string key = n.size() > 4 && n.ends_with(".pch") ? n.substr(0, n.size() - 4) : "";
     if (!is_key(key) || ::fstatat(records_fd_, (key + ".rec").c_str(), &rec, AT_SYMLINK_NOFOLLOW) != 0) {

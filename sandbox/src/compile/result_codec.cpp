@@ -33,7 +33,8 @@ std::optional<CompileResult> decode_result(std::string_view in) {
   r.nvrtc_verdict = verdict == 1;
   if (!get_u64(in, seconds)) return std::nullopt;
   r.seconds = std::bit_cast<double>(seconds);
-  if (!get_bytes(in, r.log) || !get_bytes(in, r.ptx) || !get_bytes(in, r.cubin) || !get_u64(in, count)) return std::nullopt;
+  if (!get_bytes(in, r.log) || !get_bytes(in, r.ptx) || !get_bytes(in, r.cubin) || !get_u64(in, count))
+    return std::nullopt;
   if (count > in.size() / 16) return std::nullopt;
   r.lowered_names.resize(static_cast<std::size_t>(count));
   for (LoweredName& n : r.lowered_names) {

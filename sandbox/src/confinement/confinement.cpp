@@ -166,14 +166,14 @@ bool probe_private_root(std::string& reason) {
   ::close(fds[0]);
   int status = 0;
   if (pid > 0) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   }
   detail::remove_private_dir(dir, false);
   if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  reason = pid < 0 ? "fork failed" : "no private mount namespace (" + (msg.empty() ? std::string("the probe died") : msg) +
-                                         "); user namespaces may be disabled (kernel.unprivileged_userns_clone, "
-                                         "user.max_user_namespaces, or a container's seccomp profile)";
+  reason = pid < 0 ? "fork failed"
+                   : "no private mount namespace (" + (msg.empty() ? std::string("the probe died") : msg) +
+                         "); user namespaces may be disabled (kernel.unprivileged_userns_clone, "
+                         "user.max_user_namespaces, or a container's seccomp profile)";
   return false;
 }
 
@@ -203,9 +203,10 @@ ConfinementSupport probe_confinement() {
   support.landlock_abi = landlock_abi();
   if (support.landlock_abi == 0) {
     const int e = landlock_errno();
-    support.landlock_reason = e == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"
-                              : e == ENOSYS   ? "the kernel has no Landlock (Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
-                                              : std::string("landlock_create_ruleset failed: ") + std::strerror(e);
+    support.landlock_reason =
+        e == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"
+        : e == ENOSYS   ? "the kernel has no Landlock (Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
+                        : std::string("landlock_create_ruleset failed: ") + std::strerror(e);
   }
   support.seccomp = seccomp_available(support.seccomp_reason);
   support.mount_namespace = probe_private_root(support.mount_namespace_reason);
@@ -249,22 +250,29 @@ std::string landlock_abi_features(int abi) {
 std::vector<ConfinementLayer> describe_confinement(const ConfinementLimits& limits) {
   const ConfinementSupport& s = confinement_support();
   std::vector<ConfinementLayer> layers;
-  layers.push_back({"landlock", s.landlock_abi > 0,
-                    s.landlock_abi > 0 ? "ABI " + std::to_string(s.landlock_abi) + " (" + landlock_abi_features(s.landlock_abi) +
-                                             "): the toolkit's headers read-only, nothing else readable, nothing writable or executable"
-                                       : s.landlock_reason});
-  layers.push_back({"seccomp", s.seccomp,
-                    s.seccomp ? "kills exec, sockets, ptrace, mount, namespaces, bpf, perf, userfaultfd, keyrings, modules, io_uring; "
-                                "threads only"
-                              : s.seccomp_reason});
+  layers.push_back(
+      {"landlock", s.landlock_abi > 0,
+       s.landlock_abi > 0
+           ? "ABI " + std::to_string(s.landlock_abi) + " (" + landlock_abi_features(s.landlock_abi) +
+                 "): the toolkit's headers read-only, nothing else readable, nothing writable or executable"
+           : s.landlock_reason});
+  layers.push_back(
+      {"seccomp", s.seccomp,
+       s.seccomp
+           ? "kills exec, sockets, ptrace, mount, namespaces, bpf, perf, userfaultfd, keyrings, modules, io_uring; "
+             "threads only"
+           : s.seccomp_reason});
   layers.push_back({"mount namespace", s.mount_namespace,
-                    s.mount_namespace ? "a private root holding only the toolkit's headers: a host file is missing, not forbidden"
-                                      : s.mount_namespace_reason + "; untrusted compiles are refused unless the caller accepts the "
-                                                                   "weaker set, and then the log filter makes every file that cannot be "
-                                                                   "opened read the same"});
+                    s.mount_namespace
+                        ? "a private root holding only the toolkit's headers: a host file is missing, not forbidden"
+                        : s.mount_namespace_reason +
+                              "; untrusted compiles are refused unless the caller accepts the "
+                              "weaker set, and then the log filter makes every file that cannot be "
+                              "opened read the same"});
   layers.push_back({"rlimits", true,
-                    "address space +" + std::to_string(limits.address_space_bytes >> 20) + " MiB, CPU = the compile's time limit, " +
-                        std::to_string(limits.max_open_files) + " open files, file size 0, no core dumps"});
+                    "address space +" + std::to_string(limits.address_space_bytes >> 20) +
+                        " MiB, CPU = the compile's time limit, " + std::to_string(limits.max_open_files) +
+                        " open files, file size 0, no core dumps"});
   layers.push_back({"process", true,
                     "dies with its parent, own process group, empty environment, only its result pipe open, "
                     "working directory empty"});

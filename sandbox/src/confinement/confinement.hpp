@@ -64,7 +64,7 @@ std::string landlock_abi_features(int abi);
 
 // The layers in force for a child started with this configuration, one line each, for `info`.
 struct ConfinementLayer {
-  std::string name;    // "landlock", "seccomp", "mount namespace", "rlimits", "process"
+  std::string name;  // "landlock", "seccomp", "mount namespace", "rlimits", "process"
   bool in_force = false;
   std::string detail;  // what it does here, or why it is missing
 };
@@ -75,12 +75,12 @@ std::vector<ConfinementLayer> describe_confinement(const ConfinementLimits& limi
 namespace leap::sandbox::detail {
 
 // ---- Landlock (confinement_landlock.cpp) ----
-int landlock_abi() noexcept;  // the running kernel's ABI; 0 when Landlock is absent or disabled
+int landlock_abi() noexcept;    // the running kernel's ABI; 0 when Landlock is absent or disabled
 int landlock_errno() noexcept;  // why landlock_abi() is 0 (ENOSYS: not built, EOPNOTSUPP: disabled)
 
 struct LandlockRule {
   std::string path;
-  bool write = false;  // read (and list) always; write, truncate and device ioctls when set
+  bool write = false;   // read (and list) always; write, truncate and device ioctls when set
   bool create = false;  // also make and remove regular files and directories beneath (a scratch directory)
 };
 struct LandlockPlan {
@@ -117,7 +117,7 @@ struct PrivateRoot {
   // When set, the scratch directory is this host directory bound read-write instead of a tmpfs: the
   // process that creates a stored PCH writes it straight into the store's file system.
   std::string scratch_source;
-  uid_t uid = 0;            // the parent's ids, mapped to root inside the new user namespace
+  uid_t uid = 0;  // the parent's ids, mapped to root inside the new user namespace
   gid_t gid = 0;
 };
 // In the child: a new user and mount namespace whose root is a fresh tmpfs holding only the binds,
@@ -166,7 +166,7 @@ inline constexpr int k_exit_parent_gone = 88;
 struct WorkerConfinement {
   int landlock_abi = 0;  // 0 = none applied
   bool seccomp = false;
-  std::string error;     // a layer that was available but could not be applied
+  std::string error;  // a layer that was available but could not be applied
 };
 // Landlock (mapped libraries' directories, the loader's cache, /proc/self and /sys/devices read-only;
 // /dev/nvidia* read and write) and the worker's seccomp filter, with what this kernel offers.

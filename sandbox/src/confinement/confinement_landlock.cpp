@@ -61,7 +61,8 @@ std::uint64_t handled_fs(int abi) noexcept {
 }
 
 // Rights that apply to a file (not a directory) as a rule's target.
-constexpr std::uint64_t k_file_rights = k_fs_execute | k_fs_write_file | k_fs_read_file | k_fs_truncate | k_fs_ioctl_dev;
+constexpr std::uint64_t k_file_rights =
+    k_fs_execute | k_fs_write_file | k_fs_read_file | k_fs_truncate | k_fs_ioctl_dev;
 
 int probe(int& error) noexcept {
   const long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, k_create_ruleset_version);

@@ -21,7 +21,7 @@ namespace {
 
 struct Base {
   std::mutex mutex;
-  pid_t owner = 0;        // the process that made it: a forked child makes its own
+  pid_t owner = 0;  // the process that made it: a forked child makes its own
   std::string path;
   unsigned directories = 0;  // made in it and not yet removed; the base goes with the last one
 };
@@ -39,7 +39,8 @@ Base& base() {
 // Ours alone: a directory (not a link to one), owned by us, mode 0700.
 bool ours_alone(const std::string& path) {
   struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 07777) == 0700;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & 07777) == 0700;
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ std::string make_private_dir(std::string_view purpose) {
     b.directories = 0;
   }
   if (!ours_alone(b.path)) {
-    throw std::runtime_error("leap::sandbox: " + b.path + " is no longer a directory of this process's own (mode 0700); "
+    throw std::runtime_error("leap::sandbox: " + b.path +
+                             " is no longer a directory of this process's own (mode 0700); "
                              "something changed it, so nothing more is made in it");
   }
   std::string pattern = b.path + "/" + std::string(purpose) + "-XXXXXX";

@@ -26,7 +26,8 @@ std::set<std::string> mapped_directories() {
     std::string path = line.substr(slash);
     if (const std::size_t deleted = path.find(" (deleted)"); deleted != std::string::npos) path.resize(deleted);
     if (path.starts_with("/dev/") || path.starts_with("/memfd:")) continue;
-    if (const std::size_t last = path.rfind('/'); last != std::string::npos && last > 0) dirs.insert(path.substr(0, last));
+    if (const std::size_t last = path.rfind('/'); last != std::string::npos && last > 0)
+      dirs.insert(path.substr(0, last));
   }
   return dirs;
 }
@@ -47,7 +48,8 @@ WorkerConfinement confine_worker() {
   for (const std::string& dir : mapped_directories()) plan.rules.push_back({dir, false});
   // The loader's cache, for libraries the driver opens by name later (the PTX JIT compiler); /proc and
   // /sys as far as the driver reads them (PCI and NUMA topology live under /sys/devices).
-  for (const char* path : {"/etc/ld.so.cache", "/proc/self", "/proc/driver/nvidia", "/sys/devices", "/sys/bus/pci/devices"}) {
+  for (const char* path :
+       {"/etc/ld.so.cache", "/proc/self", "/proc/driver/nvidia", "/sys/devices", "/sys/bus/pci/devices"}) {
     plan.rules.push_back({path, false});
   }
   if (DIR* dev = ::opendir("/dev")) {

@@ -35,20 +35,23 @@ std::vector<BuiltinTask> load_all() {
     auto resolve = [&](std::string_view name) { return embedded(task_dir, name); };
     BuiltinTask t;
     t.spec = parse_task(text, resolve);
-    if (t.spec.name != task_dir) throw TaskError("task '" + t.spec.name + "': name: differs from its directory " + task_dir);
+    if (t.spec.name != task_dir)
+      throw TaskError("task '" + t.spec.name + "': name: differs from its directory " + task_dir);
     t.variants.push_back({"reference", "correct", t.spec.reference_source});
     const nlohmann::json doc = nlohmann::json::parse(text);
     if (doc.contains("variants")) {
       for (const auto& [name, v] : doc.at("variants").items()) {
         const std::string file = v.at("file").get<std::string>();
         std::optional<std::string> src = embedded(task_dir, file);
-        if (!src) throw TaskError("task '" + t.spec.name + "': variants." + name + ".file: cannot read \"" + file + "\"");
+        if (!src)
+          throw TaskError("task '" + t.spec.name + "': variants." + name + ".file: cannot read \"" + file + "\"");
         t.variants.push_back({name, v.at("expect").get<std::string>(), std::move(*src)});
       }
     }
     tasks.push_back(std::move(t));
   }
-  std::sort(tasks.begin(), tasks.end(), [](const BuiltinTask& a, const BuiltinTask& b) { return a.spec.name < b.spec.name; });
+  std::sort(tasks.begin(), tasks.end(),
+            [](const BuiltinTask& a, const BuiltinTask& b) { return a.spec.name < b.spec.name; });
   return tasks;
 }
 
@@ -71,8 +74,7 @@ const BuiltinTask* find_builtin_task(std::string_view name) noexcept {
     for (const BuiltinTask& t : builtin_tasks()) {
       if (t.spec.name == name) return &t;
     }
-  } catch (...) {
-  }
+  } catch (...) {}
   return nullptr;
 }
 

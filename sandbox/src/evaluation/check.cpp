@@ -68,7 +68,7 @@ std::uint16_t float_to_half(float f) noexcept {
   const std::uint32_t abs = x & 0x7FFFFFFFu;
   if (abs >= 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to infinity
-  if (abs < 0x38800000u) {  // subnormal half (or zero)
+  if (abs < 0x38800000u) {                                                    // subnormal half (or zero)
     if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);
     const std::uint32_t mant = (abs & 0x7FFFFFu) | 0x800000u;
     const int shift = 126 - static_cast<int>(abs >> 23);  // 14..24
@@ -123,7 +123,8 @@ void generate(DType dtype, const Generator& g, std::uint64_t seed, void* out, st
   } else if (g.kind == GeneratorKind::randint) {
     const auto lo = static_cast<std::int64_t>(std::ceil(g.a)), hi = static_cast<std::int64_t>(std::floor(g.b));
     const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
-    for (std::size_t i = 0; i < n; ++i) store(dtype, out, i, static_cast<double>(lo + static_cast<std::int64_t>(rng.next() % span)));
+    for (std::size_t i = 0; i < n; ++i)
+      store(dtype, out, i, static_cast<double>(lo + static_cast<std::int64_t>(rng.next() % span)));
   } else if (g.kind == GeneratorKind::normal) {
     for (std::size_t i = 0; i < n; i += 2) {  // Box-Muller, two at a time
       const double u1 = 1.0 - rng.unit(), u2 = rng.unit();
@@ -140,9 +141,15 @@ void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::si
   if (dtype == DType::int32 || n == 0) return;
   // The subnormals of each float type, as float32 values that convert to them exactly.
   const float smallest_subnormal = dtype == DType::float32 ? 0x1p-149f : dtype == DType::float16 ? 0x1p-24f : 0x1p-133f;
-  const float largest_subnormal = dtype == DType::float32 ? 0x1.fffffcp-127f : dtype == DType::float16 ? 0x1.ff8p-15f : 0x1.fcp-127f;
-  const double specials[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                             -std::numeric_limits<double>::infinity(), -0.0, smallest_subnormal, largest_subnormal};
+  const float largest_subnormal = dtype == DType::float32   ? 0x1.fffffcp-127f
+                                  : dtype == DType::float16 ? 0x1.ff8p-15f
+                                                            : 0x1.fcp-127f;
+  const double specials[] = {std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             -0.0,
+                             smallest_subnormal,
+                             largest_subnormal};
   constexpr std::size_t k_kinds = sizeof specials / sizeof specials[0];
   // One element in 64 on average, and each kind at least once while there is room.
   const std::size_t count = std::min(n, std::max(k_kinds, n / 64));
@@ -205,10 +212,12 @@ Comparison compare(DType dtype, const void* actual, const void* expected, std::s
 
 std::string describe(const Comparison& c, const std::string& buffer, std::size_t n) {
   if (c.ok) return buffer + ": all " + std::to_string(n) + " elements match (max abs err " + num(c.max_abs_error) + ")";
-  std::string s = buffer + ": " + std::to_string(c.mismatches) + " of " + std::to_string(n) + " elements differ (max abs err " +
-                  num(c.max_abs_error) + ", max rel err " + num(c.max_rel_error) + ")";
+  std::string s = buffer + ": " + std::to_string(c.mismatches) + " of " + std::to_string(n) +
+                  " elements differ (max abs err " + num(c.max_abs_error) + ", max rel err " + num(c.max_rel_error) +
+                  ")";
   if (c.nan_count > 0) s += ", " + std::to_string(c.nan_count) + " NaN (never written?)";
-  s += "; first at [" + std::to_string(c.first_index) + "]: expected " + num(c.first_expected) + ", got " + num(c.first_actual);
+  s += "; first at [" + std::to_string(c.first_index) + "]: expected " + num(c.first_expected) + ", got " +
+       num(c.first_actual);
   return s;
 }
 

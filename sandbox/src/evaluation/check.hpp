@@ -39,13 +39,13 @@ std::uint64_t trial_seed(std::uint64_t base, std::uint64_t trial) noexcept;
 
 struct Comparison {
   bool ok = true;
-  std::size_t mismatches = 0;      // elements outside the tolerance (NaN where the reference is not, too)
-  std::size_t first_index = 0;     // valid when !ok
+  std::size_t mismatches = 0;   // elements outside the tolerance (NaN where the reference is not, too)
+  std::size_t first_index = 0;  // valid when !ok
   double first_expected = 0.0;
   double first_actual = 0.0;
-  double max_abs_error = 0.0;      // over finite pairs
-  double max_rel_error = 0.0;      // |a - e| / max(|e|, tiny), over finite pairs
-  std::size_t nan_count = 0;       // NaNs in the candidate's output where the reference has none
+  double max_abs_error = 0.0;  // over finite pairs
+  double max_rel_error = 0.0;  // |a - e| / max(|e|, tiny), over finite pairs
+  std::size_t nan_count = 0;   // NaNs in the candidate's output where the reference has none
 };
 
 // Element-wise: passes when |a - e| <= atol + rtol * |e|; NaN matches only NaN, infinities only

@@ -25,12 +25,35 @@ namespace {
 // version we call is the one the declarations describe.
 #define LEAP_STR2(x) #x
 #define LEAP_STR(x) LEAP_STR2(x)
-#define LEAP_CU_FUNCS(X)                                                                                               \
-  X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)    \
-  X(cuCtxSynchronize) X(cuCtxSetLimit) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) \
-  X(cuFuncGetAttribute)                                                                                                 \
-  X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD16)             \
-  X(cuMemsetD32) X(cuEventCreate) X(cuEventRecord) X(cuEventDestroy) X(cuGetErrorName)
+// One function per line: clang-format 14 packs an X-macro list unevenly.
+// clang-format off
+#define LEAP_CU_FUNCS(X) \
+  X(cuInit) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetAttribute) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuCtxSetCurrent) \
+  X(cuCtxSynchronize) \
+  X(cuCtxSetLimit) \
+  X(cuModuleLoadData) \
+  X(cuModuleUnload) \
+  X(cuModuleGetFunction) \
+  X(cuFuncSetAttribute) \
+  X(cuFuncGetAttribute) \
+  X(cuLaunchKernel) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemcpyHtoD) \
+  X(cuMemcpyDtoH) \
+  X(cuMemsetD8) \
+  X(cuMemsetD16) \
+  X(cuMemsetD32) \
+  X(cuEventCreate) \
+  X(cuEventRecord) \
+  X(cuEventDestroy) \
+  X(cuGetErrorName)
+// clang-format on
 #define LEAP_CU_OPTIONAL(X) X(cuCtxResetPersistingL2Cache) X(cuGetErrorString) X(cuFuncGetParamInfo)
 
 struct Symbols {
@@ -46,7 +69,7 @@ struct Symbols {
       const char* e = ::dlerror();
       return "cannot load " + path + ": " + (e != nullptr ? e : "unknown error");
     }
-#define LEAP_LOAD(F)                                             \
+#define LEAP_LOAD(F)                                            \
   F = reinterpret_cast<decltype(F)>(::dlsym(lib, LEAP_STR(F))); \
   if (F == nullptr) return path + " lacks " LEAP_STR(F);
     LEAP_CU_FUNCS(LEAP_LOAD)
@@ -56,7 +79,8 @@ struct Symbols {
 #undef LEAP_LOAD_OPT
     // cuda.h 13 maps cuEventElapsedTime to _v2 (driver 12.8+); older drivers have the plain one.
     event_elapsed = reinterpret_cast<decltype(event_elapsed)>(::dlsym(lib, LEAP_STR(cuEventElapsedTime)));
-    if (event_elapsed == nullptr) event_elapsed = reinterpret_cast<decltype(event_elapsed)>(::dlsym(lib, "cuEventElapsedTime"));
+    if (event_elapsed == nullptr)
+      event_elapsed = reinterpret_cast<decltype(event_elapsed)>(::dlsym(lib, "cuEventElapsedTime"));
     if (event_elapsed == nullptr) return path + " lacks cuEventElapsedTime";
     return {};
   }
@@ -119,16 +143,19 @@ class CudaDriver final : public GpuDriver {
     } else if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS) {
       activity_note_ = "CUPTI unavailable (cuptiActivityRegisterCallbacks: " + cupti_error(r) + "); CUDA events only";
     } else if (CUptiResult r2 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r2 != CUPTI_SUCCESS) {
-      activity_note_ = "CUPTI unavailable (cuptiActivityEnable(CONCURRENT_KERNEL): " + cupti_error(r2) + "); CUDA events only";
+      activity_note_ =
+          "CUPTI unavailable (cuptiActivityEnable(CONCURRENT_KERNEL): " + cupti_error(r2) + "); CUDA events only";
     } else {
       activity_ = true;  // enabled before the context exists, so every kernel of it is recorded
       static_assert(k_enabled_activity_kinds.ids_attach(), "the fake's default kinds must be the ones enabled here");
       // External ids need both kinds: the correlation records come only in front of API records.
       if (CUptiResult r3 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER); r3 != CUPTI_SUCCESS) {
-        activity_note_ = "CUPTI driver API records unavailable (" + cupti_error(r3) + "); kernels matched by time window";
+        activity_note_ =
+            "CUPTI driver API records unavailable (" + cupti_error(r3) + "); kernels matched by time window";
       } else if (CUptiResult r4 = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r4 != CUPTI_SUCCESS) {
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);  // of no use without the correlation records
-        activity_note_ = "CUPTI external correlation unavailable (" + cupti_error(r4) + "); kernels matched by time window";
+        activity_note_ =
+            "CUPTI external correlation unavailable (" + cupti_error(r4) + "); kernels matched by time window";
       } else {
         external_ids_ = true;
       }
@@ -160,7 +187,8 @@ class CudaDriver final : public GpuDriver {
     // No persisting L2 carve-out (every timed run starts from the same flushed cache); a bounded
     // printf FIFO (a flood costs a bounded copy per synchronisation, the rest is dropped).
     // Devices without persisting L2 (before Ampere) refuse the limit: nothing persists there anyway.
-    if (CUresult rc = cu_.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0); rc != CUDA_SUCCESS && rc != CUDA_ERROR_UNSUPPORTED_LIMIT) {
+    if (CUresult rc = cu_.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
+        rc != CUDA_SUCCESS && rc != CUDA_ERROR_UNSUPPORTED_LIMIT) {
       return "cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0) failed: " + error_name(rc);
     }
     LEAP_OPEN(cu_.cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, k_printf_fifo_bytes));
@@ -176,12 +204,16 @@ class CudaDriver final : public GpuDriver {
 
   std::string error_name(DeviceStatus status) const override {
     const char* s = nullptr;
-    if (cu_.cuGetErrorName != nullptr && cu_.cuGetErrorName(static_cast<CUresult>(status), &s) == CUDA_SUCCESS && s != nullptr) return s;
+    if (cu_.cuGetErrorName != nullptr && cu_.cuGetErrorName(static_cast<CUresult>(status), &s) == CUDA_SUCCESS &&
+        s != nullptr)
+      return s;
     return "CUDA error " + std::to_string(status);
   }
   std::string error_text(DeviceStatus status) const override {
     const char* s = nullptr;
-    if (cu_.cuGetErrorString != nullptr && cu_.cuGetErrorString(static_cast<CUresult>(status), &s) == CUDA_SUCCESS && s != nullptr) return s;
+    if (cu_.cuGetErrorString != nullptr && cu_.cuGetErrorString(static_cast<CUresult>(status), &s) == CUDA_SUCCESS &&
+        s != nullptr)
+      return s;
     return {};
   }
   std::string device_name() const override { return name_; }
@@ -213,14 +245,16 @@ class CudaDriver final : public GpuDriver {
 
   DeviceStatus local_bytes_per_thread(FunctionHandle function, std::size_t& bytes) override {
     int v = 0;
-    const CUresult rc = cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, static_cast<CUfunction>(function));
+    const CUresult rc =
+        cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, static_cast<CUfunction>(function));
     bytes = static_cast<std::size_t>(std::max(v, 0));
     return rc;
   }
 
   DeviceStatus static_shared_bytes(FunctionHandle function, unsigned& bytes) override {
     int v = 0;
-    const CUresult rc = cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, static_cast<CUfunction>(function));
+    const CUresult rc =
+        cu_.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, static_cast<CUfunction>(function));
     bytes = static_cast<unsigned>(std::max(v, 0));
     return rc;
   }
@@ -232,13 +266,24 @@ class CudaDriver final : public GpuDriver {
     return rc;
   }
   DeviceStatus release(DevicePtr ptr) override { return cu_.cuMemFree(ptr); }
-  DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override { return cu_.cuMemcpyHtoD(dst, src, bytes); }
-  DeviceStatus download(void* dst, DevicePtr src, std::size_t bytes) override { return cu_.cuMemcpyDtoH(dst, src, bytes); }
-  DeviceStatus fill8(DevicePtr dst, std::uint8_t value, std::size_t count) override { return cu_.cuMemsetD8(dst, value, count); }
-  DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) override { return cu_.cuMemsetD16(dst, value, count); }
-  DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) override { return cu_.cuMemsetD32(dst, value, count); }
+  DeviceStatus upload(DevicePtr dst, const void* src, std::size_t bytes) override {
+    return cu_.cuMemcpyHtoD(dst, src, bytes);
+  }
+  DeviceStatus download(void* dst, DevicePtr src, std::size_t bytes) override {
+    return cu_.cuMemcpyDtoH(dst, src, bytes);
+  }
+  DeviceStatus fill8(DevicePtr dst, std::uint8_t value, std::size_t count) override {
+    return cu_.cuMemsetD8(dst, value, count);
+  }
+  DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) override {
+    return cu_.cuMemsetD16(dst, value, count);
+  }
+  DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) override {
+    return cu_.cuMemsetD32(dst, value, count);
+  }
 
-  DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed, std::size_t n) override {
+  DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
+                               std::size_t n) override {
     if (n == 0) return CUDA_SUCCESS;
     GeneratorArgs g = generator_args(dtype, generator);
     CUdeviceptr out = dst;
@@ -248,8 +293,8 @@ class CudaDriver final : public GpuDriver {
     return cu_.cuLaunchKernel(generator_, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
   }
 
-  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
-                                 DevicePtr record) override {
+  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
+                                 bool exact, DevicePtr record) override {
     if (n == 0) return CUDA_SUCCESS;
     CUdeviceptr a = actual, e = expected, r = record;
     unsigned long long count = n;
@@ -268,7 +313,8 @@ class CudaDriver final : public GpuDriver {
       unsigned never = 0xFFFFFFFFu;  // the memset's value is a small count, never this
       CUdeviceptr sink = scratch_;
       void* args[] = {&buf, &words, &never, &sink};
-      if (CUresult rc = cu_.cuLaunchKernel(l2_reader_, 4 * sm_count_, 1, 1, 512, 1, 1, 0, nullptr, args, nullptr); rc != CUDA_SUCCESS) {
+      if (CUresult rc = cu_.cuLaunchKernel(l2_reader_, 4 * sm_count_, 1, 1, 512, 1, 1, 0, nullptr, args, nullptr);
+          rc != CUDA_SUCCESS) {
         return rc;
       }
     }
@@ -278,8 +324,8 @@ class CudaDriver final : public GpuDriver {
   }
 
   DeviceStatus launch(FunctionHandle function, const LaunchShape& s, void** args, std::size_t) override {
-    return cu_.cuLaunchKernel(static_cast<CUfunction>(function), s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
-                              s.shared_bytes, nullptr, args, nullptr);
+    return cu_.cuLaunchKernel(static_cast<CUfunction>(function), s.grid[0], s.grid[1], s.grid[2], s.block[0],
+                              s.block[1], s.block[2], s.shared_bytes, nullptr, args, nullptr);
   }
   DeviceStatus synchronize() override { return cu_.cuCtxSynchronize(); }
 
@@ -304,14 +350,16 @@ class CudaDriver final : public GpuDriver {
   }
   DeviceStatus push_external_id(std::uint64_t id) override {
     if (!activity_ || !external_ids_) return CUDA_SUCCESS;
-    return cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id) == CUPTI_SUCCESS ? CUDA_SUCCESS
-                                                                                                              : CUDA_ERROR_UNKNOWN;
+    return cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id) == CUPTI_SUCCESS
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_UNKNOWN;
   }
   DeviceStatus pop_external_id() override {
     if (!activity_ || !external_ids_) return CUDA_SUCCESS;
     std::uint64_t last = 0;
-    return cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) == CUPTI_SUCCESS ? CUDA_SUCCESS
-                                                                                                                 : CUDA_ERROR_UNKNOWN;
+    return cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) == CUPTI_SUCCESS
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_UNKNOWN;
   }
   std::uint64_t activity_timestamp_ns() override {
     std::uint64_t t = 0;
@@ -333,7 +381,8 @@ class CudaDriver final : public GpuDriver {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     if (!matched(expected)) {
-      if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS && h.problem.empty()) {
+      if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+          r != CUPTI_SUCCESS && h.problem.empty()) {
         h.problem = "cuptiActivityFlushAll(FORCED): " + cupti_error(r);
       }
     }
@@ -398,7 +447,8 @@ class CudaDriver final : public GpuDriver {
       image.clear();
     }
     if (image.empty()) {
-      return "NVRTC could not compile the L2 flush's read kernel for sm_" + cc + " (LEAP_SANDBOX_L2_FLUSH=dirty does without it)";
+      return "NVRTC could not compile the L2 flush's read kernel for sm_" + cc +
+             " (LEAP_SANDBOX_L2_FLUSH=dirty does without it)";
     }
     CUmodule m = nullptr;
     if (CUresult rc = cu_.cuModuleLoadData(&m, image.data()); rc != CUDA_SUCCESS) {

@@ -32,39 +32,42 @@ namespace leap::sandbox::detail {
 #define LEAP_CMP_INF std::numeric_limits<double>::infinity()
 
 LEAP_SHARED_COMPARE(
-LEAP_CMP_HD float leap_cmp_half(unsigned short h) {
-  const unsigned int sign = static_cast<unsigned int>(h & 0x8000u) << 16;
-  const unsigned int exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-  if (exp == 0x1Fu) return LEAP_CMP_FLOAT(sign | 0x7F800000u | (mant << 13));
-  if (exp == 0) {
-    if (mant == 0) return LEAP_CMP_FLOAT(sign);
-    int shift = 0;  // a subnormal half is a normal float: renormalise the mantissa
-    unsigned int m = mant;
-    while ((m & 0x400u) == 0) { m <<= 1; ++shift; }
-    return LEAP_CMP_FLOAT(sign | (static_cast<unsigned int>(113 - shift) << 23) | ((m & 0x3FFu) << 13));
-  }
-  return LEAP_CMP_FLOAT(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-LEAP_CMP_HD double leap_cmp_value(const void* data, int dtype, unsigned long long i) {
-  if (dtype == 0) return static_cast<double>(LEAP_CMP_FLOAT(static_cast<const unsigned int*>(data)[i]));
-  if (dtype == 1) return static_cast<double>(leap_cmp_half(static_cast<const unsigned short*>(data)[i]));
-  if (dtype == 2) return static_cast<double>(LEAP_CMP_FLOAT(static_cast<unsigned int>(static_cast<const unsigned short*>(data)[i]) << 16));
-  return static_cast<double>(static_cast<const int*>(data)[i]);
-}
-LEAP_CMP_HD int leap_cmp_differs(const void* actual, const void* expected, int dtype, int exact, double atol, double rtol,
-                                 unsigned long long i) {
-  if (exact != 0) {
-    if (dtype == 1 || dtype == 2) return static_cast<const unsigned short*>(actual)[i] != static_cast<const unsigned short*>(expected)[i];
-    return static_cast<const unsigned int*>(actual)[i] != static_cast<const unsigned int*>(expected)[i];
-  }
-  const double a = leap_cmp_value(actual, dtype, i), e = leap_cmp_value(expected, dtype, i);
-  const bool a_nan = a != a, e_nan = e != e;
-  if (a_nan || e_nan) return a_nan != e_nan;
-  const bool a_inf = a == LEAP_CMP_INF || a == -LEAP_CMP_INF, e_inf = e == LEAP_CMP_INF || e == -LEAP_CMP_INF;
-  if (a_inf || e_inf) return a != e;
-  return LEAP_CMP_FABS(LEAP_CMP_DADD(a, -e)) > LEAP_CMP_DADD(atol, LEAP_CMP_DMUL(rtol, LEAP_CMP_FABS(e)));
-}
-)
+    LEAP_CMP_HD float leap_cmp_half(unsigned short h) {
+      const unsigned int sign = static_cast<unsigned int>(h & 0x8000u) << 16;
+      const unsigned int exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+      if (exp == 0x1Fu) return LEAP_CMP_FLOAT(sign | 0x7F800000u | (mant << 13));
+      if (exp == 0) {
+        if (mant == 0) return LEAP_CMP_FLOAT(sign);
+        int shift = 0;  // a subnormal half is a normal float: renormalise the mantissa
+        unsigned int m = mant;
+        while ((m & 0x400u) == 0) {
+          m <<= 1;
+          ++shift;
+        }
+        return LEAP_CMP_FLOAT(sign | (static_cast<unsigned int>(113 - shift) << 23) | ((m & 0x3FFu) << 13));
+      }
+      return LEAP_CMP_FLOAT(sign | ((exp + 112u) << 23) | (mant << 13));
+    } LEAP_CMP_HD double leap_cmp_value(const void* data, int dtype, unsigned long long i) {
+      if (dtype == 0) return static_cast<double>(LEAP_CMP_FLOAT(static_cast<const unsigned int*>(data)[i]));
+      if (dtype == 1) return static_cast<double>(leap_cmp_half(static_cast<const unsigned short*>(data)[i]));
+      if (dtype == 2)
+        return static_cast<double>(
+            LEAP_CMP_FLOAT(static_cast<unsigned int>(static_cast<const unsigned short*>(data)[i]) << 16));
+      return static_cast<double>(static_cast<const int*>(data)[i]);
+    } LEAP_CMP_HD int leap_cmp_differs(const void* actual, const void* expected, int dtype, int exact, double atol,
+                                       double rtol, unsigned long long i) {
+      if (exact != 0) {
+        if (dtype == 1 || dtype == 2)
+          return static_cast<const unsigned short*>(actual)[i] != static_cast<const unsigned short*>(expected)[i];
+        return static_cast<const unsigned int*>(actual)[i] != static_cast<const unsigned int*>(expected)[i];
+      }
+      const double a = leap_cmp_value(actual, dtype, i), e = leap_cmp_value(expected, dtype, i);
+      const bool a_nan = a != a, e_nan = e != e;
+      if (a_nan || e_nan) return a_nan != e_nan;
+      const bool a_inf = a == LEAP_CMP_INF || a == -LEAP_CMP_INF, e_inf = e == LEAP_CMP_INF || e == -LEAP_CMP_INF;
+      if (a_inf || e_inf) return a != e;
+      return LEAP_CMP_FABS(LEAP_CMP_DADD(a, -e)) > LEAP_CMP_DADD(atol, LEAP_CMP_DMUL(rtol, LEAP_CMP_FABS(e)));
+    })
 
 #undef LEAP_SHARED_COMPARE
 #undef LEAP_CMP_HD

@@ -30,11 +30,11 @@ using cuDeviceGet_t = int (*)(int*, int);
 using cuDeviceGetName_t = int (*)(char*, int, int);
 using cuDeviceGetAttribute_t = int (*)(int*, int, int);
 using cuDeviceTotalMem_t = int (*)(std::size_t*, int);
-constexpr int k_stub_library = 34;      // CUDA_ERROR_STUB_LIBRARY
-constexpr int k_no_device = 100;        // CUDA_ERROR_NO_DEVICE
-constexpr int k_attr_cc_major = 75;     // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int k_stub_library = 34;   // CUDA_ERROR_STUB_LIBRARY
+constexpr int k_no_device = 100;     // CUDA_ERROR_NO_DEVICE
+constexpr int k_attr_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int k_attr_cc_minor = 76;
-constexpr int k_attr_pageable = 88;     // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+constexpr int k_attr_pageable = 88;  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
 
 template <class F>
 F symbol(void* lib, const char* name) {
@@ -167,8 +167,10 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
     config.init_timeout = options.timeout;
     WorkerProcess worker(config);
     const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(detail::worker_request(detail::WorkerOp::probe));
-    const CallResult r = worker.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
-    if (r.status == CallStatus::timeout) return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
+    const CallResult r =
+        worker.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
+    if (r.status == CallStatus::timeout)
+      return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
     if (r.status != CallStatus::ok) return GpuStatus{GpuState::error, 0, {}, "the driver probe failed: " + r.detail};
     try {
       return detail::parse_driver_probe(detail::probe_report_of(nlohmann::json::from_cbor(r.reply)));
@@ -177,7 +179,8 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
     }
   }
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return GpuStatus{GpuState::error, 0, {}, "pipe failed: " + std::string(std::strerror(errno))};
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return GpuStatus{GpuState::error, 0, {}, "pipe failed: " + std::string(std::strerror(errno))};
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -201,7 +204,8 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -217,11 +221,11 @@ GpuStatus probe_gpu(const ProbeOptions& options) {
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
   int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
   if (timed_out) return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
   if (WIFSIGNALED(wstatus)) {
-    return GpuStatus{GpuState::error, 0, {}, "the driver probe crashed (signal " + std::to_string(WTERMSIG(wstatus)) + ")"};
+    return GpuStatus{
+        GpuState::error, 0, {}, "the driver probe crashed (signal " + std::to_string(WTERMSIG(wstatus)) + ")"};
   }
   return detail::parse_driver_probe(text);
 }

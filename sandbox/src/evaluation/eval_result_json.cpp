@@ -12,9 +12,15 @@ using nlohmann::json;
 std::string to_json(const EvalResult& r) {
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   auto timing = [&](const KernelTiming& t) {
-    return json{{"method", t.method}, {"median_ms", num(t.median_ms)}, {"p25_ms", num(t.p25_ms)}, {"p75_ms", num(t.p75_ms)},
-                {"min_ms", num(t.min_ms)}, {"spread", num(t.spread)}, {"runs", t.runs},
-                {"events_median_ms", num(t.events_median_ms)}, {"wall_median_ms", num(t.wall_median_ms)}};
+    return json{{"method", t.method},
+                {"median_ms", num(t.median_ms)},
+                {"p25_ms", num(t.p25_ms)},
+                {"p75_ms", num(t.p75_ms)},
+                {"min_ms", num(t.min_ms)},
+                {"spread", num(t.spread)},
+                {"runs", t.runs},
+                {"events_median_ms", num(t.events_median_ms)},
+                {"wall_median_ms", num(t.wall_median_ms)}};
   };
   json j = {{"status", to_string(r.status)},
             {"verdict", r.verdict ? json(to_string(*r.verdict)) : json(nullptr)},
@@ -52,12 +58,18 @@ std::string to_json(const EvalResult& r) {
       if (end == std::string::npos) end = text.size();
       if (end > pos) directives.append(text, pos, end - pos).push_back('\n');
     }
-    j["launch_plan"] = {{"source", to_string(p.source)}, {"status", to_string(p.status)}, {"error", p.error}, {"directives", directives},
-                        {"sizes", p.sizes}, {"kernels", kernels}, {"scratch", scratch}};
+    j["launch_plan"] = {{"source", to_string(p.source)},
+                        {"status", to_string(p.status)},
+                        {"error", p.error},
+                        {"directives", directives},
+                        {"sizes", p.sizes},
+                        {"kernels", kernels},
+                        {"scratch", scratch}};
   } else {
     j["launch_plan"] = nullptr;
   }
-  if (r.candidate.runs > 0) j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
+  if (r.candidate.runs > 0)
+    j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
   else j["timings"] = nullptr;
   j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

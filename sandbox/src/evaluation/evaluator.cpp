@@ -101,7 +101,8 @@ struct Evaluator::Impl {
     if (arch.empty()) {
       arch = "sm_90";
       if (gpu.ok() && !gpu.devices.empty()) {
-        const DeviceInfo& d = gpu.devices[static_cast<std::size_t>(std::max(0, config.worker.device)) % gpu.devices.size()];
+        const DeviceInfo& d =
+            gpu.devices[static_cast<std::size_t>(std::max(0, config.worker.device)) % gpu.devices.size()];
         if (d.cc_major > 0) arch = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
       }
     }
@@ -131,9 +132,12 @@ WorkerProcess& Evaluator::worker() noexcept { return impl_->worker; }
 
 CompileResult Evaluator::compile(std::string_view source) { return impl_->compiler->compile(impl_->job(source)); }
 
-EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) { return evaluate(task, candidate_source, {}); }
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source) {
+  return evaluate(task, candidate_source, {});
+}
 
-EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers) {
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source,
+                               const std::vector<Header>& headers) {
   validate(task);
   Impl& m = *impl_;
   const auto t0 = Clock::now();
@@ -167,7 +171,8 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   // before anything runs; else the task's own, whose arguments are checked the same way.
   const PlanParse parsed = parse_launch_plan(candidate_source);
   const std::optional<KernelParams> cand_params = detail::cubin_kernel_params(r.compile.cubin);
-  const PlanContext cand_context{r.compile.kernels ? &*r.compile.kernels : nullptr, 0, cand_params ? &*cand_params : nullptr};
+  const PlanContext cand_context{r.compile.kernels ? &*r.compile.kernels : nullptr, 0,
+                                 cand_params ? &*cand_params : nullptr};
   LaunchPlanReport& plan = r.launch_plan.emplace();
   plan.sizes = task.sizes;
   if (!parsed.ok() || !parsed.plan.empty()) {
@@ -234,7 +239,8 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   try {
     const std::optional<KernelParams> ref_params = detail::cubin_kernel_params(ref.cubin);
     const KernelParams none;
-    resolve_launch_plan(task_launch_plan(task), task, task.sizes, k_task_launch_bounds, {nullptr, 0, ref_params ? &*ref_params : &none});
+    resolve_launch_plan(task_launch_plan(task), task, task.sizes, k_task_launch_bounds,
+                        {nullptr, 0, ref_params ? &*ref_params : &none});
   } catch (const LaunchPlanError& e) {
     r.status = EvalStatus::error;
     r.error = std::string("the task's reference kernel does not take the task's parameters: ") + e.what();
@@ -254,7 +260,9 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   }
 
   // 4. Run, check and time in the worker.
-  r.seed = m.config.seed ? *m.config.seed : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
+  r.seed = m.config.seed
+               ? *m.config.seed
+               : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
   detail::EvaluationRequest request;
   request.task = task_to_json(task);
   request.candidate = r.compile.cubin;
@@ -289,8 +297,8 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   if (call.status == CallStatus::timeout) {
     if (in_candidate) {
       verdict(Verdict::timeout);
-      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) + " ms (" +
-                 call.last_stage + ")";
+      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) +
+                 " ms (" + call.last_stage + ")";
       r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
     } else {
       r.status = EvalStatus::error;

@@ -53,8 +53,8 @@ inline constexpr ActivityKinds k_enabled_activity_kinds{};
 
 struct ActivityHarvest {
   std::vector<KernelActivity> kernels;
-  std::size_t dropped = 0;   // records the activity API reports it lost
-  std::string problem;       // non-empty when the harvest itself failed
+  std::size_t dropped = 0;  // records the activity API reports it lost
+  std::string problem;      // non-empty when the harvest itself failed
 };
 
 class GpuDriver {
@@ -82,7 +82,8 @@ class GpuDriver {
   // cuFuncGetParamInfo (CUDA 12.4+): parameter `index` of `function`, its offset in the parameter
   // block and its bytes; k_device_invalid_value past the last parameter, k_device_not_supported
   // where the driver lacks the call.
-  virtual DeviceStatus param_info(FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) = 0;
+  virtual DeviceStatus param_info(FunctionHandle function, std::size_t index, std::size_t& offset,
+                                  std::size_t& size) = 0;
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: lets `function` launch with more than 48 KiB.
   virtual DeviceStatus allow_dynamic_shared(FunctionHandle function, unsigned bytes) = 0;
   // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: the kernel's local memory per thread (its stack frame and
@@ -106,14 +107,15 @@ class GpuDriver {
   // Compares n elements of `actual` with `expected` by the harness's own kernel (device_compare.hpp),
   // adding to the CompareRecord at `record` (two 64-bit words of device memory) the elements that
   // differ and lowering its first index to the first of them. exact: the bits must be equal.
-  virtual DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
-                                         bool exact, DevicePtr record) = 0;
+  virtual DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n,
+                                         Tolerance tol, bool exact, DevicePtr record) = 0;
   // Evicts the caches between timed runs; no persisting L2 lines survive it.
   virtual DeviceStatus flush_caches() = 0;
 
   // args: one pointer per kernel parameter (arg_count of them), to its value, as cuLaunchKernel
   // takes them.
-  virtual DeviceStatus launch(FunctionHandle function, const LaunchShape& shape, void** args, std::size_t arg_count) = 0;
+  virtual DeviceStatus launch(FunctionHandle function, const LaunchShape& shape, void** args,
+                              std::size_t arg_count) = 0;
   virtual DeviceStatus synchronize() = 0;
 
   // Two events around a timed launch; elapsed is stop - start in milliseconds.

@@ -107,9 +107,9 @@ struct Side {
   const char* name = "";  // in stage names: "warmup:candidate", "timing:reference"
   std::string image;      // the module image as the request carried it
   ModuleHandle module = nullptr;
-  LaunchPlan plan;        // the candidate's: its declared plan, else the task's
+  LaunchPlan plan;  // the candidate's: its declared plan, else the task's
   LaunchPolicy policy = k_task_launch_bounds;
-  ResolvedPlan resolved;  // at the current size set
+  ResolvedPlan resolved;                  // at the current size set
   std::vector<FunctionHandle> functions;  // by the plan's kernels
   std::vector<DevBuf> buffers;            // by task parameter
   std::unique_ptr<LaunchArgs> args;       // for the current size set
@@ -192,7 +192,9 @@ class Evaluation {
     if (!time_) return reply;
     // Timing needs room for warm-up, some runs and their checks (a few trials' worth): without it,
     // the verdict stands untimed rather than running into the time limit.
-    if (Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4.0 * trial_seconds_)) > deadline_) {
+    if (Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4.0 * trial_seconds_)) >
+        deadline_) {
       reply.timing.emplace().skipped = "the correctness trials took most of the task's time limit of " +
                                        std::to_string(task_.time_limit_ms) + " ms; no room was left to time the kernel";
       return reply;
@@ -208,7 +210,8 @@ class Evaluation {
   }
   [[noreturn]] void candidate_failed(DeviceStatus rc, const std::string& where) {
     const std::string name = d_.error_name(rc), text = d_.error_text(rc);
-    EvaluationReply r = verdict_reply(Verdict::runtime_error, name + (text.empty() ? "" : " (" + text + ")") + " " + where);
+    EvaluationReply r =
+        verdict_reply(Verdict::runtime_error, name + (text.empty() ? "" : " (" + text + ")") + " " + where);
     r.cuda_error = name;
     r.restart = true;
     throw Finish{r};
@@ -227,7 +230,8 @@ class Evaluation {
 
   void load_modules() {
     stage_("load");
-    if (DeviceStatus rc = d_.load_module(ref_.image, ref_.module); rc != k_device_ok) harness(rc, "loading the reference module failed");
+    if (DeviceStatus rc = d_.load_module(ref_.image, ref_.module); rc != k_device_ok)
+      harness(rc, "loading the reference module failed");
     ref_.functions.clear();
     for (const KernelLaunchDecl& k : ref_.plan.kernels) {
       FunctionHandle f = nullptr;
@@ -243,7 +247,8 @@ class Evaluation {
   }
 
   void load_candidate() {
-    if (DeviceStatus rc = d_.load_module(cand_.image, cand_.module); rc != k_device_ok) candidate_failed(rc, "while loading the candidate's module");
+    if (DeviceStatus rc = d_.load_module(cand_.image, cand_.module); rc != k_device_ok)
+      candidate_failed(rc, "while loading the candidate's module");
     cand_.functions.clear();
     for (const KernelLaunchDecl& k : cand_.plan.kernels) {
       FunctionHandle f = nullptr;
@@ -261,18 +266,24 @@ class Evaluation {
   // else the module's CUBIN. Past this, a launch passes exactly the pointers its kernel reads.
   void check_parameters() {
     const std::optional<KernelParams> ref = kernel_params(ref_.plan, ref_.functions, ref_.image);
-    if (!ref) throw Finish{harness_error("the reference module's kernel parameters could not be read (not from the driver, not from its CUBIN)")};
+    if (!ref)
+      throw Finish{harness_error(
+          "the reference module's kernel parameters could not be read (not from the driver, not from its CUBIN)")};
     try {
-      resolve_launch_plan(ref_.plan, task_, task_.sizes, k_task_launch_bounds, {nullptr, d_.max_shared_bytes_optin(), &*ref});
+      resolve_launch_plan(ref_.plan, task_, task_.sizes, k_task_launch_bounds,
+                          {nullptr, d_.max_shared_bytes_optin(), &*ref});
     } catch (const LaunchPlanError& e) {
       throw Finish{harness_error(std::string("the task's launch of the reference: ") + e.what())};
     }
     const std::optional<KernelParams> cand = kernel_params(cand_.plan, cand_.functions, cand_.image);
-    if (!cand) throw Finish{plan_refusal("the candidate module's kernel parameters could not be read, so no arguments can be matched to them")};
+    if (!cand)
+      throw Finish{plan_refusal(
+          "the candidate module's kernel parameters could not be read, so no arguments can be matched to them")};
     resolve(cand_.plan, cand_.policy, task_.sizes, true, &*cand);
   }
 
-  std::optional<KernelParams> kernel_params(const LaunchPlan& plan, const std::vector<FunctionHandle>& fns, std::string_view image) {
+  std::optional<KernelParams> kernel_params(const LaunchPlan& plan, const std::vector<FunctionHandle>& fns,
+                                            std::string_view image) {
     KernelParams out;
     for (std::size_t k = 0; k < fns.size(); ++k) {
       std::vector<KernelParam> params;
@@ -281,13 +292,15 @@ class Evaluation {
         std::size_t offset = 0, size = 0;
         if (rc = d_.param_info(fns[k], i, offset, size); rc != k_device_ok) break;
         if (i == k_max_kernel_params || offset > k_max_kernel_params || size > k_max_kernel_params) {
-          throw Finish{harness_error("the driver describes kernel '" + plan.kernels[k].kernel + "' with a parameter block over " +
-                                     std::to_string(k_max_kernel_params) + " bytes")};
+          throw Finish{harness_error("the driver describes kernel '" + plan.kernels[k].kernel +
+                                     "' with a parameter block over " + std::to_string(k_max_kernel_params) +
+                                     " bytes")};
         }
         params.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
       }
       if (rc == k_device_not_supported) return cubin_kernel_params(image);  // a driver before 12.4
-      if (rc != k_device_invalid_value) harness(rc, "reading the parameters of kernel '" + plan.kernels[k].kernel + "'");
+      if (rc != k_device_invalid_value)
+        harness(rc, "reading the parameters of kernel '" + plan.kernels[k].kernel + "'");
       out[plan.kernels[k].kernel] = std::move(params);
     }
     return out;
@@ -407,7 +420,8 @@ class Evaluation {
   DeviceStatus launch_all(const LaunchArgs& a, std::size_t& failed_at) {
     for (std::size_t i = 0; i < a.kernels.size(); ++i) {
       const KernelRun& k = a.kernels[i];
-      if (DeviceStatus rc = d_.launch(k.function, k.shape, const_cast<void**>(k.ptrs.data()), k.arg_count); rc != k_device_ok) {
+      if (DeviceStatus rc = d_.launch(k.function, k.shape, const_cast<void**>(k.ptrs.data()), k.arg_count);
+          rc != k_device_ok) {
         failed_at = i + 1;
         return rc;
       }
@@ -418,9 +432,10 @@ class Evaluation {
   // kernel is reported by the next launch, so the message says both.
   std::string in_kernel(const LaunchArgs& a, std::size_t failed_at) const {
     if (a.kernels.size() < 2 || failed_at == 0) return "";
-    const std::string which = "kernel " + std::to_string(failed_at) + " of " + std::to_string(a.kernels.size()) + ", '" +
-                              a.kernels[failed_at - 1].name + "'";
-    return failed_at == 1 ? " (launching " + which + ")" : " (at the launch of " + which + ", or in a kernel before it)";
+    const std::string which = "kernel " + std::to_string(failed_at) + " of " + std::to_string(a.kernels.size()) +
+                              ", '" + a.kernels[failed_at - 1].name + "'";
+    return failed_at == 1 ? " (launching " + which + ")"
+                          : " (at the launch of " + which + ", or in a kernel before it)";
   }
 
   // Above 48 KiB of shared memory, static and dynamic together, a kernel must be opted in for its
@@ -430,9 +445,12 @@ class Evaluation {
     check(d_.static_shared_bytes(f, static_bytes), "reading a kernel's static shared memory");
     if (std::uint64_t{static_bytes} + s.shared_bytes <= 48 * 1024) return;
     if (DeviceStatus rc = d_.allow_dynamic_shared(f, s.shared_bytes); rc != k_device_ok) {
-      if (!candidate) harness(rc, "allowing the reference " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
-      candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory (the kernel's static shared "
-                           "memory and the dynamic together must fit the device's " + std::to_string(d_.max_shared_bytes_optin()) + " bytes)");
+      if (!candidate)
+        harness(rc, "allowing the reference " + std::to_string(s.shared_bytes) + " bytes of dynamic shared memory");
+      candidate_failed(rc, "allowing " + std::to_string(s.shared_bytes) +
+                               " bytes of dynamic shared memory (the kernel's static shared "
+                               "memory and the dynamic together must fit the device's " +
+                               std::to_string(d_.max_shared_bytes_optin()) + " bytes)");
     }
   }
 
@@ -451,10 +469,12 @@ class Evaluation {
         const std::uint64_t dynamic = plans[s].kernels[k].shape.shared_bytes;
         if (static_bytes + dynamic <= limit) continue;
         const KernelLaunchDecl& decl = cand_.plan.kernels[k];
-        throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel + "': " + std::to_string(static_bytes) +
-                                  " bytes of static shared memory and " + std::to_string(dynamic) + " of dynamic (shared=" + decl.shared_bytes +
-                                  ") are over the device's limit of " + std::to_string(limit) + " bytes per block (at sizes " +
-                                  sizes_text(sizes) + "); shrink the kernel's __shared__ arrays or the plan's shared=")};
+        throw Finish{plan_refusal("line " + std::to_string(decl.line) + ", kernel '" + decl.kernel +
+                                  "': " + std::to_string(static_bytes) + " bytes of static shared memory and " +
+                                  std::to_string(dynamic) + " of dynamic (shared=" + decl.shared_bytes +
+                                  ") are over the device's limit of " + std::to_string(limit) +
+                                  " bytes per block (at sizes " + sizes_text(sizes) +
+                                  "); shrink the kernel's __shared__ arrays or the plan's shared=")};
       }
     }
   }
@@ -465,14 +485,16 @@ class Evaluation {
       const DType dtype = cand_.resolved.scratch[i].dtype;
       const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, k_scratch_seed_offset + i));
       const DevBuf& b = scratch_[i];
-      if (dtype_size(dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
+      if (dtype_size(dtype) == 2)
+        check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
       else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning scratch");
     }
   }
 
   void poison(const Param& p, const DevBuf& b, std::uint64_t seed) {
     const std::uint32_t pat = poison_pattern(p.dtype, seed);
-    if (dtype_size(p.dtype) == 2) check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning '" + p.name + "'");
+    if (dtype_size(p.dtype) == 2)
+      check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning '" + p.name + "'");
     else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning '" + p.name + "'");
   }
 
@@ -497,7 +519,8 @@ class Evaluation {
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) {
-        check(d_.generate_inputs(set[i].ptr, p.dtype, p.generator, trial_seed(seed, i), set[i].bytes / dtype_size(p.dtype)),
+        check(d_.generate_inputs(set[i].ptr, p.dtype, p.generator, trial_seed(seed, i),
+                                 set[i].bytes / dtype_size(p.dtype)),
               "drawing inputs for '" + p.name + "'");
       } else if (is_output(p)) {
         poison(p, set[i], seed);
@@ -518,7 +541,8 @@ class Evaluation {
   std::pair<std::size_t, std::size_t> guard_damage(const DevBuf& b, const std::string& where) {
     std::vector<unsigned char> head(k_guard), tail(k_guard);
     if (DeviceStatus rc = d_.download(head.data(), b.alloc, k_guard); rc != k_device_ok) candidate_failed(rc, where);
-    if (DeviceStatus rc = d_.download(tail.data(), b.ptr + b.bytes, k_guard); rc != k_device_ok) candidate_failed(rc, where);
+    if (DeviceStatus rc = d_.download(tail.data(), b.ptr + b.bytes, k_guard); rc != k_device_ok)
+      candidate_failed(rc, where);
     auto bad = [](const std::vector<unsigned char>& v) {
       return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](unsigned char c) { return c != k_canary; }));
     };
@@ -535,18 +559,22 @@ class Evaluation {
         if (p.kind != ParamKind::buffer) continue;
         const auto [before, after] = guard_damage(side->buffers[i], where);
         if (before + after == 0) continue;
-        const std::string counts = std::to_string(before) + " bytes before its start, " + std::to_string(after) + " after its end";
-        if (side->candidate) throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
-        throw Finish{wrong_answer("wrote outside its own buffers, into the guard zones around the reference's buffer '" + p.name +
-                                      "' (" + counts + ") " + where,
-                                  when_timed)};
+        const std::string counts =
+            std::to_string(before) + " bytes before its start, " + std::to_string(after) + " after its end";
+        if (side->candidate)
+          throw Finish{wrong_answer("wrote outside buffer '" + p.name + "' (" + counts + ") " + where, when_timed)};
+        throw Finish{
+            wrong_answer("wrote outside its own buffers, into the guard zones around the reference's buffer '" +
+                             p.name + "' (" + counts + ") " + where,
+                         when_timed)};
       }
     }
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
       const auto [before, after] = guard_damage(scratch_[i], where);
       if (before + after == 0) continue;
-      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_.resolved.scratch[i].name + "' (" + std::to_string(before) +
-                                    " bytes before its start, " + std::to_string(after) + " after its end) " + where,
+      throw Finish{wrong_answer("wrote outside scratch buffer '" + cand_.resolved.scratch[i].name + "' (" +
+                                    std::to_string(before) + " bytes before its start, " + std::to_string(after) +
+                                    " after its end) " + where,
                                 when_timed)};
     }
   }
@@ -585,14 +613,16 @@ class Evaluation {
         stage_("candidate");
         prepare_from_host(cand_, host, seed);
         std::size_t failed = 0;
-        if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok) candidate_failed(rc, where + in_kernel(*cand_.args, failed));
+        if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok)
+          candidate_failed(rc, where + in_kernel(*cand_.args, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
         stage_("check");
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (p.kind != ParamKind::buffer) continue;
           download(cand_.buffers[i], cand_out[i], where, true);
-          if (p.role == Role::in && cand_out[i] != host[i]) throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
+          if (p.role == Role::in && cand_out[i] != host[i])
+            throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
         }
         check_guards(where, false);
         stage_("reference");
@@ -657,7 +687,9 @@ class Evaluation {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
         // a run is a run: no scratch survives it
-        if (side.candidate) poison_scratch(timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)));
+        if (side.candidate)
+          poison_scratch(
+              timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)));
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
           if (side.candidate) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
@@ -727,8 +759,9 @@ class Evaluation {
       const Param& p = task_.params[i];
       if (p.kind != ParamKind::buffer) continue;
       const bool input = p.role == Role::in;
-      check(d_.compare_on_device(cand_.buffers[i].ptr, ref_.buffers[i].ptr, p.dtype, cand_.buffers[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype),
-                                 input, rec.ptr + i * sizeof(CompareRecord)),
+      check(d_.compare_on_device(cand_.buffers[i].ptr, ref_.buffers[i].ptr, p.dtype,
+                                 cand_.buffers[i].bytes / dtype_size(p.dtype), task_.tolerance_for(p.dtype), input,
+                                 rec.ptr + i * sizeof(CompareRecord)),
             "comparing a timed run's '" + p.name + "' on the device");
     }
     check(d_.synchronize(), "comparing a timed run's buffers on the device");
@@ -740,12 +773,14 @@ class Evaluation {
         const CompareRecord& r = records[i];
         if (p.kind != ParamKind::buffer || (p.role == Role::in) != (pass == 0) || r.mismatches == 0) continue;
         const std::size_t n = cand_.buffers[i].bytes / dtype_size(p.dtype);
-        if (pass == 0) throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " + std::to_string(r.mismatches) +
-                                                     " of " + std::to_string(n) + " elements changed, first at [" +
-                                                     std::to_string(r.first_index) + "]", true)};
-        EvaluationReply reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name + ": " +
-                                                 std::to_string(r.mismatches) + " of " + std::to_string(n) + " elements differ; first at [" +
-                                                 std::to_string(r.first_index) + "]",
+        if (pass == 0)
+          throw Finish{wrong_answer("modified its input '" + p.name + "' when timed " + where + ": " +
+                                        std::to_string(r.mismatches) + " of " + std::to_string(n) +
+                                        " elements changed, first at [" + std::to_string(r.first_index) + "]",
+                                    true)};
+        EvaluationReply reply = wrong_answer("the kernel gave a different result when timed " + where + ": " + p.name +
+                                                 ": " + std::to_string(r.mismatches) + " of " + std::to_string(n) +
+                                                 " elements differ; first at [" + std::to_string(r.first_index) + "]",
                                              true);
         reply.trials = trials_run_;
         reply.timed_run = rep + 1;
@@ -786,7 +821,8 @@ class Evaluation {
                           timing_statistics(ref_.series.event_ms).spread <= ts.target_spread;
       if (steady) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
-        if (reps < ts.min_reps) stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
+        if (reps < ts.min_reps)
+          stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
         break;
       }
       // Room for one more run pair and its check, with margin (about three run pairs' worth).
@@ -810,8 +846,8 @@ class Evaluation {
     apply_floor(timing);
     if (!stopped.empty()) {
       timing.stopped_early = stopped;
-      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(reps) + " of the minimum " +
-                    std::to_string(ts.min_reps) + " runs: " + stopped;
+      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(reps) +
+                    " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
     }
     return timing;
   }
@@ -819,15 +855,17 @@ class Evaluation {
   // The physical floor (timing_floor.hpp): the candidate's fastest run against the time its inputs
   // take to read at the device's peak bandwidth. Below it, the timing is flagged and not paid.
   void apply_floor(TimingReport& timing) const {
-    const std::optional<TimingFloor> floor = timing_floor(bytes_read_at_least(task_, task_.sizes), d_.peak_memory_bandwidth());
+    const std::optional<TimingFloor> floor =
+        timing_floor(bytes_read_at_least(task_, task_.sizes), d_.peak_memory_bandwidth());
     if (!floor) return;
     timing.floor = FloorReport{floor->bytes, floor->bandwidth, k_floor_headroom, floor->floor_ms};
     const double fastest = timing.candidate.min_ms;
     if (!(fastest < floor->floor_ms)) return;
     timing.below_floor = "the candidate's fastest timed run took " + std::to_string(fastest) + " ms, less than the " +
-                            std::to_string(floor->floor_ms) + " ms needed to read its inputs' " + std::to_string(floor->bytes) +
-                            " bytes once at the device's peak of " + std::to_string(floor->bandwidth / 1e9) + " GB/s (with " +
-                            std::to_string(k_floor_headroom) + "x headroom); the timing is not paid";
+                         std::to_string(floor->floor_ms) + " ms needed to read its inputs' " +
+                         std::to_string(floor->bytes) + " bytes once at the device's peak of " +
+                         std::to_string(floor->bandwidth / 1e9) + " GB/s (with " + std::to_string(k_floor_headroom) +
+                         "x headroom); the timing is not paid";
   }
 
   // CUPTI durations by external id (by time window where records carry none); events where CUPTI
@@ -840,7 +878,8 @@ class Evaluation {
     bool cupti = d_.activity_enabled();
     std::size_t dropped = 0, by_id_runs = 0, by_window_runs = 0;  // runs whose records were found each way
     if (cupti) {
-      const ActivityHarvest h = d_.harvest_activity((cand_.args->kernels.size() + ref_.args->kernels.size()) * static_cast<std::size_t>(reps));
+      const ActivityHarvest h = d_.harvest_activity((cand_.args->kernels.size() + ref_.args->kernels.size()) *
+                                                    static_cast<std::size_t>(reps));
       dropped = h.dropped;
       if (!h.problem.empty()) add_note(h.problem);
       if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
@@ -848,15 +887,18 @@ class Evaluation {
       // time window is not its stand-in). Without ids: every kernel that started in the window.
       // A run is timed by CUPTI only with a record of every kernel of its plan: from the others
       // alone, a plan would be paid for the kernels whose records went missing.
-      const bool by_id = std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
-      if (!by_id && !h.kernels.empty()) add_note("no CUPTI kernel record carried an external id; runs matched by time window");
+      const bool by_id =
+          std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
+      if (!by_id && !h.kernels.empty())
+        add_note("no CUPTI kernel record carried an external id; runs matched by time window");
       for (int which = 0; which < 2 && cupti; ++which) {
         const std::size_t kernels_per_run = sides[which]->args->kernels.size();
         for (const Window& w : sides[which]->series.windows) {
           std::uint64_t lo = UINT64_MAX, hi = 0;
           std::size_t records = 0;
           for (const KernelActivity& k : h.kernels) {
-            const bool in_run = k.external_id == 0 ? !by_id && k.start_ns >= w.t0 && k.start_ns <= w.t1 : k.external_id == w.external_id;
+            const bool in_run = k.external_id == 0 ? !by_id && k.start_ns >= w.t0 && k.start_ns <= w.t1
+                                                   : k.external_id == w.external_id;
             if (!in_run) continue;
             lo = std::min(lo, k.start_ns);
             hi = std::max(hi, k.end_ns);
@@ -912,7 +954,7 @@ class Evaluation {
   Side cand_{true, "candidate", 0}, ref_{false, "reference", 1};
   bool declared_plan_ = false;
   std::string plan_error_;
-  std::vector<DevBuf> scratch_;  // the candidate's, by its plan's scratch declarations
+  std::vector<DevBuf> scratch_;          // the candidate's, by its plan's scratch declarations
   std::vector<DevBuf> compare_records_;  // one CompareRecord per task parameter, while timing
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;

@@ -43,15 +43,18 @@ void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint6
 }
 
 std::string input_generator_source() {
-  return std::string("#define LEAP_HD static __device__ __forceinline__\n"
-                     "#define LEAP_FBITS(x) __float_as_uint(x)\n"
-                     "#define LEAP_ADD(x, y) __fadd_rn((x), (y))\n"
-                     "#define LEAP_MUL(x, y) __fmul_rn((x), (y))\n") +
+  return std::string(
+             "#define LEAP_HD static __device__ __forceinline__\n"
+             "#define LEAP_FBITS(x) __float_as_uint(x)\n"
+             "#define LEAP_ADD(x, y) __fadd_rn((x), (y))\n"
+             "#define LEAP_MUL(x, y) __fmul_rn((x), (y))\n") +
          k_input_generator_code +
-         "\nextern \"C\" __global__ void leap_generate_inputs(void* out, unsigned long long n, int dtype, int kind, float a,\n"
+         "\nextern \"C\" __global__ void leap_generate_inputs(void* out, unsigned long long n, int dtype, int kind, "
+         "float a,\n"
          "    float b, long long lo, unsigned long long span, unsigned long long seed) {\n"
          "  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;\n"
-         "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)\n"
+         "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += "
+         "stride)\n"
          "    leap_gen_store(out, dtype, kind, a, b, lo, span, seed, i);\n"
          "}\n";
 }
@@ -77,7 +80,8 @@ std::string compile_input_generator(int major, int minor, std::string& image) {
       std::size_t n = 0;
       if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
         std::string l(n, '\0');
-        if (nvrtcGetProgramLog(prog, l.data()) == NVRTC_SUCCESS) log += (log.empty() ? "" : "; ") + std::string(l.c_str());
+        if (nvrtcGetProgramLog(prog, l.data()) == NVRTC_SUCCESS)
+          log += (log.empty() ? "" : "; ") + std::string(l.c_str());
       }
       continue;
     }

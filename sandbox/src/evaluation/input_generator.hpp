@@ -27,68 +27,67 @@ namespace leap::sandbox::detail {
 #define LEAP_MUL(x, y) ((x) * (y))
 
 LEAP_SHARED_GENERATOR(
-LEAP_HD unsigned long long leap_gen_mix(unsigned long long z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-LEAP_HD unsigned long long leap_gen_bits(unsigned long long seed, unsigned long long i) {
-  return leap_gen_mix(seed ^ leap_gen_mix(i));
-}
-LEAP_HD float leap_gen_unit(unsigned long long seed, unsigned long long i) {
-  return LEAP_MUL(static_cast<float>(static_cast<unsigned int>(leap_gen_bits(seed, i) >> 40)), 5.9604644775390625e-8f);
-}
-LEAP_HD unsigned short leap_gen_half(float f) {
-  const unsigned int x = LEAP_FBITS(f);
-  const unsigned int sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
-  if (mag >= 0x7F800000u) return static_cast<unsigned short>(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0u));
-  if (mag >= 0x477FF000u) return static_cast<unsigned short>(sign | 0x7C00u);
-  if (mag < 0x38800000u) {
-    if (mag < 0x33000000u) return static_cast<unsigned short>(sign);
-    const unsigned int mant = (mag & 0x7FFFFFu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(mag >> 23);
-    unsigned int h = mant >> shift;
-    const unsigned int rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1u) != 0u)) ++h;
-    return static_cast<unsigned short>(sign | h);
-  }
-  unsigned int h = (mag - 0x38000000u) >> 13;
-  const unsigned int rem = mag & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;
-  return static_cast<unsigned short>(sign | h);
-}
-LEAP_HD unsigned short leap_gen_bfloat16(float f) {
-  const unsigned int x = LEAP_FBITS(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);
-  return static_cast<unsigned short>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-LEAP_HD void leap_gen_store(void* out, int dtype, int kind, float a, float b, long long lo, unsigned long long span,
-                            unsigned long long seed, unsigned long long i) {
-  float v = 0.0f;
-  long long integer = 0;
-  bool is_integer = true;
-  if (kind == 1) { v = a; is_integer = false; }
-  else if (kind == 2) { integer = static_cast<long long>(i); }
-  else if (kind == 3) { integer = lo + static_cast<long long>(leap_gen_bits(seed, i) % span); }
-  else if (kind == 4) {
-    float s = leap_gen_unit(seed, 4 * i);
-    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 1));
-    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 2));
-    s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 3));
-    v = LEAP_ADD(a, LEAP_MUL(b, LEAP_MUL(LEAP_ADD(s, -2.0f), 1.7320508f)));
-    is_integer = false;
-  } else if (kind == 5) {
-    v = LEAP_ADD(a, LEAP_MUL(b, leap_gen_unit(seed, i)));
-    is_integer = false;
-  }
-  if (is_integer && dtype != 3) v = static_cast<float>(integer);
-  if (dtype == 0) static_cast<unsigned int*>(out)[i] = LEAP_FBITS(v);
-  else if (dtype == 1) static_cast<unsigned short*>(out)[i] = leap_gen_half(v);
-  else if (dtype == 2) static_cast<unsigned short*>(out)[i] = leap_gen_bfloat16(v);
-  else static_cast<int*>(out)[i] = is_integer ? static_cast<int>(integer) : static_cast<int>(v);
-}
-)
+    LEAP_HD unsigned long long leap_gen_mix(unsigned long long z) {
+      z += 0x9E3779B97F4A7C15ULL;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      return z ^ (z >> 31);
+    } LEAP_HD unsigned long long leap_gen_bits(unsigned long long seed, unsigned long long i) {
+      return leap_gen_mix(seed ^ leap_gen_mix(i));
+    } LEAP_HD float leap_gen_unit(unsigned long long seed, unsigned long long i) {
+      return LEAP_MUL(static_cast<float>(static_cast<unsigned int>(leap_gen_bits(seed, i) >> 40)),
+                      5.9604644775390625e-8f);
+    } LEAP_HD unsigned short leap_gen_half(float f) {
+      const unsigned int x = LEAP_FBITS(f);
+      const unsigned int sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
+      if (mag >= 0x7F800000u) return static_cast<unsigned short>(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0u));
+      if (mag >= 0x477FF000u) return static_cast<unsigned short>(sign | 0x7C00u);
+      if (mag < 0x38800000u) {
+        if (mag < 0x33000000u) return static_cast<unsigned short>(sign);
+        const unsigned int mant = (mag & 0x7FFFFFu) | 0x800000u;
+        const int shift = 126 - static_cast<int>(mag >> 23);
+        unsigned int h = mant >> shift;
+        const unsigned int rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1u) != 0u)) ++h;
+        return static_cast<unsigned short>(sign | h);
+      }
+      unsigned int h = (mag - 0x38000000u) >> 13;
+      const unsigned int rem = mag & 0x1FFFu;
+      if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;
+      return static_cast<unsigned short>(sign | h);
+    } LEAP_HD unsigned short leap_gen_bfloat16(float f) {
+      const unsigned int x = LEAP_FBITS(f);
+      if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);
+      return static_cast<unsigned short>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+    } LEAP_HD void leap_gen_store(void* out, int dtype, int kind, float a, float b, long long lo,
+                                  unsigned long long span, unsigned long long seed, unsigned long long i) {
+      float v = 0.0f;
+      long long integer = 0;
+      bool is_integer = true;
+      if (kind == 1) {
+        v = a;
+        is_integer = false;
+      } else if (kind == 2) {
+        integer = static_cast<long long>(i);
+      } else if (kind == 3) {
+        integer = lo + static_cast<long long>(leap_gen_bits(seed, i) % span);
+      } else if (kind == 4) {
+        float s = leap_gen_unit(seed, 4 * i);
+        s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 1));
+        s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 2));
+        s = LEAP_ADD(s, leap_gen_unit(seed, 4 * i + 3));
+        v = LEAP_ADD(a, LEAP_MUL(b, LEAP_MUL(LEAP_ADD(s, -2.0f), 1.7320508f)));
+        is_integer = false;
+      } else if (kind == 5) {
+        v = LEAP_ADD(a, LEAP_MUL(b, leap_gen_unit(seed, i)));
+        is_integer = false;
+      }
+      if (is_integer && dtype != 3) v = static_cast<float>(integer);
+      if (dtype == 0) static_cast<unsigned int*>(out)[i] = LEAP_FBITS(v);
+      else if (dtype == 1) static_cast<unsigned short*>(out)[i] = leap_gen_half(v);
+      else if (dtype == 2) static_cast<unsigned short*>(out)[i] = leap_gen_bfloat16(v);
+      else static_cast<int*>(out)[i] = is_integer ? static_cast<int>(integer) : static_cast<int>(v);
+    })
 
 #undef LEAP_SHARED_GENERATOR
 #undef LEAP_HD

@@ -20,7 +20,8 @@ namespace {
 using namespace detail::launch_plan_text;
 
 constexpr std::string_view k_rules =
-    "write `// leap-launch: KERNEL grid=DIMS block=DIMS [shared=BYTES] [args=(NAME, ...)]` or `// leap-scratch: NAME DTYPE COUNT`";
+    "write `// leap-launch: KERNEL grid=DIMS block=DIMS [shared=BYTES] [args=(NAME, ...)]` or `// leap-scratch: NAME "
+    "DTYPE COUNT`";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
@@ -66,8 +67,10 @@ class DirectiveParser {
     k.line = line_;
     std::size_t pos = 0;
     const std::string_view name = word(pos);
-    if (name.empty()) fail("a kernel name comes first, e.g. `// leap-launch: my_kernel grid=ceil_div(n, 256) block=256`");
-    if (!detail::is_identifier(name, k_max_plan_name_length)) fail("kernel name " + shown_text(name) + " is not an identifier (declare the kernel extern \"C\" __global__)");
+    if (name.empty())
+      fail("a kernel name comes first, e.g. `// leap-launch: my_kernel grid=ceil_div(n, 256) block=256`");
+    if (!detail::is_identifier(name, k_max_plan_name_length))
+      fail("kernel name " + shown_text(name) + " is not an identifier (declare the kernel extern \"C\" __global__)");
     k.kernel = std::string(name);
     std::set<std::string, std::less<>> seen;
     for (;;) {
@@ -105,8 +108,10 @@ class DirectiveParser {
     const std::string_view name = word(pos);
     const std::string_view dtype = word(pos);
     const std::string_view count = trim(body_.substr(std::min(pos, body_.size())));
-    if (name.empty() || dtype.empty() || count.empty()) fail("expected `// leap-scratch: NAME DTYPE COUNT`, e.g. `// leap-scratch: partials float32 ceil_div(n, 256)`");
-    if (!detail::is_identifier(name, k_max_plan_name_length)) fail("scratch name " + shown_text(name) + " is not an identifier");
+    if (name.empty() || dtype.empty() || count.empty())
+      fail("expected `// leap-scratch: NAME DTYPE COUNT`, e.g. `// leap-scratch: partials float32 ceil_div(n, 256)`");
+    if (!detail::is_identifier(name, k_max_plan_name_length))
+      fail("scratch name " + shown_text(name) + " is not an identifier");
     const std::optional<DType> d = dtype_from_string(dtype);
     if (!d) fail("unknown dtype " + shown_text(dtype) + " (float32, float16, bfloat16 or int32)");
     expression_text(count, "COUNT");
@@ -117,7 +122,9 @@ class DirectiveParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const { throw LaunchPlanError("line " + std::to_string(line_) + ": " + why); }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw LaunchPlanError("line " + std::to_string(line_) + ": " + why);
+  }
 
   std::string_view word(std::size_t& pos) const {
     while (pos < body_.size() && is_space(body_[pos])) ++pos;
@@ -161,14 +168,15 @@ class DirectiveParser {
   // expression later, and the plan's canonical text reads back as itself.
   void expression_text(std::string_view value, std::string_view field) const {
     for (const char c : value) {
-      const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || is_space(c) || c == '_' || c == '(' || c == ')' ||
-                      c == ',' || c == '+' || c == '-' || c == '*' || c == '/' || c == '%';
+      const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || is_space(c) || c == '_' || c == '(' ||
+                      c == ')' || c == ',' || c == '+' || c == '-' || c == '*' || c == '/' || c == '%';
       if (!ok) {
         const std::string shown = static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f
                                       ? std::string("'") + c + "'"
                                       : "byte " + std::to_string(static_cast<unsigned char>(c));
-        fail(std::string(field) + ": " + shown + " has no place in a size expression (names, integers, + - * / %, "
-                                  "parentheses and ceil_div, min, max, pow2_ceil)");
+        fail(std::string(field) + ": " + shown +
+             " has no place in a size expression (names, integers, + - * / %, "
+             "parentheses and ceil_div, min, max, pow2_ceil)");
       }
     }
   }
@@ -180,7 +188,8 @@ class DirectiveParser {
     split_top_level(parenthesised(value).value_or(value), parts);
     if (parts.size() > 3) fail(std::string(key) + "=" + shown_text(value) + ": more than 3 dimensions");
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      if (parts[i].empty()) fail(std::string(key) + "=" + shown_text(value) + ": dimension " + std::to_string(i + 1) + " is empty");
+      if (parts[i].empty())
+        fail(std::string(key) + "=" + shown_text(value) + ": dimension " + std::to_string(i + 1) + " is empty");
       out[i] = std::string(parts[i]);
     }
   }
@@ -193,7 +202,8 @@ class DirectiveParser {
     std::vector<std::string_view> parts;
     split_top_level(list, parts);
     for (const std::string_view n : parts) {
-      if (!detail::is_identifier(n, k_max_plan_name_length)) fail("args: " + shown_text(n) + " is not a name (a task parameter or a scratch buffer)");
+      if (!detail::is_identifier(n, k_max_plan_name_length))
+        fail("args: " + shown_text(n) + " is not a name (a task parameter or a scratch buffer)");
       out.emplace_back(n);
     }
     return out;
@@ -230,26 +240,32 @@ PlanParse parse_launch_plan(std::string_view source) {
       if (!comment.starts_with("leap-")) continue;
       // A directive's name: leap-WORD followed by ':'. Other text after "leap-" is prose.
       std::size_t w = 5;
-      while (w < comment.size() && (std::isalpha(static_cast<unsigned char>(comment[w])) != 0 || comment[w] == '-' || comment[w] == '_')) ++w;
+      while (w < comment.size() &&
+             (std::isalpha(static_cast<unsigned char>(comment[w])) != 0 || comment[w] == '-' || comment[w] == '_'))
+        ++w;
       if (w >= comment.size() || comment[w] != ':') continue;
       const std::string_view directive = comment.substr(0, w);
       if (line.size() > k_max_plan_line_length) {
-        throw LaunchPlanError("line " + std::to_string(line_no) + ": a " + std::string(directive) + " line of " + std::to_string(line.size()) +
-                              " characters, over the limit of " + std::to_string(k_max_plan_line_length));
+        throw LaunchPlanError("line " + std::to_string(line_no) + ": a " + std::string(directive) + " line of " +
+                              std::to_string(line.size()) + " characters, over the limit of " +
+                              std::to_string(k_max_plan_line_length));
       }
       DirectiveParser p(line_no, comment.substr(w + 1));
       if (directive == "leap-launch") {
         if (out.plan.kernels.size() >= static_cast<std::size_t>(k_max_plan_kernels)) {
-          throw LaunchPlanError("line " + std::to_string(line_no) + ": more than " + std::to_string(k_max_plan_kernels) + " leap-launch lines");
+          throw LaunchPlanError("line " + std::to_string(line_no) + ": more than " +
+                                std::to_string(k_max_plan_kernels) + " leap-launch lines");
         }
         out.plan.kernels.push_back(p.launch());
       } else if (directive == "leap-scratch") {
         if (out.plan.scratch.size() >= static_cast<std::size_t>(k_max_plan_scratch)) {
-          throw LaunchPlanError("line " + std::to_string(line_no) + ": more than " + std::to_string(k_max_plan_scratch) + " leap-scratch lines");
+          throw LaunchPlanError("line " + std::to_string(line_no) + ": more than " +
+                                std::to_string(k_max_plan_scratch) + " leap-scratch lines");
         }
         out.plan.scratch.push_back(p.scratch());
       } else {
-        throw LaunchPlanError("line " + std::to_string(line_no) + ": unknown directive " + shown_text(directive) + ": " + std::string(k_rules));
+        throw LaunchPlanError("line " + std::to_string(line_no) + ": unknown directive " + shown_text(directive) +
+                              ": " + std::string(k_rules));
       }
     }
     if (out.plan.kernels.empty() && !out.plan.scratch.empty()) {
@@ -268,7 +284,8 @@ PlanParse parse_launch_plan(std::string_view source) {
 
 std::string to_directives(const LaunchPlan& plan) {
   std::vector<std::pair<int, std::string>> lines;
-  for (const ScratchDecl& s : plan.scratch) lines.emplace_back(s.line, "// leap-scratch: " + s.name + " " + std::string(to_string(s.dtype)) + " " + s.count);
+  for (const ScratchDecl& s : plan.scratch)
+    lines.emplace_back(s.line, "// leap-scratch: " + s.name + " " + std::string(to_string(s.dtype)) + " " + s.count);
   for (const KernelLaunchDecl& k : plan.kernels) {
     std::string line = "// leap-launch: " + k.kernel + " grid=" + join(k.grid) + " block=" + join(k.block);
     if (k.shared_bytes != "0") line += " shared=" + k.shared_bytes;

@@ -15,8 +15,8 @@ class Parser {
 
   std::int64_t parse() {
     if (text_.size() > k_max_size_expr_length) {
-      throw std::invalid_argument("expression of " + std::to_string(text_.size()) + " characters: longer than the limit of " +
-                                  std::to_string(k_max_size_expr_length));
+      throw std::invalid_argument("expression of " + std::to_string(text_.size()) +
+                                  " characters: longer than the limit of " + std::to_string(k_max_size_expr_length));
     }
     const std::int64_t v = expr();
     skip_space();
@@ -125,7 +125,8 @@ class Parser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_') {
       const std::size_t start = pos_;
-      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) != 0 || text_[pos_] == '_')) ++pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) != 0 || text_[pos_] == '_'))
+        ++pos_;
       const std::string_view name = text_.substr(start, pos_ - start);
       if (eat('(')) return call(name);
       const auto it = sizes_.find(name);

@@ -71,7 +71,8 @@ std::size_t element_count(const Param& buffer, const Sizes& sizes) {
     } catch (const std::invalid_argument& ex) {
       throw TaskError(buffer.name + ": " + ex.what());
     }
-    if (d < 1) throw TaskError(buffer.name + ": shape dimension \"" + e + "\" is " + std::to_string(d) + ", not positive");
+    if (d < 1)
+      throw TaskError(buffer.name + ": shape dimension \"" + e + "\" is " + std::to_string(d) + ", not positive");
     if (n > (std::int64_t{1} << 40) / d) throw TaskError(buffer.name + ": too many elements");
     n *= d;
   }
@@ -99,7 +100,8 @@ ResolvedLaunch resolve_launch(const TaskSpec& task, const Sizes& sizes) {
   if (static_cast<std::uint64_t>(l.block[0]) * l.block[1] * l.block[2] > k_max_threads_per_block) {
     throw TaskError("launch.block: more than " + std::to_string(k_max_threads_per_block) + " threads per block");
   }
-  l.shared_bytes = dim(task.launch.shared_bytes, "launch.shared_bytes", static_cast<std::int64_t>(k_max_plan_shared_bytes));
+  l.shared_bytes =
+      dim(task.launch.shared_bytes, "launch.shared_bytes", static_cast<std::int64_t>(k_max_plan_shared_bytes));
   return l;
 }
 

@@ -22,7 +22,8 @@ using namespace detail::task_spec;
 void validate(const TaskSpec& t) {
   const std::string& n = t.name;
   if (!is_task_name(n)) fail(n, "name", "expected [a-z0-9_]+ of at most 64 characters, got \"" + n + "\"");
-  if (!detail::is_identifier(t.entry, k_max_task_name_length)) fail(n, "entry", "not a C identifier: \"" + t.entry + "\"");
+  if (!detail::is_identifier(t.entry, k_max_task_name_length))
+    fail(n, "entry", "not a C identifier: \"" + t.entry + "\"");
   if (t.params.empty()) fail(n, "params", "empty");
   if (t.sizes.empty()) fail(n, "sizes", "empty");
   std::set<std::string> names;
@@ -32,19 +33,23 @@ void validate(const TaskSpec& t) {
   for (std::size_t i = 0; i < t.params.size(); ++i) {
     const Param& p = t.params[i];
     const std::string f = "params[" + std::to_string(i) + "]";
-    if (!detail::is_identifier(p.name, k_max_task_name_length)) fail(n, f + ".name", "not a C identifier: \"" + p.name + "\"");
+    if (!detail::is_identifier(p.name, k_max_task_name_length))
+      fail(n, f + ".name", "not a C identifier: \"" + p.name + "\"");
     if (!names.insert(p.name).second) fail(n, f + ".name", "duplicate name \"" + p.name + "\"");
     if (p.kind == ParamKind::scalar) {
-      if (p.dtype != DType::float32 && p.dtype != DType::int32) fail(n, f + ".dtype", "a scalar is float32 or int32, got \"" + std::string(to_string(p.dtype)) + "\"");
+      if (p.dtype != DType::float32 && p.dtype != DType::int32)
+        fail(n, f + ".dtype", "a scalar is float32 or int32, got \"" + std::string(to_string(p.dtype)) + "\"");
       for (const Sizes* s : all_sizes) {
         try {
           const std::int64_t v = eval_size_expr(p.value, *s);
-          if (p.dtype == DType::int32 && (v < INT32_MIN || v > INT32_MAX)) fail(n, f + ".value", "\"" + p.value + "\" does not fit int32");
+          if (p.dtype == DType::int32 && (v < INT32_MIN || v > INT32_MAX))
+            fail(n, f + ".value", "\"" + p.value + "\" does not fit int32");
         } catch (const std::invalid_argument& e) {
           if (p.dtype == DType::int32) fail(n, f + ".value", e.what());
           char* end = nullptr;
           const double d = std::strtod(p.value.c_str(), &end);
-          if (end == p.value.c_str() || *end != '\0' || !std::isfinite(d)) fail(n, f + ".value", "neither a number nor a size expression: \"" + p.value + "\"");
+          if (end == p.value.c_str() || *end != '\0' || !std::isfinite(d))
+            fail(n, f + ".value", "neither a number nor a size expression: \"" + p.value + "\"");
         }
       }
       continue;
@@ -52,7 +57,8 @@ void validate(const TaskSpec& t) {
     has_output = has_output || p.role != Role::in;
     for (const Sizes* s : all_sizes) {
       try {
-        if (element_count(p, *s) * dtype_size(p.dtype) > (std::size_t{4} << 30)) fail(n, f + ".shape", "larger than 4 GiB");
+        if (element_count(p, *s) * dtype_size(p.dtype) > (std::size_t{4} << 30))
+          fail(n, f + ".shape", "larger than 4 GiB");
       } catch (const TaskError& e) {
         fail(n, f + ".shape", e.what());
       }
@@ -60,15 +66,19 @@ void validate(const TaskSpec& t) {
     if (p.role != Role::out) {
       const Generator& g = p.generator;
       if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
-      if ((g.kind == GeneratorKind::uniform && !(g.a < g.b)) || (g.kind == GeneratorKind::randint && !(g.a <= g.b))) fail(n, f + ".generator", "low must be below high");
+      if ((g.kind == GeneratorKind::uniform && !(g.a < g.b)) || (g.kind == GeneratorKind::randint && !(g.a <= g.b)))
+        fail(n, f + ".generator", "low must be below high");
       if (g.kind == GeneratorKind::normal && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
       // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
       // kernel could keep its answer from one run for the next.
       if (g.kind == GeneratorKind::constant || g.kind == GeneratorKind::arange) {
-        fail(n, f + ".generator.kind", "\"" + std::string(to_string(g.kind)) + "\" gives the same input on every timed run, so a kernel could reuse its "
-             "last answer; draw it with uniform, normal or randint");
+        fail(n, f + ".generator.kind",
+             "\"" + std::string(to_string(g.kind)) +
+                 "\" gives the same input on every timed run, so a kernel could reuse its "
+                 "last answer; draw it with uniform, normal or randint");
       }
-      if (g.special && p.dtype == DType::int32) fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
+      if (g.special && p.dtype == DType::int32)
+        fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
     }
   }
   if (!has_output) fail(n, "params", "no buffer with role out or inout");
@@ -81,17 +91,23 @@ void validate(const TaskSpec& t) {
   }
   const LaunchPolicy& pol = t.candidate_launch;
   if (pol.max_kernels < 1 || pol.max_kernels > k_max_plan_kernels) {
-    fail(n, "candidate_launch.max_kernels", "expected [1, " + std::to_string(k_max_plan_kernels) + "], got " + std::to_string(pol.max_kernels));
+    fail(n, "candidate_launch.max_kernels",
+         "expected [1, " + std::to_string(k_max_plan_kernels) + "], got " + std::to_string(pol.max_kernels));
   }
   if (pol.max_threads_per_block < 1 || pol.max_threads_per_block > k_max_threads_per_block) {
     fail(n, "candidate_launch.max_threads_per_block",
-         "expected [1, " + std::to_string(k_max_threads_per_block) + "], got " + std::to_string(pol.max_threads_per_block));
+         "expected [1, " + std::to_string(k_max_threads_per_block) + "], got " +
+             std::to_string(pol.max_threads_per_block));
   }
   if (pol.max_shared_bytes > k_max_plan_shared_bytes) {
-    fail(n, "candidate_launch.max_shared_bytes", "expected at most " + std::to_string(k_max_plan_shared_bytes) + ", got " + std::to_string(pol.max_shared_bytes));
+    fail(n, "candidate_launch.max_shared_bytes",
+         "expected at most " + std::to_string(k_max_plan_shared_bytes) + ", got " +
+             std::to_string(pol.max_shared_bytes));
   }
   if (pol.max_scratch_bytes > k_max_plan_scratch_bytes) {
-    fail(n, "candidate_launch.max_scratch_bytes", "expected at most " + std::to_string(k_max_plan_scratch_bytes) + ", got " + std::to_string(pol.max_scratch_bytes));
+    fail(n, "candidate_launch.max_scratch_bytes",
+         "expected at most " + std::to_string(k_max_plan_scratch_bytes) + ", got " +
+             std::to_string(pol.max_scratch_bytes));
   }
   if (t.reference_source.empty()) fail(n, "reference", "empty");
   for (DType d : k_dtypes) {
@@ -104,7 +120,8 @@ void validate(const TaskSpec& t) {
   if (t.time_limit_ms < 100) fail(n, "time_limit_ms", "expected at least 100, got " + std::to_string(t.time_limit_ms));
   const TimingSettings& tm = t.timing;
   if (tm.min_reps < 1 || tm.max_reps < tm.min_reps) fail(n, "timing", "need 1 <= min_reps <= max_reps");
-  if (!(tm.target_spread >= 0) || !std::isfinite(tm.target_spread)) fail(n, "timing.target_spread", "must be finite and non-negative");
+  if (!(tm.target_spread >= 0) || !std::isfinite(tm.target_spread))
+    fail(n, "timing.target_spread", "must be finite and non-negative");
   if (tm.warmup < 0 || tm.budget_ms < 1) fail(n, "timing", "warmup must be >= 0 and budget_ms >= 1");
 }
 

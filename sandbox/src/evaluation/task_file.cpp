@@ -48,8 +48,9 @@ FileResolver confined_resolver(std::filesystem::path directory) {
   return [dir = std::move(directory)](std::string_view name) -> std::optional<std::string> {
     const std::string n(name);
     const std::string shown_name = detail::shortened(n, 80, 60);
-    const std::string rule = " (a file named in a spec must lie in the spec's directory: no absolute path, no '..', "
-                             "no symlink leading out)";
+    const std::string rule =
+        " (a file named in a spec must lie in the spec's directory: no absolute path, no '..', "
+        "no symlink leading out)";
     if (n.empty() || n.find('\0') != std::string::npos) throw TaskError("an empty or malformed file name");
     const std::filesystem::path rel(n);
     if (rel.is_absolute()) throw TaskError("\"" + shown_name + "\" is an absolute path" + rule);
@@ -75,7 +76,8 @@ FileResolver confined_resolver(std::filesystem::path directory) {
       file.reset(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW));
     }
     if (!file) {
-      if (errno == EXDEV || errno == ELOOP) throw TaskError("\"" + shown_name + "\" leads out of the spec's directory" + rule);
+      if (errno == EXDEV || errno == ELOOP)
+        throw TaskError("\"" + shown_name + "\" leads out of the spec's directory" + rule);
       if (errno == ENOENT) return std::nullopt;
       throw TaskError("cannot open \"" + shown_name + "\": " + std::strerror(errno));
     }

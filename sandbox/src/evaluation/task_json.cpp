@@ -11,20 +11,22 @@
 
 namespace leap::sandbox {
 
-using nlohmann::json;
 using detail::task_spec::k_dtypes;
+using nlohmann::json;
 
 std::string task_to_json(const TaskSpec& t, int indent) {
   json params = json::array();
   for (const Param& p : t.params) {
-    json q = {{"name", p.name}, {"kind", p.kind == ParamKind::buffer ? "buffer" : "scalar"}, {"dtype", to_string(p.dtype)}};
+    json q = {
+        {"name", p.name}, {"kind", p.kind == ParamKind::buffer ? "buffer" : "scalar"}, {"dtype", to_string(p.dtype)}};
     if (p.kind == ParamKind::buffer) {
       q["role"] = to_string(p.role);
       q["shape"] = p.shape;
       if (p.role != Role::out) {
         const Generator& g = p.generator;
         json gj = {{"kind", to_string(g.kind)}};
-        if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) gj.update({{"low", g.a}, {"high", g.b}});
+        if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint)
+          gj.update({{"low", g.a}, {"high", g.b}});
         else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
         else if (g.kind == GeneratorKind::constant) gj["value"] = g.a;
         if (g.special) gj["special"] = true;
@@ -36,26 +38,34 @@ std::string task_to_json(const TaskSpec& t, int indent) {
     params.push_back(std::move(q));
   }
   json tol = json::object();
-  for (DType d : k_dtypes) tol[std::string(to_string(d))] = {{"atol", t.tolerance_for(d).atol}, {"rtol", t.tolerance_for(d).rtol}};
+  for (DType d : k_dtypes)
+    tol[std::string(to_string(d))] = {{"atol", t.tolerance_for(d).atol}, {"rtol", t.tolerance_for(d).rtol}};
   json checks = json::array();
   for (const Sizes& s : t.check_sizes) checks.push_back(s);
-  const json doc = {{"name", t.name},
-                    {"description", t.description},
-                    {"entry", t.entry},
-                    {"params", params},
-                    {"sizes", t.sizes},
-                    {"check_sizes", checks},
-                    {"launch", {{"grid", t.launch.grid}, {"block", t.launch.block}, {"shared_bytes", t.launch.shared_bytes}}},
-                    {"candidate_launch", {{"allowed", t.candidate_launch.allowed}, {"max_kernels", t.candidate_launch.max_kernels},
-                                          {"max_threads_per_block", t.candidate_launch.max_threads_per_block},
-                                          {"max_shared_bytes", t.candidate_launch.max_shared_bytes},
-                                          {"max_scratch_bytes", t.candidate_launch.max_scratch_bytes}}},
-                    {"reference", t.reference_source},
-                    {"tolerance", tol},
-                    {"trials", t.trials},
-                    {"timing", {{"warmup", t.timing.warmup}, {"min_reps", t.timing.min_reps}, {"max_reps", t.timing.max_reps},
-                                {"target_spread", t.timing.target_spread}, {"budget_ms", t.timing.budget_ms}}},
-                    {"time_limit_ms", t.time_limit_ms}};
+  const json doc = {
+      {"name", t.name},
+      {"description", t.description},
+      {"entry", t.entry},
+      {"params", params},
+      {"sizes", t.sizes},
+      {"check_sizes", checks},
+      {"launch", {{"grid", t.launch.grid}, {"block", t.launch.block}, {"shared_bytes", t.launch.shared_bytes}}},
+      {"candidate_launch",
+       {{"allowed", t.candidate_launch.allowed},
+        {"max_kernels", t.candidate_launch.max_kernels},
+        {"max_threads_per_block", t.candidate_launch.max_threads_per_block},
+        {"max_shared_bytes", t.candidate_launch.max_shared_bytes},
+        {"max_scratch_bytes", t.candidate_launch.max_scratch_bytes}}},
+      {"reference", t.reference_source},
+      {"tolerance", tol},
+      {"trials", t.trials},
+      {"timing",
+       {{"warmup", t.timing.warmup},
+        {"min_reps", t.timing.min_reps},
+        {"max_reps", t.timing.max_reps},
+        {"target_spread", t.timing.target_spread},
+        {"budget_ms", t.timing.budget_ms}}},
+      {"time_limit_ms", t.time_limit_ms}};
   return doc.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 

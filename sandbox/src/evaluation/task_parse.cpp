@@ -51,7 +51,8 @@ struct Reader {
   }
   int integer(const json& v, const std::string& field, int lo, int hi) const {
     if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
-      fail(task, field, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + shown(v));
+      fail(task, field,
+           "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + shown(v));
     }
     return static_cast<int>(v.get<std::int64_t>());
   }
@@ -61,7 +62,8 @@ struct Reader {
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string f = field + "." + it.key();
       if (!detail::is_identifier(it.key(), k_max_task_name_length)) fail(task, f, "not an identifier");
-      if (!it->is_number_integer() || it->get<std::int64_t>() < 1) fail(task, f, "expected a positive integer, got " + shown(*it));
+      if (!it->is_number_integer() || it->get<std::int64_t>() < 1)
+        fail(task, f, "expected a positive integer, got " + shown(*it));
       out[it.key()] = it->get<std::int64_t>();
     }
     return out;
@@ -76,7 +78,8 @@ struct Reader {
   // an object ({"kind": "normal"}); the object's keys then override them.
   Generator generator_defaults(const std::string& kind, const std::string& field) const {
     const std::optional<GeneratorKind> known = generator_kind_from_string(kind);
-    if (!known) fail(task, field, "unknown generator \"" + kind + "\" (uniform, normal, randint, constant, zeros, arange)");
+    if (!known)
+      fail(task, field, "unknown generator \"" + kind + "\" (uniform, normal, randint, constant, zeros, arange)");
     Generator g;
     g.kind = *known;
     if (g.kind == GeneratorKind::normal) {
@@ -150,8 +153,10 @@ struct SpecParse {
     else fail(r.task, f + ".role", "unknown role " + shown(p.at("role")) + " (in, out or inout)");
     if (!p.contains("shape")) fail(r.task, f + ".shape", "missing");
     const json& shape = p.at("shape");
-    if (!shape.is_array() || shape.empty()) fail(r.task, f + ".shape", "expected a non-empty array, got " + shown(shape));
-    for (std::size_t k = 0; k < shape.size(); ++k) q.shape.push_back(r.expression(shape[k], f + ".shape[" + std::to_string(k) + "]"));
+    if (!shape.is_array() || shape.empty())
+      fail(r.task, f + ".shape", "expected a non-empty array, got " + shown(shape));
+    for (std::size_t k = 0; k < shape.size(); ++k)
+      q.shape.push_back(r.expression(shape[k], f + ".shape[" + std::to_string(k) + "]"));
     if (p.contains("generator")) q.generator = r.generator(p.at("generator"), f + ".generator");
   }
 
@@ -197,7 +202,8 @@ struct SpecParse {
     const json& params = need("params");
     if (!params.is_array()) fail(r.task, "params", "expected an array, got " + shown(params));
     if (params.size() > k_max_task_params) {
-      fail(r.task, "params", std::to_string(params.size()) + " parameters, over the limit of " + std::to_string(k_max_task_params));
+      fail(r.task, "params",
+           std::to_string(params.size()) + " parameters, over the limit of " + std::to_string(k_max_task_params));
     }
     for (std::size_t i = 0; i < params.size(); ++i) t.params.push_back(read_param(params, i));
   }
@@ -207,12 +213,14 @@ struct SpecParse {
       const json& cs = doc.at("check_sizes");
       if (!cs.is_array()) fail(r.task, "check_sizes", "expected an array, got " + shown(cs));
       if (cs.size() > k_max_task_check_sizes) {
-        fail(r.task, "check_sizes", std::to_string(cs.size()) + " size sets, over the limit of " + std::to_string(k_max_task_check_sizes));
+        fail(r.task, "check_sizes",
+             std::to_string(cs.size()) + " size sets, over the limit of " + std::to_string(k_max_task_check_sizes));
       }
       for (std::size_t i = 0; i < cs.size(); ++i) {
         Sizes s = t.sizes;  // a check set overrides some sizes and keeps the rest
         for (const auto& [k, v] : r.sizes(cs[i], "check_sizes[" + std::to_string(i) + "]")) {
-          if (!t.sizes.contains(k)) fail(r.task, "check_sizes[" + std::to_string(i) + "]." + k, "not a size named in sizes");
+          if (!t.sizes.contains(k))
+            fail(r.task, "check_sizes[" + std::to_string(i) + "]." + k, "not a size named in sizes");
           s[k] = v;
         }
         t.check_sizes.push_back(std::move(s));
@@ -237,30 +245,36 @@ struct SpecParse {
         out[0] = r.expression(dims, f);
       }
     }
-    if (launch.contains("shared_bytes")) t.launch.shared_bytes = r.expression(launch.at("shared_bytes"), "launch.shared_bytes");
+    if (launch.contains("shared_bytes"))
+      t.launch.shared_bytes = r.expression(launch.at("shared_bytes"), "launch.shared_bytes");
   }
 
   // What a candidate's own launch plan may do, when the task allows one.
   void read_candidate_launch() {
     if (doc.contains("candidate_launch")) {
       const json& cl = r.object(doc.at("candidate_launch"), "candidate_launch");
-      r.only_keys(cl, "candidate_launch", {"allowed", "max_kernels", "max_threads_per_block", "max_shared_bytes", "max_scratch_bytes"});
+      r.only_keys(cl, "candidate_launch",
+                  {"allowed", "max_kernels", "max_threads_per_block", "max_shared_bytes", "max_scratch_bytes"});
       LaunchPolicy& pol = t.candidate_launch;
       if (cl.contains("allowed")) {
-        if (!cl.at("allowed").is_boolean()) fail(r.task, "candidate_launch.allowed", "expected true or false, got " + shown(cl.at("allowed")));
+        if (!cl.at("allowed").is_boolean())
+          fail(r.task, "candidate_launch.allowed", "expected true or false, got " + shown(cl.at("allowed")));
         pol.allowed = cl.at("allowed").get<bool>();
       }
       auto bytes = [&](const char* key, std::uint64_t hi, std::uint64_t& out) {
         if (!cl.contains(key)) return;
         const json& v = cl.at(key);
         if (!v.is_number_unsigned() || v.get<std::uint64_t>() > hi) {
-          fail(r.task, std::string("candidate_launch.") + key, "expected an integer in [0, " + std::to_string(hi) + "], got " + shown(v));
+          fail(r.task, std::string("candidate_launch.") + key,
+               "expected an integer in [0, " + std::to_string(hi) + "], got " + shown(v));
         }
         out = v.get<std::uint64_t>();
       };
-      if (cl.contains("max_kernels")) pol.max_kernels = r.integer(cl.at("max_kernels"), "candidate_launch.max_kernels", 1, k_max_plan_kernels);
+      if (cl.contains("max_kernels"))
+        pol.max_kernels = r.integer(cl.at("max_kernels"), "candidate_launch.max_kernels", 1, k_max_plan_kernels);
       if (cl.contains("max_threads_per_block")) {
-        pol.max_threads_per_block = static_cast<unsigned>(r.integer(cl.at("max_threads_per_block"), "candidate_launch.max_threads_per_block", 1, k_max_threads_per_block));
+        pol.max_threads_per_block = static_cast<unsigned>(r.integer(
+            cl.at("max_threads_per_block"), "candidate_launch.max_threads_per_block", 1, k_max_threads_per_block));
       }
       bytes("max_shared_bytes", k_max_plan_shared_bytes, pol.max_shared_bytes);
       bytes("max_scratch_bytes", k_max_plan_scratch_bytes, pol.max_scratch_bytes);
@@ -269,7 +283,8 @@ struct SpecParse {
 
   // The reference source, inline or from a file the resolver reads.
   void read_reference(const FileResolver& resolve) {
-    if (doc.contains("reference") == doc.contains("reference_file")) fail(r.task, "reference", "give exactly one of reference and reference_file");
+    if (doc.contains("reference") == doc.contains("reference_file"))
+      fail(r.task, "reference", "give exactly one of reference and reference_file");
     if (doc.contains("reference")) {
       t.reference_source = r.string(doc.at("reference"), "reference");
     } else {
@@ -301,14 +316,16 @@ struct SpecParse {
       }
     }
     if (doc.contains("trials")) t.trials = r.integer(doc.at("trials"), "trials", 1, 100);
-    if (doc.contains("time_limit_ms")) t.time_limit_ms = r.integer(doc.at("time_limit_ms"), "time_limit_ms", 100, 600000);
+    if (doc.contains("time_limit_ms"))
+      t.time_limit_ms = r.integer(doc.at("time_limit_ms"), "time_limit_ms", 100, 600000);
     if (doc.contains("timing")) {
       const json& tm = r.object(doc.at("timing"), "timing");
       r.only_keys(tm, "timing", {"warmup", "min_reps", "max_reps", "target_spread", "budget_ms"});
       if (tm.contains("warmup")) t.timing.warmup = r.integer(tm.at("warmup"), "timing.warmup", 0, 1000);
       if (tm.contains("min_reps")) t.timing.min_reps = r.integer(tm.at("min_reps"), "timing.min_reps", 1, 100000);
       if (tm.contains("max_reps")) t.timing.max_reps = r.integer(tm.at("max_reps"), "timing.max_reps", 1, 100000);
-      if (tm.contains("target_spread")) t.timing.target_spread = r.number(tm.at("target_spread"), "timing.target_spread");
+      if (tm.contains("target_spread"))
+        t.timing.target_spread = r.number(tm.at("target_spread"), "timing.target_spread");
       if (tm.contains("budget_ms")) t.timing.budget_ms = r.integer(tm.at("budget_ms"), "timing.budget_ms", 1, 600000);
     }
   }
@@ -323,8 +340,9 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   TaskSpec& t = s.t;
   if (doc.is_object() && doc.contains("name") && doc.at("name").is_string()) r.task = doc.at("name").get<std::string>();
   r.object(doc, "spec");
-  r.only_keys(doc, "", {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "candidate_launch",
-                        "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants"});
+  r.only_keys(doc, "",
+              {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "candidate_launch",
+               "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants"});
   t.name = r.string(s.need("name"), "name");
   if (doc.contains("description")) t.description = r.string(doc.at("description"), "description");
   t.entry = r.string(s.need("entry"), "entry");

@@ -11,9 +11,7 @@ using nlohmann::json;
   throw TaskError("task '" + (task.empty() ? std::string("?") : task) + "': " + field + ": " + problem);
 }
 
-std::string shown(const json& v) {
-  return shortened(v.dump(-1, ' ', false, json::error_handler_t::replace), 60, 57);
-}
+std::string shown(const json& v) { return shortened(v.dump(-1, ' ', false, json::error_handler_t::replace), 60, 57); }
 
 bool is_task_name(std::string_view s) {
   if (s.empty() || s.size() > k_max_task_name_length) return false;

@@ -23,9 +23,9 @@ constexpr double k_floor_headroom = 1.5;
 std::uint64_t bytes_read_at_least(const TaskSpec& task, const Sizes& sizes);
 
 struct TimingFloor {
-  std::uint64_t bytes = 0;      // bytes_read_at_least
-  double bandwidth = 0.0;       // the device's peak, bytes per second
-  double floor_ms = 0.0;        // bytes / (bandwidth * k_floor_headroom), in milliseconds
+  std::uint64_t bytes = 0;  // bytes_read_at_least
+  double bandwidth = 0.0;   // the device's peak, bytes per second
+  double floor_ms = 0.0;    // bytes / (bandwidth * k_floor_headroom), in milliseconds
 };
 
 // The floor for `bytes` on a device of `bandwidth` bytes per second; nullopt when the device does not

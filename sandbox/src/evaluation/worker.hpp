@@ -30,9 +30,9 @@ std::string_view to_string(CallStatus status) noexcept;
 
 struct CallResult {
   CallStatus status = CallStatus::failed;
-  std::string reply;        // the worker's answer (CBOR), when ok
-  std::string last_stage;   // the last stage the worker announced, e.g. "candidate" (what was running when it hung)
-  std::string detail;       // for died/failed: the exit status or signal, in words
+  std::string reply;       // the worker's answer (CBOR), when ok
+  std::string last_stage;  // the last stage the worker announced, e.g. "candidate" (what was running when it hung)
+  std::string detail;      // for died/failed: the exit status or signal, in words
   double seconds = 0.0;
 };
 
@@ -51,7 +51,7 @@ class WorkerProcess {
   void restart_next();  // the next call starts a fresh worker (after a sticky CUDA error)
   void stop();          // kills the worker now, if any
   bool running() const noexcept;
-  int pid() const noexcept;     // 0 when none
+  int pid() const noexcept;      // 0 when none
   int started() const noexcept;  // how many workers this object has started
 
  private:

@@ -19,8 +19,8 @@ namespace leap::sandbox {
 
 namespace detail {
 
-EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver, const WorkerConfig& config,
-                                            const StageFn& stage) {
+EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver,
+                                            const WorkerConfig& config, const StageFn& stage) {
   // Such a device's kernels can read and write this process's own memory: its stack, the host copies
   // of inputs and outputs. Nothing the harness checks would see it.
   if (driver.reads_pageable_host_memory() && !config.allow_pageable_host_access) {
@@ -28,7 +28,8 @@ EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, Gp
     refusal.error = "refused: device code on " + driver.device_name() +
                     " can read and write pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1), so a "
                     "kernel could reach the worker's stack and its host copies of inputs and outputs; an operator "
-                    "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker --allow-pageable-host-access)";
+                    "who accepts that sets WorkerConfig::allow_pageable_host_access (leap-sandbox-worker "
+                    "--allow-pageable-host-access)";
     return refusal;
   }
   EvaluationReply reply = run_evaluation(request, driver, stage);
@@ -72,13 +73,15 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       } else {
         switch (*op) {
           case detail::WorkerOp::ping:
-            reply = detail::to_json(detail::PingReply{::getpid(), config.fake, confinement(), config.allow_pageable_host_access,
+            reply = detail::to_json(detail::PingReply{::getpid(), config.fake, confinement(),
+                                                      config.allow_pageable_host_access,
                                                       config.local_memory_restart_bytes});
             break;
           case detail::WorkerOp::probe:  // the GPU as probe_gpu reports it; loads the driver in this worker
-            reply = detail::probe_reply(config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
-                                                    : detail::probe_driver_here(config.driver_library),
-                                        confinement());
+            reply =
+                detail::probe_reply(config.fake ? std::string("state no_driver\nreason a fake worker has no driver\n")
+                                                : detail::probe_driver_here(config.driver_library),
+                                    confinement());
             break;
           case detail::WorkerOp::sleep:  // test operation: a worker that hangs
             stage("sleeping");
@@ -109,7 +112,9 @@ int run_worker(int in_fd, int out_fd, const WorkerConfig& config) {
       reply = detail::worker_failure(std::string("worker: ") + e.what());
     }
     const std::vector<std::uint8_t> bytes = json::to_cbor(reply);
-    if (!detail::write_frame(out_fd, detail::FrameKind::reply, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) return 3;
+    if (!detail::write_frame(out_fd, detail::FrameKind::reply,
+                             std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())))
+      return 3;
     if (exit_after) return 0;  // a poisoned CUDA context: the parent starts a fresh worker next time
   }
 }

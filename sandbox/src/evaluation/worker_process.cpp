@@ -40,8 +40,7 @@ bool write_request(int fd, std::string_view payload) {
   const bool ok = detail::write_frame(fd, detail::FrameKind::request, payload);
   if (!ok) {
     const timespec zero{0, 0};
-    while (sigtimedwait(&block, nullptr, &zero) > 0) {
-    }
+    while (sigtimedwait(&block, nullptr, &zero) > 0) {}
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return ok;
@@ -61,7 +60,8 @@ std::string find_worker_executable() {
   if (const char* env = std::getenv("LEAP_SANDBOX_WORKER"); env != nullptr && usable(env)) return env;
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && usable(self.parent_path() / "leap-sandbox-worker")) return (self.parent_path() / "leap-sandbox-worker").string();
+  if (!ec && usable(self.parent_path() / "leap-sandbox-worker"))
+    return (self.parent_path() / "leap-sandbox-worker").string();
 #ifdef LEAP_SANDBOX_WORKER_INSTALLED
   if (usable(LEAP_SANDBOX_WORKER_INSTALLED)) return LEAP_SANDBOX_WORKER_INSTALLED;
 #endif
@@ -97,8 +97,7 @@ void WorkerProcess::stop() {
     ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
     ::kill(pid_, SIGKILL);
     int wstatus = 0;
-    while (::waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {}
   }
   pid_ = 0;
   restart_ = false;
@@ -107,10 +106,11 @@ void WorkerProcess::stop() {
 bool WorkerProcess::start(std::string& error) {
   const std::string exe = config_.worker_executable.empty() ? find_worker_executable() : config_.worker_executable;
   if (exe.empty() || ::access(exe.c_str(), X_OK) != 0) {
-    error = "cannot find the worker program leap-sandbox-worker" +
-            (exe.empty() ? std::string(" (looked in $LEAP_SANDBOX_WORKER, beside this program and in the install prefix)")
-                         : " at " + exe) +
-            "; install it beside leap-sandbox or set WorkerConfig::worker_executable";
+    error =
+        "cannot find the worker program leap-sandbox-worker" +
+        (exe.empty() ? std::string(" (looked in $LEAP_SANDBOX_WORKER, beside this program and in the install prefix)")
+                     : " at " + exe) +
+        "; install it beside leap-sandbox or set WorkerConfig::worker_executable";
     return false;
   }
   int to[2], from[2];
@@ -132,7 +132,8 @@ bool WorkerProcess::start(std::string& error) {
   posix_spawn_file_actions_adddup2(&files, to[0], k_worker_request_fd);
   posix_spawn_file_actions_adddup2(&files, from[1], k_worker_reply_fd);
   posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);  // device printf must not reach a protocol on stdout
+  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY,
+                                   0);  // device printf must not reach a protocol on stdout
   posix_spawn_file_actions_addclosefrom_np(&files, k_worker_reply_fd + 1);
   // Own process group, every signal at its default, nothing blocked.
   posix_spawnattr_t attr;
@@ -145,8 +146,13 @@ bool WorkerProcess::start(std::string& error) {
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<std::string> args = {exe, "--parent", std::to_string(::getpid()), "--driver", config_.driver_library,
-                                   "--device", std::to_string(config_.device)};
+  std::vector<std::string> args = {exe,
+                                   "--parent",
+                                   std::to_string(::getpid()),
+                                   "--driver",
+                                   config_.driver_library,
+                                   "--device",
+                                   std::to_string(config_.device)};
   if (config_.fake) args.push_back("--fake");
   if (!config_.confine) args.push_back("--unconfined");
   if (config_.allow_pageable_host_access) args.push_back("--allow-pageable-host-access");
@@ -154,8 +160,8 @@ bool WorkerProcess::start(std::string& error) {
   // A short environment: what the driver and the loader need, nothing of the harness's secrets.
   std::vector<std::string> env = {"CUDA_CACHE_DISABLE=1"};
   // The sandbox's own switches are read in the worker (the timer, the L2 flush), so they pass too.
-  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LEAP_SANDBOX_TIMER",
-                           "LEAP_SANDBOX_L2_FLUSH"}) {
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING",
+                           "LEAP_SANDBOX_TIMER", "LEAP_SANDBOX_L2_FLUSH"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
   std::vector<char*> argv, envp;

@@ -75,10 +75,12 @@ void read_worker_reply(const EvaluationReply& reply, EvalResult& r) {
         r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
         return;
       }
-      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0) r.speedup = r.reference.median_ms / r.candidate.median_ms;
-      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
-                   " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) + " ms; " +
-                   r.candidate.method + ", " + std::to_string(r.candidate.runs) + " runs each).";
+      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0)
+        r.speedup = r.reference.median_ms / r.candidate.median_ms;
+      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " +
+                   fmt(r.candidate.median_ms) + " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " +
+                   fmt(r.reference.median_ms) + " ms; " + r.candidate.method + ", " + std::to_string(r.candidate.runs) +
+                   " runs each).";
     } else {
       r.feedback = "Correct (not timed).";
     }
@@ -94,7 +96,8 @@ bool references_device_malloc(std::string_view ptx) {
   constexpr std::string_view k_decl = ".extern .func";
   for (std::size_t pos = ptx.find(k_decl); pos != std::string_view::npos; pos = ptx.find(k_decl, pos + 1)) {
     const std::size_t end = std::min(ptx.find("\n(", pos), ptx.find(';', pos));
-    std::string_view decl = ptx.substr(pos + k_decl.size(), end == std::string_view::npos ? std::string_view::npos : end - pos - k_decl.size());
+    std::string_view decl = ptx.substr(
+        pos + k_decl.size(), end == std::string_view::npos ? std::string_view::npos : end - pos - k_decl.size());
     const std::size_t last = decl.find_last_not_of(" \t\r\n");
     if (last == std::string_view::npos) continue;
     decl = decl.substr(0, last + 1);
@@ -106,7 +109,8 @@ bool references_device_malloc(std::string_view ptx) {
 }
 
 bool is_candidate_stage(std::string_view stage) {
-  return stage == "load" || stage == "candidate" || stage == "reload" || stage == "warmup:candidate" || stage == "timing:candidate";
+  return stage == "load" || stage == "candidate" || stage == "reload" || stage == "warmup:candidate" ||
+         stage == "timing:candidate";
 }
 
 }  // namespace leap::sandbox::detail

@@ -12,7 +12,7 @@
 namespace leap::sandbox::detail {
 
 // run_evaluation under the rules above: its reply, or the refusal (ok false, no restart).
-EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver, const WorkerConfig& config,
-                                            const StageFn& stage);
+EvaluationReply evaluate_under_worker_rules(const EvaluationRequest& request, GpuDriver& driver,
+                                            const WorkerConfig& config, const StageFn& stage);
 
 }  // namespace leap::sandbox::detail

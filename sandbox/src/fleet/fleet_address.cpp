@@ -18,8 +18,8 @@ int number_in(std::string_view url, std::string_view text, const char* what, int
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi) {
-    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number in [" + std::to_string(lo) +
-                     ", " + std::to_string(hi) + "]");
+    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
   }
   return value;
 }
@@ -29,8 +29,9 @@ int number_in(std::string_view url, std::string_view text, const char* what, int
 RedisAddress parse_redis_url(std::string_view url) {
   constexpr std::string_view scheme = "redis://";
   if (url.starts_with("rediss://")) {
-    bad_url(url, "TLS (rediss://) is not built into this client; reach a TLS Redis through a local tunnel "
-                 "(stunnel, spiped) on a loopback port, or keep Redis on a private network");
+    bad_url(url,
+            "TLS (rediss://) is not built into this client; reach a TLS Redis through a local tunnel "
+            "(stunnel, spiped) on a loopback port, or keep Redis on a private network");
   }
   if (!url.starts_with(scheme)) bad_url(url, "the scheme must be redis://");
   std::string_view rest = url.substr(scheme.size());
@@ -71,7 +72,8 @@ RedisAddress parse_redis_url(std::string_view url) {
 
 std::string fleet_process_name(std::string_view fallback) {
   char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return std::string(fallback) + "-" + std::to_string(::getpid());
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+    return std::string(fallback) + "-" + std::to_string(::getpid());
   return std::string(host) + "-" + std::to_string(::getpid());
 }
 

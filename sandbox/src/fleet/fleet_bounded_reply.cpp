@@ -102,8 +102,7 @@ BoundedReply BoundedReader::value(int depth) {
       }
       return r;
     }
-    default:
-      throw ProtocolError(std::string("Redis sent an unknown reply type '") + kind + "'");
+    default: throw ProtocolError(std::string("Redis sent an unknown reply type '") + kind + "'");
   }
 }
 

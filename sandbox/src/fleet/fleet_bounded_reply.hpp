@@ -29,9 +29,9 @@ struct BoundedLimits {
 struct BoundedReply {
   enum class Type { nil, string, status, error, integer, array };
   Type type = Type::nil;
-  std::string text;            // the kept start of a string, status or error
-  std::size_t length = 0;      // a string's full length; an array's full element count
-  Digest digest{};             // SHA-256 of a string's full bytes
+  std::string text;        // the kept start of a string, status or error
+  std::size_t length = 0;  // a string's full length; an array's full element count
+  Digest digest{};         // SHA-256 of a string's full bytes
   long long integer = 0;
   std::vector<BoundedReply> elements;  // the kept elements (fewer than `length` when some were dropped)
 

@@ -45,8 +45,11 @@ std::optional<std::uint64_t> to_id(std::string_view text) {
 }  // namespace
 
 void FleetClientOptions::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetClientOptions: " + what); };
-  if (stream.empty()) fail("stream is empty; name the fleet's request stream (default " + std::string(fleet_default_stream) + ")");
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("leap::sandbox::FleetClientOptions: " + what);
+  };
+  if (stream.empty())
+    fail("stream is empty; name the fleet's request stream (default " + std::string(fleet_default_stream) + ")");
   if (timeout.count() < 1) fail("timeout (" + std::to_string(timeout.count()) + " ms) must be positive");
   if (request_maxlen < 1) fail("request_maxlen must be at least 1");
   if (block.count() < 1) fail("block must be at least 1 ms");
@@ -108,8 +111,9 @@ struct FleetClient::Impl {
   void report_forged(const std::string& entry, const std::string& why) {
     const std::uint64_t n = ++forged;
     if ((n & (n - 1)) != 0) return;  // the 1st, 2nd, 4th, ...: a flood cannot flood the log
-    const std::string line = "leap::sandbox::FleetClient: dropped answer " + entry + " on " + reply_stream + ": " + why +
-                             " (" + std::to_string(n) + " dropped so far; something without the fleet key writes to "
+    const std::string line = "leap::sandbox::FleetClient: dropped answer " + entry + " on " + reply_stream + ": " +
+                             why + " (" + std::to_string(n) +
+                             " dropped so far; something without the fleet key writes to "
                              "this stream)";
     if (options.log) {
       options.log(line);
@@ -125,7 +129,8 @@ struct FleetClient::Impl {
     const std::string* tag = entry.field("tag");
     if (tag == nullptr) return "unsigned (no tag field)";
     if (id == nullptr) return "no 'id' field";
-    const fleet::SignedFields fields{fleet::MessageKind::reply, options.stream, reply_stream, session, *id, sha256(line)};
+    const fleet::SignedFields fields{
+        fleet::MessageKind::reply, options.stream, reply_stream, session, *id, sha256(line)};
     if (!fleet::verify(*key, fields, *tag)) return "the tag does not match (forged, or copied from another request)";
     return std::nullopt;
   }
@@ -146,7 +151,8 @@ struct FleetClient::Impl {
     reply.id = id;
     reply.ok = response.value("ok", false);
     if (const auto r = response.find("result"); r != response.end()) reply.result = dump(*r);
-    if (const auto e = response.find("error"); e != response.end() && e->is_string()) reply.error = e->get<std::string>();
+    if (const auto e = response.find("error"); e != response.end() && e->is_string())
+      reply.error = e->get<std::string>();
     reply.member = member;
     reply.line = line;
     ++answered;
@@ -169,10 +175,11 @@ struct FleetClient::Impl {
     }
     for (auto& [id, promise] : overdue) {
       ++timeouts;
-      promise.set_exception(std::make_exception_ptr(FleetTimeout(
-          "leap::sandbox::FleetClient: request " + std::to_string(id) + " on " + options.stream + " at " +
-          to_string(options.redis) + " got no answer before its deadline (are members running on that stream, "
-          "and is the timeout long enough for the fleet's backlog?)")));
+      promise.set_exception(std::make_exception_ptr(
+          FleetTimeout("leap::sandbox::FleetClient: request " + std::to_string(id) + " on " + options.stream + " at " +
+                       to_string(options.redis) +
+                       " got no answer before its deadline (are members running on that stream, "
+                       "and is the timeout long enough for the fleet's backlog?)")));
     }
   }
 
@@ -271,11 +278,13 @@ struct FleetClient::Impl {
     request["id"] = id;
     const std::string line = dump(request);
     const std::string id_text = std::to_string(id);
-    std::vector<std::string> add = {"XADD", options.stream, "MAXLEN", "~", std::to_string(options.request_maxlen),
-                                    "*", "request", line, "reply", reply_stream, "session", session, "id", id_text};
+    std::vector<std::string> add = {
+        "XADD",    options.stream, "MAXLEN", "~",     std::to_string(options.request_maxlen),
+        "*",       "request",      line,     "reply", reply_stream,
+        "session", session,        "id",     id_text};
     if (key) {
-      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::request, options.stream, reply_stream, session,
-                                                       id_text, sha256(line)})});
+      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::request, options.stream, reply_stream,
+                                                       session, id_text, sha256(line)})});
     }
     std::lock_guard lock(submit_mutex);
     for (int attempt = 0;; ++attempt) {
@@ -324,8 +333,8 @@ FleetClient::~FleetClient() {
   if (impl_->reader.joinable()) impl_->reader.join();
   std::lock_guard lock(impl_->waiting_mutex);
   for (auto& [id, w] : impl_->waiting) {
-    w.promise.set_exception(std::make_exception_ptr(
-        std::runtime_error("leap::sandbox::FleetClient closed before request " + std::to_string(id) + " was answered")));
+    w.promise.set_exception(std::make_exception_ptr(std::runtime_error(
+        "leap::sandbox::FleetClient closed before request " + std::to_string(id) + " was answered")));
   }
   impl_->waiting.clear();
   try {
@@ -338,12 +347,14 @@ std::future<FleetReply> FleetClient::submit(std::string_view request_json, std::
   impl_->check_process();
   json request = json::parse(request_json, nullptr, false);
   if (request.is_discarded() || !request.is_object()) {
-    throw std::invalid_argument("leap::sandbox::FleetClient::submit: the request must be a JSON object such as "
-                                "{\"op\": \"compile\", \"source\": \"...\"}");
+    throw std::invalid_argument(
+        "leap::sandbox::FleetClient::submit: the request must be a JSON object such as "
+        "{\"op\": \"compile\", \"source\": \"...\"}");
   }
   if (request.contains("id")) {
-    throw std::invalid_argument("leap::sandbox::FleetClient::submit: leave \"id\" out; the client numbers its requests "
-                                "to match answers (FleetReply::id)");
+    throw std::invalid_argument(
+        "leap::sandbox::FleetClient::submit: leave \"id\" out; the client numbers its requests "
+        "to match answers (FleetReply::id)");
   }
   return impl_->submit(std::move(request), timeout);
 }
@@ -363,14 +374,16 @@ std::future<FleetReply> FleetClient::eval(const FleetTask& task, std::string_vie
   if (!task.spec_json.empty()) {
     json spec = json::parse(task.spec_json, nullptr, false);
     if (spec.is_discarded() || !spec.is_object()) {
-      throw std::invalid_argument("leap::sandbox::FleetClient::eval: FleetTask::spec needs a JSON object (a task spec)");
+      throw std::invalid_argument(
+          "leap::sandbox::FleetClient::eval: FleetTask::spec needs a JSON object (a task spec)");
     }
     request["task"] = std::move(spec);
   } else if (!task.name.empty()) {
     request["task"] = task.name;
   } else {
-    throw std::invalid_argument("leap::sandbox::FleetClient::eval: the task is empty; use FleetTask::builtin(name) or "
-                                "FleetTask::spec(json)");
+    throw std::invalid_argument(
+        "leap::sandbox::FleetClient::eval: the task is empty; use FleetTask::builtin(name) or "
+        "FleetTask::spec(json)");
   }
   return impl_->submit(std::move(request), timeout);
 }
@@ -381,8 +394,8 @@ std::future<FleetReply> FleetClient::info(std::optional<milliseconds> timeout) {
 }
 
 FleetClientStats FleetClient::stats() const noexcept {
-  return {impl_->submitted.load(), impl_->answered.load(), impl_->duplicates.load(), impl_->timeouts.load(),
-          impl_->reconnects.load(), impl_->forged.load()};
+  return {impl_->submitted.load(), impl_->answered.load(),   impl_->duplicates.load(),
+          impl_->timeouts.load(),  impl_->reconnects.load(), impl_->forged.load()};
 }
 
 bool FleetClient::authenticated() const noexcept { return impl_->key.has_value(); }

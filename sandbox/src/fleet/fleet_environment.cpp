@@ -27,7 +27,8 @@ leap::Evaluation to_evaluation(const FleetReply& reply) {
   leap::Evaluation evaluation;
   evaluation.verdict = *v;
   if (const auto s = result.find("speedup"); s != result.end() && s->is_number()) evaluation.speedup = s->get<double>();
-  if (const auto f = result.find("feedback"); f != result.end() && f->is_string()) evaluation.feedback = f->get<std::string>();
+  if (const auto f = result.find("feedback"); f != result.end() && f->is_string())
+    evaluation.feedback = f->get<std::string>();
   return evaluation;
 }
 

@@ -20,7 +20,8 @@ constexpr std::size_t k_max_key_file_bytes = 4096;
 
 std::string too_short(std::size_t size, std::string_view where) {
   return "the fleet key " + std::string(where) + " is " + std::to_string(size) + " bytes; it must be at least " +
-         std::to_string(fleet_key_min_bytes) + " (make one with: umask 077; head -c 32 /dev/urandom | base64 > fleet.key)";
+         std::to_string(fleet_key_min_bytes) +
+         " (make one with: umask 077; head -c 32 /dev/urandom | base64 > fleet.key)";
 }
 
 void trim_newlines(std::string& s) {
@@ -57,10 +58,12 @@ FleetKey FleetKey::from_file(const std::filesystem::path& path) {
   }
   if (static_cast<std::size_t>(st.st_size) > k_max_key_file_bytes) {
     throw FleetKeyError("the fleet key file " + name + " is " + std::to_string(st.st_size) +
-                        " bytes; a key file holds one key (at most " + std::to_string(k_max_key_file_bytes) + " bytes)");
+                        " bytes; a key file holds one key (at most " + std::to_string(k_max_key_file_bytes) +
+                        " bytes)");
   }
   std::optional<std::string> read = detail::read_regular(fd, k_max_key_file_bytes);
-  if (!read) throw FleetKeyError("cannot read the fleet key file " + name + " (a read failed, or it changed while read)");
+  if (!read)
+    throw FleetKeyError("cannot read the fleet key file " + name + " (a read failed, or it changed while read)");
   std::string bytes = std::move(*read);
   trim_newlines(bytes);
   if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "in " + name));
@@ -79,7 +82,8 @@ std::optional<FleetKey> FleetKey::from_environment() {
   if (key != nullptr) {
     std::string bytes = key;
     trim_newlines(bytes);
-    if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "in $" + std::string(fleet_key_env)));
+    if (bytes.size() < fleet_key_min_bytes)
+      throw FleetKeyError(too_short(bytes.size(), "in $" + std::string(fleet_key_env)));
     return FleetKey(std::move(bytes));
   }
   return std::nullopt;
@@ -96,9 +100,11 @@ std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, 
   if (insecure_no_key) return std::nullopt;
   throw FleetKeyError(std::string(who) +
                       ": no fleet key. Requests and replies are signed with a key shared by the fleet's clients and "
-                      "workers; put at least " + std::to_string(fleet_key_min_bytes) +
+                      "workers; put at least " +
+                      std::to_string(fleet_key_min_bytes) +
                       " random bytes in a file only you can read (umask 077; head -c 32 /dev/urandom | base64 > "
-                      "fleet.key) and name it in $" + std::string(fleet_key_file_env) +
+                      "fleet.key) and name it in $" +
+                      std::string(fleet_key_file_env) +
                       " (leap-sandbox fleet-member: --key-file), or put the key in $" + std::string(fleet_key_env) +
                       ". To run without authentication (anyone who can write to the fleet's Redis can then submit "
                       "work and forge verdicts), opt out explicitly with insecure_no_key (--insecure-no-key)");

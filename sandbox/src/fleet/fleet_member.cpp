@@ -28,14 +28,13 @@ json request_id(std::string_view line) {
     if (request.is_object()) {
       if (const auto it = request.find("id"); it != request.end()) return *it;
     }
-  } catch (const json::exception&) {
-  }
+  } catch (const json::exception&) {}
   return nullptr;
 }
 
 std::string error_response(std::string_view request_line, const std::string& error) {
-  return json{{"id", request_id(request_line)}, {"ok", false}, {"error", error}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+  return json{{"id", request_id(request_line)}, {"ok", false}, {"error", error}}.dump(-1, ' ', false,
+                                                                                      json::error_handler_t::replace);
 }
 
 // Log the 1st, 2nd, 4th, 8th, ... occurrence: a flood of bad entries cannot flood the log.
@@ -52,8 +51,11 @@ void sleep_unless_stopped(milliseconds d, const std::atomic<bool>& stop) {
 }  // namespace
 
 void FleetMemberOptions::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("leap::sandbox::FleetMemberOptions: " + what); };
-  if (stream.empty()) fail("stream is empty; name the request stream (default " + std::string(fleet_default_stream) + ")");
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("leap::sandbox::FleetMemberOptions: " + what);
+  };
+  if (stream.empty())
+    fail("stream is empty; name the request stream (default " + std::string(fleet_default_stream) + ")");
   if (group.empty()) fail("group is empty; name the consumer group (default " + std::string(fleet_default_group) + ")");
   if (jobs < 1 || jobs > 256) fail("jobs (" + std::to_string(jobs) + ") must be in [1, 256]");
   if (max_deliveries < 1) fail("max_deliveries (" + std::to_string(max_deliveries) + ") must be >= 1");
@@ -81,15 +83,15 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOpti
           if (const BuiltinTask* builtin = find_builtin_task(task->get<std::string>())) {
             task_limit = builtin->spec.time_limit_ms;
           }
-        } else if (task->is_object() && task->contains("time_limit_ms") && task->at("time_limit_ms").is_number_integer()) {
+        } else if (task->is_object() && task->contains("time_limit_ms") &&
+                   task->at("time_limit_ms").is_number_integer()) {
           task_limit = std::clamp<long long>(task->at("time_limit_ms").get<long long>(), 100, 600000);
         }
       }
       // Kernels run one at a time in a member: an eval may wait for the others in hand.
       limit = options.compile_wall_limit + (options.eval_start_timeout + milliseconds(task_limit)) * options.jobs;
     }
-  } catch (const json::exception&) {
-  }
+  } catch (const json::exception&) {}
   return options.claim_grace + limit;
 }
 
@@ -126,8 +128,8 @@ struct FleetMember::Impl {
                const std::string& response, const std::atomic<bool>& stop) {
     const std::string* request = entry.whole("request") ? entry.field("request") : nullptr;  // not a cut line
     const auto give_up = Clock::now() + claim_idle_for(request ? *request : std::string_view(), options);
-    std::vector<std::string> add = {"XADD", reply_stream, "MAXLEN", "~", std::to_string(options.reply_maxlen), "*",
-                                    "response", response, "worker", options.name};
+    std::vector<std::string> add = {"XADD", reply_stream, "MAXLEN", "~",      std::to_string(options.reply_maxlen),
+                                    "*",    "response",   response, "worker", options.name};
     // The session and id come back as the request gave them: the client matches the answer by both.
     const std::string* session = entry.field("session");
     const std::string* id = entry.field("id");
@@ -143,9 +145,11 @@ struct FleetMember::Impl {
       try {
         // Two round trips: the answer (and its stream's TTL), then, only once it is written, the ack.
         if (!written) {
-          const auto replies = redis.pipeline({add, {"EXPIRE", reply_stream, std::to_string(options.reply_ttl.count())}});
+          const auto replies =
+              redis.pipeline({add, {"EXPIRE", reply_stream, std::to_string(options.reply_ttl.count())}});
           if (fleet::is_error(replies[0].get())) {
-            throw fleet::RedisCommandError("XADD to " + reply_stream + ": " + std::string(fleet::text(replies[0].get())));
+            throw fleet::RedisCommandError("XADD to " + reply_stream + ": " +
+                                           std::string(fleet::text(replies[0].get())));
           }
           written = true;
         }
@@ -164,8 +168,7 @@ struct FleetMember::Impl {
           redis.connect();
           ++reconnects;
           say("reconnected to " + to_string(options.redis) + "; answering " + entry.id);
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
       }
     }
   }
@@ -177,9 +180,22 @@ struct FleetMember::Impl {
                    bool answer_client = true) {
     const std::string* request = entry.field("request");
     const std::string* reply = entry.field("reply");
-    std::vector<std::string> add = {"XADD", dead_letter_stream, "MAXLEN", "~", std::to_string(options.dead_letter_maxlen),
-                                    "*", "request_entry", entry.id, "deliveries", std::to_string(deliveries),
-                                    "last_consumer", last_consumer, "reason", reason, "worker", options.name};
+    std::vector<std::string> add = {"XADD",
+                                    dead_letter_stream,
+                                    "MAXLEN",
+                                    "~",
+                                    std::to_string(options.dead_letter_maxlen),
+                                    "*",
+                                    "request_entry",
+                                    entry.id,
+                                    "deliveries",
+                                    std::to_string(deliveries),
+                                    "last_consumer",
+                                    last_consumer,
+                                    "reason",
+                                    reason,
+                                    "worker",
+                                    options.name};
     for (std::size_t i = 0; i < entry.fields.size(); ++i) {
       const auto& [name, value] = entry.fields[i];
       if (i < entry.lengths.size() && value.size() != entry.lengths[i]) {  // never held whole: its size only
@@ -217,8 +233,8 @@ struct FleetMember::Impl {
       if (!entry.whole(name)) return std::string("the '") + name + "' field is too long";
     }
     const std::size_t request = entry.index("request");
-    const fleet::SignedFields signed_fields{fleet::MessageKind::request, options.stream, *entry.field("reply"),
-                                            *entry.field("session"), *entry.field("id"), entry.digests[request]};
+    const fleet::SignedFields signed_fields{fleet::MessageKind::request, options.stream,     *entry.field("reply"),
+                                            *entry.field("session"),     *entry.field("id"), entry.digests[request]};
     if (!fleet::verify(*key, signed_fields, *entry.field("tag"))) {
       return "the tag does not match (forged, signed under another key, or taken from another request)";
     }
@@ -243,7 +259,9 @@ struct FleetMember::Impl {
       if (id.is_discarded() || !id.is_number()) id = *given;
     }
     const std::size_t length = entry.lengths[entry.index("request")];
-    return json{{"id", id}, {"ok", false}, {"code", "request_too_large"},
+    return json{{"id", id},
+                {"ok", false},
+                {"code", "request_too_large"},
                 {"error", "the request is " + std::to_string(length) + " bytes; this fleet member takes at most " +
                               std::to_string(options.max_request_bytes) +
                               " (leap-sandbox fleet-member --max-request-bytes); it was not read"}}
@@ -261,7 +279,8 @@ struct FleetMember::Impl {
         !valid_reply_stream(*reply)) {
       dead_letter(redis, entry, 1, options.name,
                   "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' (the "
-                  "client's reply stream, " + reply_prefix + "<client>)",
+                  "client's reply stream, " +
+                      reply_prefix + "<client>)",
                   stop, false);
       return;
     }
@@ -311,8 +330,8 @@ struct FleetMember::Impl {
     if (!next_scan.compare_exchange_strong(due, now + interval)) return std::nullopt;
 
     const milliseconds floor = options.claim_grace;  // the shortest claim idle time of any request
-    const fleet::Reply pending = redis.command({"XPENDING", options.stream, options.group, "IDLE",
-                                                std::to_string(floor.count()), "-", "+", "64"});
+    const fleet::Reply pending = redis.command(
+        {"XPENDING", options.stream, options.group, "IDLE", std::to_string(floor.count()), "-", "+", "64"});
     for (std::size_t i = 0; i < fleet::size(pending.get()); ++i) {
       const redisReply* row = fleet::at(pending.get(), i);
       const std::string id(fleet::text(fleet::at(row, 0)));
@@ -324,7 +343,8 @@ struct FleetMember::Impl {
         if (in_hand.count(id) != 0) continue;  // still running here
       }
       const auto found = fleet::parse_entries(redis.bounded_command({"XRANGE", options.stream, id, id}, read_limits));
-      const std::string* request = found.empty() || !found.front().whole("request") ? nullptr : found.front().field("request");
+      const std::string* request =
+          found.empty() || !found.front().whole("request") ? nullptr : found.front().field("request");
       if (found.empty()) {  // trimmed or deleted: nothing left to run
         redis.command({"XACK", options.stream, options.group, id});
         continue;
@@ -333,21 +353,24 @@ struct FleetMember::Impl {
       if (idle < claim_idle.count()) continue;
       if (deliveries >= options.max_deliveries) {
         // JUSTID: take it over without counting another delivery; the idle check makes one member win.
-        const fleet::Reply claimed = redis.command({"XCLAIM", options.stream, options.group, options.name,
-                                                    std::to_string(claim_idle.count()), id, "JUSTID"});
+        const fleet::Reply claimed = redis.command(
+            {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id, "JUSTID"});
         if (fleet::size(claimed.get()) == 0) continue;
         if (const std::optional<std::string> why = forged(found.front())) {
           reject(redis, found.front(), *why);
           continue;
         }
         dead_letter(redis, found.front(), deliveries, consumer,
-                    "request delivered " + std::to_string(deliveries) + " times without an answer (each time its "
-                    "worker died or stalled past the request's limits); not run again, moved to " + dead_letter_stream,
+                    "request delivered " + std::to_string(deliveries) +
+                        " times without an answer (each time its "
+                        "worker died or stalled past the request's limits); not run again, moved to " +
+                        dead_letter_stream,
                     stop);
         continue;
       }
       const auto claimed = fleet::parse_entries(redis.bounded_command(
-          {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id}, read_limits));
+          {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id},
+          read_limits));
       if (claimed.empty()) continue;  // another member was quicker
       ++reclaimed;
       say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms, delivery " +
@@ -376,10 +399,9 @@ struct FleetMember::Impl {
         }
         std::optional<fleet::StreamEntry> work = reclaim(redis, stop);
         if (!work) {
-          fleet::BoundedReply read = redis.bounded_command({"XREADGROUP", "GROUP", options.group, options.name,
-                                                                  "COUNT", "1", "BLOCK", block, "STREAMS",
-                                                                  options.stream, ">"},
-                                                                 read_limits, options.block);
+          fleet::BoundedReply read = redis.bounded_command({"XREADGROUP", "GROUP", options.group, options.name, "COUNT",
+                                                            "1", "BLOCK", block, "STREAMS", options.stream, ">"},
+                                                           read_limits, options.block);
           // [[stream, [entry]]], or nil when the block ran out
           auto entries = read.elements.empty() || read.elements.front().elements.size() < 2
                              ? std::vector<fleet::StreamEntry>{}
@@ -428,9 +450,12 @@ void FleetMember::run(const std::atomic<bool>& stop, const std::function<void(co
     impl_->say("requests checked and answers signed under the fleet key " + impl_->key->fingerprint() +
                " (fingerprint); unsigned or forged requests are dropped unrun");
   } else {
-    impl_->say("WARNING: no fleet key (insecure_no_key): requests are not checked and answers not signed; anyone "
-               "who can write to " + o.stream + " can submit work, and anyone who can write to a reply stream can "
-               "forge verdicts");
+    impl_->say(
+        "WARNING: no fleet key (insecure_no_key): requests are not checked and answers not signed; anyone "
+        "who can write to " +
+        o.stream +
+        " can submit work, and anyone who can write to a reply stream can "
+        "forge verdicts");
   }
   std::vector<std::thread> threads;
   threads.reserve(o.jobs);
@@ -450,8 +475,8 @@ void FleetMember::run(const std::atomic<bool>& stop, const std::function<void(co
 }
 
 FleetMemberStats FleetMember::stats() const noexcept {
-  return {impl_->answered.load(), impl_->reclaimed.load(), impl_->dead_lettered.load(), impl_->reconnects.load(),
-          impl_->rejected.load(), impl_->too_large.load()};
+  return {impl_->answered.load(),   impl_->reclaimed.load(), impl_->dead_lettered.load(),
+          impl_->reconnects.load(), impl_->rejected.load(),  impl_->too_large.load()};
 }
 
 bool FleetMember::authenticated() const noexcept { return impl_->key.has_value(); }

@@ -5,8 +5,8 @@
 // A request is one stream entry:  request = <the JSON request line>,  reply = <the client's reply stream>,
 // which must be "<stream>:reply:<client>" (members write nowhere else; other entries are dead-lettered).
 // Each of the member's `jobs` threads takes one request at a time (XREADGROUP ... COUNT 1 BLOCK), runs
-// it, XADDs {response, worker} (the field names the member) to the reply stream, then XACKs and XDELs the request. So a request is
-// acknowledged only once its answer is in Redis, and the stream holds only work not yet done.
+// it, XADDs {response, worker} (the field names the member) to the reply stream, then XACKs and XDELs the request. So a
+// request is acknowledged only once its answer is in Redis, and the stream holds only work not yet done.
 //
 // Failures, and what happens:
 //   member dies        its requests stay pending; live members scan the pending list and take over
@@ -44,21 +44,21 @@ struct FleetMemberOptions {
   std::string name;        // the consumer's name, unique per member process; empty = "<hostname>-<pid>"
   unsigned jobs = 2;       // requests handled at a time
   int max_deliveries = 3;  // a request delivered this often without an answer is dead-lettered
-  std::chrono::milliseconds claim_grace{5000};      // added to a request's limits (see claim_idle_for)
+  std::chrono::milliseconds claim_grace{5000};           // added to a request's limits (see claim_idle_for)
   std::chrono::milliseconds compile_wall_limit{100000};  // the most wall-clock time one compile may take
-                                                        // (the compiler's backstop: 10 x its CPU-time limit)
-  std::chrono::milliseconds eval_start_timeout{60000};  // a fresh evaluation worker's start-up limit
-  std::chrono::milliseconds claim_interval{500};    // how often the pending list is scanned
-  std::chrono::milliseconds block{500};             // XREADGROUP BLOCK; bounds how long a stop waits for an idle thread
+                                                         // (the compiler's backstop: 10 x its CPU-time limit)
+  std::chrono::milliseconds eval_start_timeout{60000};   // a fresh evaluation worker's start-up limit
+  std::chrono::milliseconds claim_interval{500};         // how often the pending list is scanned
+  std::chrono::milliseconds block{500};  // XREADGROUP BLOCK; bounds how long a stop waits for an idle thread
   // How long a Redis reply may stay silent before the connection counts as lost. Redis is single-threaded:
   // while it takes in or sends out an entry of hundreds of MB on a loaded machine it answers no one for
   // seconds, and a shorter limit would turn that into reconnects, redeliveries and a dead-lettered request.
   std::chrono::milliseconds redis_timeout{30000};
-  std::size_t reply_maxlen = 10000;                 // MAXLEN ~ of every reply stream
-  std::size_t dead_letter_maxlen = 10000;           // MAXLEN ~ of the dead-letter stream
-  std::chrono::seconds reply_ttl{86400};            // a reply stream unwritten this long expires
+  std::size_t reply_maxlen = 10000;                      // MAXLEN ~ of every reply stream
+  std::size_t dead_letter_maxlen = 10000;                // MAXLEN ~ of the dead-letter stream
+  std::chrono::seconds reply_ttl{86400};                 // a reply stream unwritten this long expires
   std::size_t max_request_bytes = std::size_t{4} << 20;  // a longer request line is answered request_too_large
-  std::optional<FleetKey> key;  // the fleet key; unset: from the environment (fleet_key.hpp)
+  std::optional<FleetKey> key;                           // the fleet key; unset: from the environment (fleet_key.hpp)
   bool insecure_no_key = false;  // with no key anywhere, run unauthenticated instead of refusing to start
 
   void validate() const;  // throws std::invalid_argument naming the option and its value

@@ -130,7 +130,8 @@ RedisCredentials RedisCredentials::from_environment() {
   return c;
 }
 
-RedisConnection::RedisConnection(RedisAddress address, RedisCredentials credentials, std::chrono::milliseconds io_timeout)
+RedisConnection::RedisConnection(RedisAddress address, RedisCredentials credentials,
+                                 std::chrono::milliseconds io_timeout)
     : address_(std::move(address)), credentials_(std::move(credentials)), io_timeout_(io_timeout) {}
 
 RedisConnection::~RedisConnection() { close(); }
@@ -162,8 +163,8 @@ void RedisConnection::connect() {
     if (address_.db != 0) command({"SELECT", std::to_string(address_.db)});
   } catch (const RedisCommandError& e) {
     close();
-    throw std::runtime_error("Redis at " + to_string(address_) + " refused the connection: " + e.what() +
-                             " (set $" + std::string(fleet_password_env) + " to the server's password)");
+    throw std::runtime_error("Redis at " + to_string(address_) + " refused the connection: " + e.what() + " (set $" +
+                             std::string(fleet_password_env) + " to the server's password)");
   }
 }
 
@@ -244,7 +245,8 @@ BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& ar
   use_timeout(block);
   auto lost = [&](const std::string& why) {
     close();
-    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" + argv.front() + "): " + why);
+    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" + argv.front() +
+                             "): " + why);
   };
   // hiredis reads replies into its own buffer; this command's reply must be all on the socket.
   if (context_->reader != nullptr && context_->reader->pos != context_->reader->len) {

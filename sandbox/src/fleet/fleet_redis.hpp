@@ -92,8 +92,7 @@ class RedisConnection {
   // Runs one command; connects first if needed. An I/O failure closes the connection and throws
   // RedisDisconnected; an error reply throws RedisCommandError. `block` widens the read timeout for
   // a blocking command (XREAD ... BLOCK ms).
-  Reply command(const std::vector<std::string>& argv,
-                std::chrono::milliseconds block = std::chrono::milliseconds(0));
+  Reply command(const std::vector<std::string>& argv, std::chrono::milliseconds block = std::chrono::milliseconds(0));
 
   // Sends all commands in one write and reads their replies: one round trip. An I/O failure or a Redis
   // still loading (LOADING) closes the connection and throws RedisDisconnected; other error replies

@@ -37,7 +37,8 @@ nlohmann::json parse_bounded_json(std::string_view text, const JsonLimits& limit
                          std::to_string(limits.max_bytes));
   }
   if (json_text_depth(text, limits.max_depth) > limits.max_depth) {
-    throw JsonLimitError("arrays and objects are nested more than " + std::to_string(limits.max_depth) + " levels deep (the limit)");
+    throw JsonLimitError("arrays and objects are nested more than " + std::to_string(limits.max_depth) +
+                         " levels deep (the limit)");
   }
   return nlohmann::json::parse(text);
 }
@@ -132,7 +133,8 @@ struct Open {
 
 std::string cbor_problem(std::string_view bytes, const JsonLimits& limits) {
   if (bytes.size() > limits.max_bytes) {
-    return "the CBOR payload is " + std::to_string(bytes.size()) + " bytes, over the limit of " + std::to_string(limits.max_bytes);
+    return "the CBOR payload is " + std::to_string(bytes.size()) + " bytes, over the limit of " +
+           std::to_string(limits.max_bytes);
   }
   std::vector<Open> stack;
   std::size_t pos = 0;
@@ -193,7 +195,9 @@ std::string cbor_problem(std::string_view bytes, const JsonLimits& limits) {
             pos += static_cast<std::size_t>(len);
           }
         } else {
-          if (arg > remaining()) return "a CBOR string of " + std::to_string(arg) + " bytes, longer than the " + std::to_string(remaining()) + " left";
+          if (arg > remaining())
+            return "a CBOR string of " + std::to_string(arg) + " bytes, longer than the " +
+                   std::to_string(remaining()) + " left";
           pos += static_cast<std::size_t>(arg);
         }
         item_read();
@@ -201,7 +205,8 @@ std::string cbor_problem(std::string_view bytes, const JsonLimits& limits) {
       case 4:
       case 5: {
         if (static_cast<int>(stack.size()) + 1 > limits.max_depth) {
-          return "CBOR arrays and maps nested more than " + std::to_string(limits.max_depth) + " levels deep (the limit)";
+          return "CBOR arrays and maps nested more than " + std::to_string(limits.max_depth) +
+                 " levels deep (the limit)";
         }
         if (indefinite) {
           stack.push_back({0, true});
@@ -215,8 +220,7 @@ std::string cbor_problem(std::string_view bytes, const JsonLimits& limits) {
         else stack.push_back({items, false});
         break;
       }
-      case 6:
-        return "a CBOR tag (the protocol uses none)";
+      case 6: return "a CBOR tag (the protocol uses none)";
       default:  // 7: simple values and floats; the argument bytes were consumed above
         if (indefinite) return "a CBOR break outside an indefinite-length item";
         item_read();

@@ -71,8 +71,13 @@ void put_text(json& j, const char* name, const std::string& text) {
 }
 
 json side_to_json(const SideTiming& s) {
-  json j = {{key::median_ms, s.median_ms}, {key::p25_ms, s.p25_ms}, {key::p75_ms, s.p75_ms}, {key::min_ms, s.min_ms},
-            {key::spread, s.spread}, {key::runs, s.runs}, {key::events_median_ms, s.events_median_ms},
+  json j = {{key::median_ms, s.median_ms},
+            {key::p25_ms, s.p25_ms},
+            {key::p75_ms, s.p75_ms},
+            {key::min_ms, s.min_ms},
+            {key::spread, s.spread},
+            {key::runs, s.runs},
+            {key::events_median_ms, s.events_median_ms},
             {key::wall_median_ms, s.wall_median_ms}};
   if (s.cupti_median_ms) j[key::cupti_median_ms] = *s.cupti_median_ms;
   return j;
@@ -96,8 +101,10 @@ json timing_to_json(const TimingReport& t) {
               {key::min_gpu_ms, t.warmup_min_gpu_ms}}}};
   put_text(j, key::note, t.note);
   if (t.floor) {
-    j[key::floor] = {{key::bytes, t.floor->bytes}, {key::peak_bytes_per_s, t.floor->peak_bytes_per_s},
-                     {key::headroom, t.floor->headroom}, {key::floor_ms, t.floor->floor_ms}};
+    j[key::floor] = {{key::bytes, t.floor->bytes},
+                     {key::peak_bytes_per_s, t.floor->peak_bytes_per_s},
+                     {key::headroom, t.floor->headroom},
+                     {key::floor_ms, t.floor->floor_ms}};
   }
   put_text(j, key::below_floor, t.below_floor);
   put_text(j, key::stopped_early, t.stopped_early);

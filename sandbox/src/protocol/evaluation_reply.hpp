@@ -25,8 +25,8 @@ std::string_view to_string(TimingMethod method) noexcept;  // "cupti" or "events
 struct SideTiming {
   double median_ms = NAN, p25_ms = NAN, p75_ms = NAN, min_ms = NAN, spread = NAN;  // by the method
   std::size_t runs = 0;
-  double events_median_ms = NAN;  // CUDA events around the launches, for comparison
-  double wall_median_ms = NAN;    // host wall clock around launch and synchronize
+  double events_median_ms = NAN;          // CUDA events around the launches, for comparison
+  double wall_median_ms = NAN;            // host wall clock around launch and synchronize
   std::optional<double> cupti_median_ms;  // when CUPTI timed the runs
 };
 
@@ -53,7 +53,7 @@ struct TimingReport {
   // Timed runs (the candidate's and the reference's) whose CUPTI records were found by external id,
   // or by time window where the records carried none.
   std::size_t matched_by_id = 0, matched_by_window = 0;
-  std::string note;                 // why CUPTI was not used, records dropped, runs stopped early
+  std::string note;  // why CUPTI was not used, records dropped, runs stopped early
   SideTiming candidate, reference;
   WarmUpReport warmup_candidate, warmup_reference;
   double warmup_min_gpu_ms = 0.0;
@@ -72,19 +72,19 @@ struct Mismatch {
 };
 
 struct EvaluationReply {
-  bool ok = false;     // false: the harness (or the worker) failed; `error` says how; no verdict
+  bool ok = false;  // false: the harness (or the worker) failed; `error` says how; no verdict
   std::string error;
   std::optional<Verdict> verdict;  // correct, wrong_answer, runtime_error, or compile_error for a plan refusal
   // The plan broke a rule, checked again in the worker with the device's limits (with compile_error).
   std::optional<std::string> plan_error;
-  std::string cuda_error;  // runtime_error: the CUDA error's name
-  std::string detail;      // what happened, in a line or two
-  bool when_timed = false; // wrong_answer: a timed run, not a correctness trial, was wrong (always sent with it)
-  int timed_run = 0;       // which timed run (1-based); 0: none
+  std::string cuda_error;   // runtime_error: the CUDA error's name
+  std::string detail;       // what happened, in a line or two
+  bool when_timed = false;  // wrong_answer: a timed run, not a correctness trial, was wrong (always sent with it)
+  int timed_run = 0;        // which timed run (1-based); 0: none
   std::optional<Mismatch> mismatch;
-  int trials = 0;          // correctness trials run
+  int trials = 0;  // correctness trials run
   std::string device;
-  bool restart = false;    // the worker exits after this reply: its context or memory is suspect
+  bool restart = false;  // the worker exits after this reply: its context or memory is suspect
   std::string restart_reason;
   std::size_t local_bytes_per_thread = 0;  // the most local memory of a candidate kernel
   std::optional<TimingReport> timing;

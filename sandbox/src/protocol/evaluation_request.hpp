@@ -11,16 +11,17 @@
 namespace leap::sandbox::detail {
 
 struct EvaluationRequest {
-  std::string task;       // the task spec as JSON text (task_to_json)
-  std::string candidate;  // the candidate's module image (CUBIN bytes)
-  std::string reference;  // the reference's module image
-  std::uint64_t seed = 1; // the correctness trials' inputs derive from it alone (reproducible)
-  bool time = true;       // false: verdict only, no timing
+  std::string task;        // the task spec as JSON text (task_to_json)
+  std::string candidate;   // the candidate's module image (CUBIN bytes)
+  std::string reference;   // the reference's module image
+  std::uint64_t seed = 1;  // the correctness trials' inputs derive from it alone (reproducible)
+  bool time = true;        // false: verdict only, no timing
   // The candidate's launch-plan directives (launch_plan.hpp); absent: the task's own launch.
   std::optional<std::string> plan;
 };
 
-// worker_request(WorkerOp::eval) (worker_control.hpp) with "task": text, "candidate": bytes, "reference": bytes, "seed": u64, "time": bool,
+// worker_request(WorkerOp::eval) (worker_control.hpp) with "task": text, "candidate": bytes, "reference": bytes,
+// "seed": u64, "time": bool,
 //  "plan": text (only when declared)}
 nlohmann::json to_json(const EvaluationRequest& request);
 

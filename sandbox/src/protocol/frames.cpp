@@ -16,7 +16,8 @@ namespace {
 ReadStatus read_exact(int fd, char* p, std::size_t n, std::chrono::steady_clock::time_point deadline) {
   while (n > 0) {
     if (deadline != std::chrono::steady_clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) return ReadStatus::timeout;
       pollfd pfd{fd, POLLIN, 0};
       const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
@@ -38,8 +39,9 @@ ReadStatus read_exact(int fd, char* p, std::size_t n, std::chrono::steady_clock:
 bool write_frame(int fd, FrameKind kind, std::string_view payload) {
   if (payload.size() > k_max_frame) return false;
   const auto len = static_cast<std::uint32_t>(payload.size());
-  char head[5] = {static_cast<char>(len & 0xFF), static_cast<char>((len >> 8) & 0xFF), static_cast<char>((len >> 16) & 0xFF),
-                  static_cast<char>((len >> 24) & 0xFF), static_cast<char>(kind)};
+  char head[5] = {static_cast<char>(len & 0xFF), static_cast<char>((len >> 8) & 0xFF),
+                  static_cast<char>((len >> 16) & 0xFF), static_cast<char>((len >> 24) & 0xFF),
+                  static_cast<char>(kind)};
   return write_all(fd, std::string_view(head, 5)) && write_all(fd, payload);
 }
 

@@ -50,7 +50,9 @@ json compile_pool_json(const Compiler& compiler) {
   const CompilerConfig& c = compiler.config();
   const CompilePoolStats s = compiler.pool_stats();
   const bool pooled = c.isolation == Isolation::worker_pool;
-  return {{"isolation", pooled ? "worker_pool" : c.isolation == Isolation::process ? "process" : "trusted_in_process"},
+  return {{"isolation", pooled                              ? "worker_pool"
+                        : c.isolation == Isolation::process ? "process"
+                                                            : "trusted_in_process"},
           {"workers", pooled ? c.pool.size : 0u},
           {"max_compiles_per_worker", c.pool.max_compiles_per_worker},
           {"pch", pooled && c.pool.pch},
@@ -113,7 +115,8 @@ CompileJob compile_job(const json& request, const std::string& default_arch) {
     job.options.default_device = it->get<bool>();
   }
   if (const auto it = request.find("defines"); it != request.end()) {
-    typed("defines", it->is_object() || it->is_array(), "an object {\"NAME\": \"VALUE\"} or an array of \"NAME[=VALUE]\"");
+    typed("defines", it->is_object() || it->is_array(),
+          "an object {\"NAME\": \"VALUE\"} or an array of \"NAME[=VALUE]\"");
     if (it->is_object()) {
       for (const auto& [name, value] : it->items()) {
         typed("defines", value.is_string(), "an object whose values are strings");
@@ -137,7 +140,8 @@ json compile_result(Evaluator& evaluator, const json& request) {
   const CompileResult r = evaluator.compiler().compile(job);
   json out = json::parse(to_json(r));  // "kernels" from the CUBIN's symbol table, never the PTX text
   if (r.ok() && r.kernels) {
-    if (std::string advice = missing_kernel_advice(job.source, job.file_name, *r.kernels); !advice.empty()) out["advice"] = advice;
+    if (std::string advice = missing_kernel_advice(job.source, job.file_name, *r.kernels); !advice.empty())
+      out["advice"] = advice;
   }
   return out;
 }
@@ -184,7 +188,8 @@ TaskSpec requested_task(const json& request) {
   return builtin->spec;
 }
 
-std::string answer_request_line(std::string_view request_line, const RequestLimits& limits, const RequestAnswer& answer) noexcept {
+std::string answer_request_line(std::string_view request_line, const RequestLimits& limits,
+                                const RequestAnswer& answer) noexcept {
   try {
     if (request_line.size() > limits.max_request_bytes) {
       return answer_too_large(request_line.substr(0, limits.max_request_bytes), request_line.size(), limits);
@@ -222,8 +227,7 @@ std::string answer_too_large(std::string_view start, std::size_t total_bytes, co
       try {
         (void)parse_bounded_json(*raw, {limits.max_request_bytes, limits.max_depth});
         id = *raw;
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
     }
     return failure(id, "request_too_large",
                    "the request line has " + std::to_string(total_bytes) + " bytes or more, over the limit of " +
@@ -238,7 +242,8 @@ std::string answer_too_large(std::string_view start, std::size_t total_bytes, co
 RequestHandler::RequestHandler(Evaluator& evaluator, RequestLimits limits) : evaluator_(&evaluator), limits_(limits) {
   if (limits_.max_request_bytes < 1024 || limits_.max_depth < 2) {
     throw std::invalid_argument("leap::sandbox: RequestLimits need max_request_bytes >= 1024 and max_depth >= 2, got " +
-                                std::to_string(limits_.max_request_bytes) + " and " + std::to_string(limits_.max_depth));
+                                std::to_string(limits_.max_request_bytes) + " and " +
+                                std::to_string(limits_.max_depth));
   }
 }
 

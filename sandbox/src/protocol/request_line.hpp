@@ -19,7 +19,8 @@ namespace leap::sandbox::detail {
 // nlohmann::json exception) for a bad request, anything else for a failure of the sandbox.
 using RequestAnswer = std::function<nlohmann::json(const nlohmann::json& request)>;
 
-std::string answer_request_line(std::string_view line, const RequestLimits& limits, const RequestAnswer& answer) noexcept;
+std::string answer_request_line(std::string_view line, const RequestLimits& limits,
+                                const RequestAnswer& answer) noexcept;
 std::string answer_too_large(std::string_view start, std::size_t total_bytes, const RequestLimits& limits) noexcept;
 
 // The fields the ops read, checked: "source" must be a string; "task" a built-in name or a spec object.

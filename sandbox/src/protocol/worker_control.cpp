@@ -19,7 +19,8 @@ constexpr const char* k_allow_pageable_host_access = "allow_pageable_host_access
 constexpr const char* k_local_memory_restart_bytes = "local_memory_restart_bytes";
 constexpr const char* k_report = "report";
 
-constexpr WorkerOp k_ops[] = {WorkerOp::ping, WorkerOp::probe, WorkerOp::sleep, WorkerOp::crash, WorkerOp::exit, WorkerOp::eval};
+constexpr WorkerOp k_ops[] = {WorkerOp::ping,  WorkerOp::probe, WorkerOp::sleep,
+                              WorkerOp::crash, WorkerOp::exit,  WorkerOp::eval};
 
 json confinement_json(const ConfinementReport& c) {
   return {{k_landlock_abi, c.landlock_abi}, {k_seccomp, c.seccomp}, {k_error, c.error}};

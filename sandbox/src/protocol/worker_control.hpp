@@ -50,7 +50,7 @@ nlohmann::json to_json(const PingReply& reply);
 nlohmann::json probe_reply(const std::string& report, const ConfinementReport& confinement);
 std::string probe_report_of(const nlohmann::json& reply);
 
-nlohmann::json worker_success();                         // {"ok": true}
+nlohmann::json worker_success();                          // {"ok": true}
 nlohmann::json worker_failure(const std::string& error);  // {"ok": false, "error": ...}
 
 }  // namespace leap::sandbox::detail

@@ -14,8 +14,10 @@
 int main() {
   using leap::Verdict;
   const std::vector<leap::Outcome> results = {
-      {1, Verdict::correct, 1.5, 700}, {0, Verdict::compile_error, NAN, 900},
-      {2, Verdict::correct, 1.1, 650}, {0, Verdict::wrong_answer, NAN, 800},
+      {1, Verdict::correct, 1.5, 700},
+      {0, Verdict::compile_error, NAN, 900},
+      {2, Verdict::correct, 1.1, 650},
+      {0, Verdict::wrong_answer, NAN, 800},
   };
   const std::vector<std::uint32_t> prompt_of = {0, 0, 0, 0};
   std::vector<float> advantages(results.size());
@@ -23,7 +25,8 @@ int main() {
   double sum = 0;
   for (const float a : advantages) sum += static_cast<double>(a);
   std::printf("core only: advantages %+.3f %+.3f %+.3f %+.3f, sum %.2g\n", static_cast<double>(advantages[0]),
-              static_cast<double>(advantages[1]), static_cast<double>(advantages[2]), static_cast<double>(advantages[3]), sum);
+              static_cast<double>(advantages[1]), static_cast<double>(advantages[2]),
+              static_cast<double>(advantages[3]), sum);
   // LEAP as published: solved on turn 1 beats solved on turn 2 beats unsolved (every failure alike),
   // and a group's advantages sum to zero.
   const bool ordered = advantages[0] > advantages[2] && advantages[2] > advantages[1] && advantages[1] == advantages[3];

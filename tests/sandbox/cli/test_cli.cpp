@@ -10,11 +10,10 @@
 
 #include "cli_runner.hpp"
 
-using nlohmann::json;
 using leap_test::json_lines;
 using leap_test::run_cli;
+using nlohmann::json;
 using Run = leap_test::CliRun;
-
 
 TEST_CASE("cli: --help documents every option, --version names the versions", "[sandbox][cli]") {
   leap_test::TempDir dir;
@@ -63,7 +62,8 @@ TEST_CASE("cli: the fleet member's 0.1 command, worker, still runs it and says i
   CHECK(old.err.find("'worker' is deprecated and goes in 0.3; use 'fleet-member'") != std::string::npos);
 }
 
-TEST_CASE("cli: info says which timer times kernels and why, LEAP_SANDBOX_TIMER=events switches CUPTI off", "[sandbox][cli]") {
+TEST_CASE("cli: info says which timer times kernels and why, LEAP_SANDBOX_TIMER=events switches CUPTI off",
+          "[sandbox][cli]") {
   leap_test::TempDir dir;
   const char* old = std::getenv("LEAP_SANDBOX_TIMER");
   const std::string saved = old != nullptr ? old : "";
@@ -125,8 +125,11 @@ TEST_CASE("cli: the disk cache answers a second process, many files show progres
   leap_test::TempDir dir;
   std::string files;
   for (int i = 0; i < 6; ++i) {
-    files += " '" + dir.write("k" + std::to_string(i) + ".cu", std::string(leap_test::plain_kernel()) + "// " +
-                              std::to_string(i) + "\n").string() + "'";
+    files += " '" +
+             dir.write("k" + std::to_string(i) + ".cu",
+                       std::string(leap_test::plain_kernel()) + "// " + std::to_string(i) + "\n")
+                 .string() +
+             "'";
   }
   const std::string cache = (dir.path / "cache").string();
   const Run first = run_cli("compile --json --cache-dir '" + cache + "'" + files, dir);

@@ -12,9 +12,9 @@
 
 #include "cli_runner.hpp"
 
-using nlohmann::json;
 using leap_test::json_lines;
 using leap_test::run_cli;
+using nlohmann::json;
 using Run = leap_test::CliRun;
 
 namespace {
@@ -29,12 +29,14 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
   leap_test::TempDir dir;
   const Run text = run_cli("tasks", dir);
   CHECK(text.exit_code == 0);
-  for (const char* name : {"scale_add", "row_sum", "softmax", "matmul", "transpose", "layernorm", "row_scan", "gelu_fp16"}) {
+  for (const char* name :
+       {"scale_add", "row_sum", "softmax", "matmul", "transpose", "layernorm", "row_scan", "gelu_fp16"}) {
     CHECK_THAT(text.out, Catch::Contains(name));
   }
   CHECK_THAT(text.out, Catch::Contains("scale_add (kernel scale_add; launch fixed; variants:"));
-  CHECK_THAT(text.out, Catch::Contains("row_sum (kernel row_sum; launch plans allowed: up to 4 kernels, 1024 threads per block, "
-                                       "48 KiB shared, 64 MiB scratch; variants: reference broken fast two_pass wrong)"));
+  CHECK_THAT(text.out,
+             Catch::Contains("row_sum (kernel row_sum; launch plans allowed: up to 4 kernels, 1024 threads per block, "
+                             "48 KiB shared, 64 MiB scratch; variants: reference broken fast two_pass wrong)"));
   const Run js = run_cli("tasks --json", dir);
   REQUIRE(js.exit_code == 0);
   const json all = json::parse(js.out);
@@ -45,7 +47,9 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
   }
 }
 
-std::string variant(const char* task, const char* name) { return leap::sandbox::find_builtin_task(task)->variant(name)->source; }
+std::string variant(const char* task, const char* name) {
+  return leap::sandbox::find_builtin_task(task)->variant(name)->source;
+}
 
 TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
   leap_test::TempDir dir;
@@ -78,14 +82,19 @@ TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
     "params": [{"name": "x", "dtype": "float32", "shape": ["n"]}, {"name": "y", "dtype": "float32", "shape": ["n"]},
                {"name": "out", "dtype": "float32", "role": "out", "shape": ["n"]},
                {"name": "alpha", "kind": "scalar", "dtype": "float32", "value": 2.0}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
-    "sizes": {"n": 4096}, "launch": {"grid": ["ceil_div(n, 1024)"], "block": [256]}})J").string();
+    "sizes": {"n": 4096}, "launch": {"grid": ["ceil_div(n, 1024)"], "block": [256]}})J")
+                               .string();
   const std::string sa = dir.write("sa.cu", variant("scale_add", "fast")).string();
   CHECK(run_cli("eval --json '" + spec + "' '" + sa + "'", dir).exit_code == 3);
 
   const Run unknown = run_cli("eval no_such_task '" + fast + "'", dir);
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("unknown task 'no_such_task'"));
-  const std::string bad_spec = dir.write("bad.json", R"J({"name": "bad", "entry": "k", "params": [], "sizes": {"n": 1}, "launch": {"grid": 1, "block": 1}, "reference": "x"})J").string();
+  const std::string bad_spec =
+      dir.write(
+             "bad.json",
+             R"J({"name": "bad", "entry": "k", "params": [], "sizes": {"n": 1}, "launch": {"grid": 1, "block": 1}, "reference": "x"})J")
+          .string();
   const Run malformed = run_cli("eval '" + bad_spec + "' '" + fast + "'", dir);
   CHECK(malformed.exit_code == 2);
   CHECK_THAT(malformed.err, Catch::Contains("task 'bad': params: empty"));
@@ -97,21 +106,27 @@ TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
   CHECK(run_cli("eval row_sum", dir).exit_code == 2);
 }
 
-TEST_CASE("cli eval: a declared launch plan is reported before no_gpu, an invalid one is a compile_error", "[sandbox][cli][plan]") {
+TEST_CASE("cli eval: a declared launch plan is reported before no_gpu, an invalid one is a compile_error",
+          "[sandbox][cli][plan]") {
   leap_test::TempDir dir;
   if (machine_has_gpu(dir)) return;
   const std::string two_pass = variant("row_sum", "two_pass");
   const std::string good = dir.write("two_pass.cu", two_pass).string();
   const Run text = run_cli("eval row_sum '" + good + "'", dir);
   CHECK(text.exit_code == 3);
-  CHECK_THAT(text.out, Catch::Contains("launch plan (declared), at sizes {cols=4096, rows=8192}: row_chunk_sums grid=(4, 8192) "
-                                       "block=(256) shared=1024; row_chunk_total grid=(8192) block=(32); scratch partials: 32768 x float32"));
+  CHECK_THAT(text.out,
+             Catch::Contains(
+                 "launch plan (declared), at sizes {cols=4096, rows=8192}: row_chunk_sums grid=(4, 8192) "
+                 "block=(256) shared=1024; row_chunk_total grid=(8192) block=(32); scratch partials: 32768 x float32"));
 
   // The kernels in a header (--header), the plan in the candidate's own source.
   const std::size_t kernels_at = two_pass.find("extern \"C\"");
   dir.write("row_kernels.cuh", two_pass.substr(kernels_at));
-  const std::string with_header = dir.write("plan_only.cu", two_pass.substr(0, kernels_at) + "#include \"row_kernels.cuh\"\n").string();
-  const Run js = run_cli("eval --json --header row_kernels.cuh='" + (dir.path / "row_kernels.cuh").string() + "' row_sum '" + with_header + "'", dir);
+  const std::string with_header =
+      dir.write("plan_only.cu", two_pass.substr(0, kernels_at) + "#include \"row_kernels.cuh\"\n").string();
+  const Run js = run_cli("eval --json --header row_kernels.cuh='" + (dir.path / "row_kernels.cuh").string() +
+                             "' row_sum '" + with_header + "'",
+                         dir);
   CHECK(js.exit_code == 3);
   const json j = json::parse(js.out);
   CHECK(j.at("launch_plan").at("source") == "candidate");
@@ -122,8 +137,11 @@ TEST_CASE("cli eval: a declared launch plan is reported before no_gpu, an invali
   wide.replace(wide.find("block=32"), 8, "block=2048");
   const Run bad = run_cli("eval row_sum '" + dir.write("wide.cu", wide).string() + "'", dir);
   CHECK(bad.exit_code == 0);
-  CHECK_THAT(bad.out, Catch::Contains("row_sum: verdict, compile_error") &&
-                          Catch::Contains("Launch plan error: line 5, kernel 'row_chunk_total': block x \"2048\" is 2048, over the limit of 1024"));
+  CHECK_THAT(
+      bad.out,
+      Catch::Contains("row_sum: verdict, compile_error") &&
+          Catch::Contains(
+              "Launch plan error: line 5, kernel 'row_chunk_total': block x \"2048\" is 2048, over the limit of 1024"));
   const Run refused = run_cli("eval --json scale_add '" + good + "'", dir);
   CHECK(refused.exit_code == 0);
   CHECK(json::parse(refused.out).at("launch_plan").at("status") == "refused");
@@ -138,8 +156,9 @@ TEST_CASE("cli serve: responses matched by id, malformed lines answered with id 
   json info = {{"id", 4}, {"op", "info"}};
   json unknown_op = {{"id", 5}, {"op", "dance"}};
   json unknown_task = {{"id", 6}, {"op", "eval"}, {"task", "nope"}, {"source", "x"}};
-  const std::string input = eval_fast.dump() + "\n{this is not json\n" + eval_broken.dump() + "\n\n[1, 2]\n" + compile.dump() + "\n" +
-                            info.dump() + "\n" + unknown_op.dump() + "\n" + unknown_task.dump() + "\n";
+  const std::string input = eval_fast.dump() + "\n{this is not json\n" + eval_broken.dump() + "\n\n[1, 2]\n" +
+                            compile.dump() + "\n" + info.dump() + "\n" + unknown_op.dump() + "\n" +
+                            unknown_task.dump() + "\n";
   const Run r = run_cli("serve", dir, input);
   CHECK(r.exit_code == 0);
   const std::vector<json> lines = json_lines(r.out);

@@ -104,13 +104,15 @@ TEST_CASE("cache: disk tier survives the process, and a corrupt entry is recompi
   leap_test::TempDir dir;
   CompileResult original;
   {
-    Compiler c(leap_test::config(Isolation::trusted_in_process, 0, std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path))));
+    Compiler c(leap_test::config(Isolation::trusted_in_process, 0,
+                                 std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path))));
     original = c.compile(plain_job());
     REQUIRE(original.ok());
   }
   auto cache = std::make_shared<CompileCache>(leap_test::cache_options(1 << 20, dir.path));
-  const CacheKey key = make_cache_key(plain_job(), "nvrtc " + std::to_string(nvrtc_version().major) + "." +
-                                                       std::to_string(nvrtc_version().minor) + " " + compat_headers_tag());
+  const CacheKey key =
+      make_cache_key(plain_job(), "nvrtc " + std::to_string(nvrtc_version().major) + "." +
+                                      std::to_string(nvrtc_version().minor) + " " + compat_headers_tag());
   REQUIRE(std::filesystem::exists(cache->entry_path(key)));
   Compiler c(leap_test::config(Isolation::trusted_in_process, 0, cache));
   const CompileResult hit = c.compile(plain_job());

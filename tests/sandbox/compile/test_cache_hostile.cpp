@@ -90,7 +90,8 @@ TEST_CASE("cache: only NVRTC's verdicts are stored, never a death, a limit or an
   CHECK(cache.stats().stores == 1);
 }
 
-TEST_CASE("cache: a compile child killed once is not replayed to later compiles of the same source", "[sandbox][cache]") {
+TEST_CASE("cache: a compile child killed once is not replayed to later compiles of the same source",
+          "[sandbox][cache]") {
   // The child is killed from outside mid-compile, as the OOM killer would; the next compile of the
   // same source must compile afresh and succeed.
   auto cache = std::make_shared<CompileCache>(CacheOptions{});
@@ -128,7 +129,8 @@ TEST_CASE("cache: a compile child killed once is not replayed to later compiles 
   CHECK(second.ok());
 }
 
-TEST_CASE("cache: the disk tier stays under its budget while 10 000 distinct sources pass through it", "[sandbox][cache]") {
+TEST_CASE("cache: the disk tier stays under its budget while 10 000 distinct sources pass through it",
+          "[sandbox][cache]") {
   leap_test::TempDir dir;
   const std::size_t budget = 256 << 10;  // about 300 of these entries
   CompileCache cache(disk_options(dir.path / "c", budget));
@@ -212,7 +214,8 @@ TEST_CASE("cache: a planted or edited entry is never served, and is replaced by 
   CacheKey key;
   const std::string hex = entry.stem().string();
   REQUIRE(hex.size() == 64);
-  for (std::size_t i = 0; i < 32; ++i) key.digest[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < 32; ++i)
+    key.digest[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   REQUIRE(cache->entry_path(key) == entry);
 
   SECTION("an entry forged with a checksum but without the key: the old format's attack") {
@@ -266,7 +269,8 @@ TEST_CASE("cache: a planted or edited entry is never served, and is replaced by 
   CHECK(cache->stats().corrupt == 1);
 }
 
-TEST_CASE("cache: the directory is 0700, entries and the key 0600, and a symlinked directory is refused", "[sandbox][cache]") {
+TEST_CASE("cache: the directory is 0700, entries and the key 0600, and a symlinked directory is refused",
+          "[sandbox][cache]") {
   leap_test::TempDir dir;
   const std::filesystem::path root = dir.path / "c";
   CompileCache cache(disk_options(root, 1 << 20));
@@ -284,7 +288,9 @@ TEST_CASE("cache: the directory is 0700, entries and the key 0600, and a symlink
   std::filesystem::create_directory_symlink(root, dir.path / "link");
   CHECK_THROWS_WITH(CompileCache(disk_options(dir.path / "link", 1 << 20)), Catch::Contains("symlink"));
   // A key file others can read is refused with what to do.
-  std::filesystem::permissions(root / "mac.key", std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
-  CHECK_THROWS_WITH(CompileCache(disk_options(root, 1 << 20)), Catch::Contains("mac.key") && Catch::Contains("remove it"));
+  std::filesystem::permissions(root / "mac.key",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
+  CHECK_THROWS_WITH(CompileCache(disk_options(root, 1 << 20)),
+                    Catch::Contains("mac.key") && Catch::Contains("remove it"));
   CHECK_THROWS_AS(CompileCache(disk_options(dir.path / "d", 1000)), std::invalid_argument);
 }

@@ -29,7 +29,9 @@ CompileJob job_of(const std::string& source, int cxx_standard = 17) {
   return j;
 }
 
-CompileResult compile(const std::string& source, int cxx_standard = 17) { return compiler().compile(job_of(source, cxx_standard)); }
+CompileResult compile(const std::string& source, int cxx_standard = 17) {
+  return compiler().compile(job_of(source, cxx_standard));
+}
 
 struct HeaderCase {
   const char* includes;  // the #include lines
@@ -42,7 +44,8 @@ const std::vector<HeaderCase>& cases() {
   static const std::vector<HeaderCase> all = {
       {"#include <cstdint>\n",
        "static_assert(sizeof(std::int64_t) == 8 && sizeof(std::uint8_t) == 1 && sizeof(uintptr_t) == 8, \"widths\");\n"
-       "static_assert(INT64_MAX == 9223372036854775807LL && UINT32_MAX == 4294967295U && INT8_MIN == -128, \"limits\");\n"
+       "static_assert(INT64_MAX == 9223372036854775807LL && UINT32_MAX == 4294967295U && INT8_MIN == -128, "
+       "\"limits\");\n"
        "static_assert(SIZE_MAX == 18446744073709551615ULL, \"SIZE_MAX\");\n"
        "std::int64_t big = INT64_C(1) << 40; i[0] = static_cast<int>(big >> 38);",
        11},
@@ -78,7 +81,8 @@ const std::vector<HeaderCase>& cases() {
       {"#define NDEBUG\n#include <assert.h>\n", "assert(i[0] >= 0 && \"never evaluated\"); f[0] = 1.0f;", 11},
       {"#include <cstddef>\n",
        "struct S { int a; float b; };\n"
-       "static_assert(offsetof(S, b) == 4 && sizeof(std::size_t) == 8 && alignof(std::max_align_t) >= 8, \"cstddef\");\n"
+       "static_assert(offsetof(S, b) == 4 && sizeof(std::size_t) == 8 && alignof(std::max_align_t) >= 8, "
+       "\"cstddef\");\n"
        "std::ptrdiff_t n = &f[4] - &f[0]; std::nullptr_t none = nullptr; (void)none; i[0] = static_cast<int>(n);",
        11},
       {"#include <cstddef>\n", "std::byte b{0x2a}; i[0] = std::to_integer<int>(b);", 17},
@@ -93,7 +97,8 @@ const std::vector<HeaderCase>& cases() {
        "static_assert(std::numeric_limits<int>::max() == 2147483647, \"int max\");\n"
        "static_assert(std::numeric_limits<float>::max() == 3.402823466e+38f, \"float max\");\n"
        "static_assert(std::numeric_limits<float>::infinity() > std::numeric_limits<float>::max(), \"inf\");\n"
-       "static_assert(std::numeric_limits<unsigned char>::digits == 8 && std::numeric_limits<double>::is_iec559, \"\");\n"
+       "static_assert(std::numeric_limits<unsigned char>::digits == 8 && std::numeric_limits<double>::is_iec559, "
+       "\"\");\n"
        "f[0] = -std::numeric_limits<float>::infinity(); f[1] = std::numeric_limits<float>::lowest();",
        17},
       {"#include <type_traits>\n",
@@ -166,7 +171,8 @@ TEST_CASE("compat: stand-ins agree with libcu++ when a kernel includes both", "[
       "#include <cuda/std/cstdint>\n#include <cuda/std/cmath>\n#include <cuda/std/limits>\n"
       "#include <cub/block/block_reduce.cuh>\n"
       "static_assert(sizeof(int64_t) == sizeof(cuda::std::int64_t), \"one int64_t\");\n"
-      "extern \"C\" __global__ void k(float* f) { f[0] = INFINITY + FLT_MAX + cuda::std::numeric_limits<float>::max(); }\n");
+      "extern \"C\" __global__ void k(float* f) { f[0] = INFINITY + FLT_MAX + cuda::std::numeric_limits<float>::max(); "
+      "}\n");
   INFO(r.log);
   REQUIRE(r.ok());
   CHECK(r.log.find("error") == std::string::npos);
@@ -194,7 +200,8 @@ TEST_CASE("compat: off, the standard and runtime headers are refused, each with 
   // <cuda_runtime.h> is the toolkit's own then, which NVRTC compiles: not a refusal.
   CHECK(r.log.find("2 problems") != std::string::npos);
   CHECK(r.log.find("cuda_runtime.h") == std::string::npos);
-  CHECK(r.log.find("kernel.cu(2): #include <cstdint>: not available to device code under NVRTC: use <cuda/std/cstdint>") !=
+  CHECK(r.log.find(
+            "kernel.cu(2): #include <cstdint>: not available to device code under NVRTC: use <cuda/std/cstdint>") !=
         std::string::npos);
   CHECK(r.log.find("kernel.cu(3): #include <vector>: host-only standard header") != std::string::npos);
 }

@@ -33,7 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 // A confined setup and a launcher over it, with the request for one plain kernel.
 struct Fixture {
   // A Compiler loads NVRTC's builtins before anything forks (a confined child cannot load them itself).
@@ -56,7 +55,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("compile launcher: the process that forks compile children has one thread, and is their parent", "[sandbox][launcher]") {
+TEST_CASE("compile launcher: the process that forks compile children has one thread, and is their parent",
+          "[sandbox][launcher]") {
   leap_test::require_confinement();
   Fixture f;
   // One thread of ours. ThreadSanitizer may keep a thread of its own beside it (it restarts it in a
@@ -72,7 +72,8 @@ TEST_CASE("compile launcher: the process that forks compile children has one thr
   CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
   std::string answer;
   char buf[4096];
-  for (ssize_t n; (n = ::read(child.result_fd(), buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(child.result_fd(), buf, sizeof buf)) > 0;)
+    answer.append(buf, static_cast<std::size_t>(n));
   // Not reaped until released: the pid cannot be given to another process while the caller may signal it.
   CHECK(::kill(child.pid(), 0) == 0);
   const std::optional<sb::detail::ChildExit> ended = child.release();
@@ -88,7 +89,8 @@ TEST_CASE("compile launcher: the process that forks compile children has one thr
   CHECK(result->ok());
 }
 
-TEST_CASE("compile launcher: compiles finish while the caller's other threads allocate without pause", "[sandbox][launcher]") {
+TEST_CASE("compile launcher: compiles finish while the caller's other threads allocate without pause",
+          "[sandbox][launcher]") {
   // Forked from this process instead, a child could inherit an allocator lock held by one of these
   // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
   leap_test::require_confinement();
@@ -98,7 +100,8 @@ TEST_CASE("compile launcher: compiles finish while the caller's other threads al
   for (int i = 0; i < 12; ++i) {
     sb::detail::ChildBudget budget = f.budget;
     budget.idle = std::chrono::seconds(10);  // a child that hangs ends here, as a failure below
-    results.push_back(sb::detail::run_compile_child(*f.launcher, f.setup, budget, f.request(leap_test::plain_kernel())));
+    results.push_back(
+        sb::detail::run_compile_child(*f.launcher, f.setup, budget, f.request(leap_test::plain_kernel())));
   }
   churn.reset();
   for (const sb::CompileResult& r : results) {
@@ -114,18 +117,22 @@ TEST_CASE("compile launcher: a launcher killed from outside is replaced, and com
   const pid_t first = f.launcher->pid();
   ::kill(first, SIGKILL);
   // Whether the kill lands before or while the request is sent, the compile is answered by a new one.
-  const sb::CompileResult r = sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
+  const sb::CompileResult r =
+      sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
   INFO(r.log);
   CHECK(r.ok());
   CHECK(f.launcher->pid() != first);
   CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
 }
 
-TEST_CASE("compile launcher: a child abandoned before its release is killed and reaped by the launcher", "[sandbox][launcher]") {
+TEST_CASE("compile launcher: a child abandoned before its release is killed and reaped by the launcher",
+          "[sandbox][launcher]") {
   leap_test::require_confinement();
   Fixture f;
-  const std::string slow = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
-                           "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+  const std::string slow =
+      "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+      "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = "
+      "v; }\n";
   pid_t pid = 0;
   {
     sb::detail::LaunchedCompile child = f.launcher->launch(f.request(slow), f.budget);

@@ -58,15 +58,14 @@ bool reaches_state(int pid, char state) {
 }
 
 // A heavy header first (the PCH's prefix), a task header second, the candidate's own code after.
-std::string heavy_source(const std::string& body) {
-  return "#include <cuda_fp16.h>\n#include \"task.h\"\n" + body;
-}
+std::string heavy_source(const std::string& body) { return "#include <cuda_fp16.h>\n#include \"task.h\"\n" + body; }
 const std::string k_target_body =
     "extern \"C\" __global__ void scale_half(const __half* x, float* y, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  if (i < n) y[i] = __half2float(x[i]) * SCALE;\n}\n";
 
-sb::CompileJob heavy_job(const std::string& body, const std::string& task_header = "#pragma once\n#define SCALE 3.0f\n") {
+sb::CompileJob heavy_job(const std::string& body,
+                         const std::string& task_header = "#pragma once\n#define SCALE 3.0f\n") {
   sb::CompileJob j;
   j.source = heavy_source(body);
   j.headers = {{"task.h", task_header}};
@@ -77,7 +76,8 @@ sb::CompileJob heavy_job(const std::string& body, const std::string& task_header
 
 const std::string k_slow_body =  // about a second or more of NVRTC's optimiser
     "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
-    "__global__ void slow(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+    "__global__ void slow(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = "
+    "v; }\n";
 
 void check_same(const sb::CompileResult& a, const sb::CompileResult& b) {
   CHECK(a.status == b.status);
@@ -89,7 +89,8 @@ void check_same(const sb::CompileResult& a, const sb::CompileResult& b) {
 
 }  // namespace
 
-TEST_CASE("compile pool: a candidate's result is the same whatever compiled before it in the worker", "[sandbox][pool][isolation]") {
+TEST_CASE("compile pool: a candidate's result is the same whatever compiled before it in the worker",
+          "[sandbox][pool][isolation]") {
   leap_test::require_confinement();
   const sb::CompileJob target = heavy_job(k_target_body);
 
@@ -139,7 +140,7 @@ TEST_CASE("compile pool: a candidate's result is the same whatever compiled befo
     check_same(fresh.compile(others[i]), seen[i]);
   }
   const sb::CompilePoolStats s = warm.pool_stats();
-  CHECK(s.workers_started == 2);   // the first worker went with the CPU-limited candidate
+  CHECK(s.workers_started == 2);  // the first worker went with the CPU-limited candidate
   CHECK(s.workers_replaced == 1);
   CHECK(s.pch_hits >= 1);
   CHECK(fresh.pool_stats().workers_replaced == fresh.pool_stats().compiles);  // one compile each
@@ -208,7 +209,8 @@ bool forked_by_a_launcher(int pid) {
          leap_test::threads_of(static_cast<pid_t>(parent)) == (leap_test::k_thread_sanitizer ? 2u : 1u);
 }
 
-TEST_CASE("compile pool: workers are forked by the compile launcher, a replacement after a kill too", "[sandbox][pool][launcher]") {
+TEST_CASE("compile pool: workers are forked by the compile launcher, a replacement after a kill too",
+          "[sandbox][pool][launcher]") {
   leap_test::require_confinement();
   sb::Compiler c(pooled());
   REQUIRE(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
@@ -220,7 +222,8 @@ TEST_CASE("compile pool: workers are forked by the compile launcher, a replaceme
   ::kill(first[0], SIGKILL);
   // The launcher keeps the dead worker unreaped until the pool releases it: its pid stays its own.
   REQUIRE(reaches_state(first[0], 'Z'));
-  const sb::CompileResult r = c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// another\n", {}, {}, "kernel.cu"});
+  const sb::CompileResult r =
+      c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// another\n", {}, {}, "kernel.cu"});
   INFO(r.log);
   CHECK(r.ok());
   const sb::CompilePoolStats s = c.pool_stats();
@@ -229,10 +232,11 @@ TEST_CASE("compile pool: workers are forked by the compile launcher, a replaceme
   CHECK(s.worker_pids[0] != first[0]);
   CHECK(forked_by_a_launcher(s.worker_pids[0]));
   CHECK(leap_test::parent_of(s.worker_pids[0]) == launcher);  // the same launcher: it was never gone
-  CHECK(state_of(first[0]) != 'Z');  // released, so reaped
+  CHECK(state_of(first[0]) != 'Z');                           // released, so reaped
 }
 
-TEST_CASE("compile pool: compiles finish while the caller's other threads allocate without pause", "[sandbox][pool][launcher]") {
+TEST_CASE("compile pool: compiles finish while the caller's other threads allocate without pause",
+          "[sandbox][pool][launcher]") {
   // Forked from this process instead, a worker could inherit an allocator lock held by one of these
   // threads (under a sanitizer's allocator, which does not take its locks around fork) and hang.
   leap_test::require_confinement();
@@ -244,7 +248,8 @@ TEST_CASE("compile pool: compiles finish while the caller's other threads alloca
   std::optional<leap_test::AllocationChurn> churn(std::in_place);
   std::vector<sb::CompileJob> jobs;
   for (int i = 0; i < 12; ++i) {
-    jobs.push_back(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// candidate " + std::to_string(i) + "\n", {}, {}, "kernel.cu"});
+    jobs.push_back(sb::CompileJob{
+        std::string(leap_test::plain_kernel()) + "// candidate " + std::to_string(i) + "\n", {}, {}, "kernel.cu"});
   }
   const std::vector<sb::CompileResult> results = c.compile_batch(jobs);
   churn.reset();
@@ -257,7 +262,8 @@ TEST_CASE("compile pool: compiles finish while the caller's other threads alloca
   CHECK(c.pool_stats().workers_started >= 12);
 }
 
-TEST_CASE("compile pool: a worker that stops reading cannot hold a request past the wall-clock limit", "[sandbox][pool][limits]") {
+TEST_CASE("compile pool: a worker that stops reading cannot hold a request past the wall-clock limit",
+          "[sandbox][pool][limits]") {
   leap_test::require_confinement();
   const sb::detail::ChildSetup setup = sb::detail::make_child_setup({}, sb::ConfinementLimits{}, true);
   {
@@ -271,7 +277,8 @@ TEST_CASE("compile pool: a worker that stops reading cannot hold a request past 
     sb::detail::NvrtcRequest request;
     request.file_name = "kernel.cu";
     request.source = "// " + std::string(std::size_t{8} << 20, 'x') + "\n" + leap_test::plain_kernel();
-    const sb::detail::ChildBudget budget{std::chrono::seconds(30), std::chrono::seconds(1), std::chrono::milliseconds(30000)};
+    const sb::detail::ChildBudget budget{std::chrono::seconds(30), std::chrono::seconds(1),
+                                         std::chrono::milliseconds(30000)};
     const auto t0 = Clock::now();
     const sb::detail::CompileWorker::Outcome outcome = worker.compile(request, budget);
     CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // about the one second of the backstop
@@ -288,7 +295,9 @@ TEST_CASE("compile pool: a worker that cannot start leaves no scratch directory 
   if (leap_test::k_address_sanitizer) {
     // UBSan's vptr check tells readable memory with a pipe; with no descriptor left it reports an
     // "invalid vptr" for the exception this test expects. The test needs the descriptors gone.
-    WARN("skipped under the asan preset: the descriptor limit this test sets starves UBSan's vptr check, which needs a pipe");
+    WARN(
+        "skipped under the asan preset: the descriptor limit this test sets starves UBSan's vptr check, which needs a "
+        "pipe");
     return;
   }
   const leap_test::TempDir tmp;
@@ -356,7 +365,9 @@ TEST_CASE("compile pool: a worker serves its compile count, then a fresh one tak
   leap_test::require_confinement();
   sb::Compiler c(pooled(2));
   for (int i = 0; i < 5; ++i) {
-    CHECK(c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).ok());
+    CHECK(c.compile(
+               sb::CompileJob{std::string(leap_test::plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"})
+              .ok());
   }
   const sb::CompilePoolStats s = c.pool_stats();
   CHECK(s.compiles == 5);
@@ -375,7 +386,8 @@ TEST_CASE("compile pool: limits end a pooled compile as a result, and the pool g
     config.limits.address_space_bytes = 256ull << 20;
     sb::Compiler c(config);
     sb::CompileJob j;
-    j.source = "#define COMMA ,\n#define A(x) x x x x x x x x x x\n__device__ int v[] = { A(A(A(A(A(A(A(1 COMMA))))))) 0 };\n";
+    j.source =
+        "#define COMMA ,\n#define A(x) x x x x x x x x x x\n__device__ int v[] = { A(A(A(A(A(A(A(1 COMMA))))))) 0 };\n";
     j.options.timeout = std::chrono::seconds(60);
     const sb::CompileResult r = c.compile(j);
     INFO(r.log);
@@ -418,7 +430,8 @@ TEST_CASE("compile pool: results say what the PCH did, in JSON too, and a cache 
   CHECK(one_shot.compile(heavy_job(k_target_body)).pch == sb::PchUse::none);
 }
 
-TEST_CASE("compile pool: a PCH that does not fit the worker's directory changes nothing but the speed", "[sandbox][pool][isolation]") {
+TEST_CASE("compile pool: a PCH that does not fit the worker's directory changes nothing but the speed",
+          "[sandbox][pool][isolation]") {
   leap_test::require_confinement();
   const sb::CompileJob target = heavy_job(k_target_body);
   sb::Compiler one_shot(leap_test::config(sb::Isolation::process, 1));

@@ -16,7 +16,11 @@ CompileJob job_of(std::string source) {
   j.source = std::move(source);
   return j;
 }
-bool has_sm90_elf(const CompileResult& r) { return r.cubin.size() > 4 && r.cubin.compare(0, 4, "\x7f" "ELF") == 0; }
+bool has_sm90_elf(const CompileResult& r) {
+  return r.cubin.size() > 4 && r.cubin.compare(0, 4,
+                                               "\x7f"
+                                               "ELF") == 0;
+}
 }  // namespace
 
 TEST_CASE("compile: a plain kernel gives PTX and CUBIN", "[sandbox][compile]") {
@@ -80,7 +84,8 @@ TEST_CASE("compile: shipped headers resolve in memory", "[sandbox][compile]") {
 
 TEST_CASE("compile: an error is a result with the line in the log", "[sandbox][compile]") {
   Compiler c(leap_test::config(Isolation::process));
-  const CompileResult r = c.compile(job_of("__global__ void k(float* x) {\n  x[0] = 1.0f;\n  x[1] = undefined_thing;\n}\n"));
+  const CompileResult r =
+      c.compile(job_of("__global__ void k(float* x) {\n  x[0] = 1.0f;\n  x[1] = undefined_thing;\n}\n"));
   CHECK(r.status == CompileStatus::error);
   CHECK(r.log.find("kernel.cu(3): error") != std::string::npos);
   CHECK(r.log.find("undefined_thing") != std::string::npos);
@@ -88,7 +93,8 @@ TEST_CASE("compile: an error is a result with the line in the log", "[sandbox][c
   CHECK(r.cubin.empty());
 }
 
-TEST_CASE("compile: an intrinsic misused is an error whose log shows NVRTC's built-in overloads", "[sandbox][compile]") {
+TEST_CASE("compile: an intrinsic misused is an error whose log shows NVRTC's built-in overloads",
+          "[sandbox][compile]") {
   Compiler c(leap_test::config(Isolation::trusted_in_process));
   const CompileResult r = c.compile(job_of(
       "extern \"C\" __global__ void k(float* x) {\n  float* p = x;\n  x[0] = __shfl_up_sync(0xffffffffu, p, 1);\n}\n"));
@@ -111,7 +117,8 @@ TEST_CASE("compile: the log is capped and host paths are scrubbed", "[sandbox][c
   CHECK(r.log.find("[log truncated") != std::string::npos);
 
   // A note inside a toolkit header names it: the path must come back scrubbed, the note kept.
-  const CompileResult w = c.compile(job_of("#include <cuda_fp16.h>\n__global__ void k(__half* x) { x[0] = __hadd(x[0]); }\n"));
+  const CompileResult w =
+      c.compile(job_of("#include <cuda_fp16.h>\n__global__ void k(__half* x) { x[0] = __hadd(x[0]); }\n"));
   CHECK(w.status == CompileStatus::error);
   CHECK(w.log.find("<cuda>/include/cuda_fp16.h(") != std::string::npos);
   CHECK(w.log.find("/usr/local/cuda") == std::string::npos);
@@ -170,7 +177,8 @@ TEST_CASE("compile: no include escape reaches a host file", "[sandbox][compile][
   }
 }
 
-TEST_CASE("compile: a compile bomb stops near the time limit and the next compile works", "[sandbox][compile][timeout]") {
+TEST_CASE("compile: a compile bomb stops near the time limit and the next compile works",
+          "[sandbox][compile][timeout]") {
   // 10^6 macro-expanded statements: minutes of front-end work without a limit.
   const std::string bomb =
       "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
@@ -266,8 +274,11 @@ TEST_CASE("compile: bad options are misuse and name the option", "[sandbox][comp
   CHECK_THROWS_AS(Compiler(broken), std::runtime_error);
 }
 
-TEST_CASE("compile: process isolation loads NVRTC's builtins before forking, so children load nothing", "[sandbox][compile]") {
-  const auto builtins_mapped = [] { return leap_test::read_file("/proc/self/maps").find("libnvrtc-builtins") != std::string::npos; };
+TEST_CASE("compile: process isolation loads NVRTC's builtins before forking, so children load nothing",
+          "[sandbox][compile]") {
+  const auto builtins_mapped = [] {
+    return leap_test::read_file("/proc/self/maps").find("libnvrtc-builtins") != std::string::npos;
+  };
   Compiler c(leap_test::config(Isolation::process));
   CHECK(builtins_mapped());
   const CompileResult r = c.compile(job_of(leap_test::plain_kernel()));

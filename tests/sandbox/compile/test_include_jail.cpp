@@ -117,7 +117,8 @@ TEST_CASE("jail: names and policies", "[sandbox][jail]") {
 }
 
 TEST_CASE("jail: scrub_paths replaces the longest prefix first", "[sandbox][jail]") {
-  const std::vector<PathScrub> s = {{"/usr/local/cuda", "<cuda>"}, {"/usr/local/cuda/include", "<cuda>/include"}, {"/", "never"}};
+  const std::vector<PathScrub> s = {
+      {"/usr/local/cuda", "<cuda>"}, {"/usr/local/cuda/include", "<cuda>/include"}, {"/", "never"}};
   CHECK(scrub_paths("/usr/local/cuda/include/x.h(3): /usr/local/cuda/bin", s) == "<cuda>/include/x.h(3): <cuda>/bin");
 }
 
@@ -136,7 +137,8 @@ TEST_CASE("jail: the allow-list follows the toolkit: any header under its includ
   }
 }
 
-TEST_CASE("jail: every refused include of a source in one answer, each located and with what to do", "[sandbox][jail]") {
+TEST_CASE("jail: every refused include of a source in one answer, each located and with what to do",
+          "[sandbox][jail]") {
   const JailVerdict v = scan(
       "#include <torch/extension.h>\n"
       "#include <pybind11/pybind11.h>\n"
@@ -149,16 +151,19 @@ TEST_CASE("jail: every refused include of a source in one answer, each located a
   INFO(v.message);
   REQUIRE_FALSE(v.allowed);
   REQUIRE(v.refusals.size() == 6);
-  const std::string host = "host-only: torch and pybind11 code is not run here; submit device code only, the harness "
-                           "launches your kernel";
+  const std::string host =
+      "host-only: torch and pybind11 code is not run here; submit device code only, the harness "
+      "launches your kernel";
   CHECK(v.message.starts_with("refused by the include jail: 6 problems, fix all of them:\n"));
   CHECK(v.message.find("kernel.cu(1): #include <torch/extension.h>: " + host) != std::string::npos);
   CHECK(v.message.find("kernel.cu(2): #include <pybind11/pybind11.h>: " + host) != std::string::npos);
-  CHECK(v.message.find("kernel.cu(4): #include \"helper_math.h\": not in the toolkit: inline it or ship it as a header") !=
+  CHECK(v.message.find(
+            "kernel.cu(4): #include \"helper_math.h\": not in the toolkit: inline it or ship it as a header") !=
         std::string::npos);
   CHECK(v.message.find("kernel.cu(5): #include </etc/passwd>: outside the toolkit") != std::string::npos);
   CHECK(v.message.find("kernel.cu(6): #include <iostream>: host-only standard header") != std::string::npos);
-  CHECK(v.message.find("kernel.cu(7): #include <tuple>: not available to device code under NVRTC: use <cuda/std/tuple>") !=
+  CHECK(v.message.find(
+            "kernel.cu(7): #include <tuple>: not available to device code under NVRTC: use <cuda/std/tuple>") !=
         std::string::npos);
   CHECK(v.message.find("#include <cuda_fp16.h>") == std::string::npos);
   CHECK(v.refusals[0].include == "torch/extension.h");
@@ -167,8 +172,8 @@ TEST_CASE("jail: every refused include of a source in one answer, each located a
 }
 
 TEST_CASE("jail: a runtime header refused by a narrow policy is explained as removable", "[sandbox][jail]") {
-  const JailVerdict v = scan_source("#include <cuda_runtime.h>\n#include <device_launch_parameters.h>\n", "kernel.cu", {},
-                                    IncludePolicy::none());
+  const JailVerdict v = scan_source("#include <cuda_runtime.h>\n#include <device_launch_parameters.h>\n", "kernel.cu",
+                                    {}, IncludePolicy::none());
   INFO(v.message);
   REQUIRE(v.refusals.size() == 2);
   CHECK(v.refusals[0].advice == "remove it: NVRTC needs no runtime header");

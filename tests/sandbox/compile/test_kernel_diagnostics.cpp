@@ -39,12 +39,13 @@ TEST_CASE("diagnostics: what a module without its kernel is told", "[sandbox][di
   const std::string tpl = "template <typename T>\n__global__ void relu(T* x, int n) {}\n";
   SECTION("no kernel at all, a template only a launcher instantiated") {
     const std::string a = missing_kernel_advice(tpl, "kernel.cu", {});
-    CHECK(a.starts_with("the module defines no kernel: the kernel template 'relu' (kernel.cu line 2) is never instantiated"));
+    CHECK(a.starts_with(
+        "the module defines no kernel: the kernel template 'relu' (kernel.cu line 2) is never instantiated"));
     CHECK(a.find("template __global__ void relu<float>(float* x, int n);") != std::string::npos);
   }
   SECTION("no kernel and no template") {
-    CHECK(missing_kernel_advice("__device__ int f() { return 1; }\n", "kernel.cu", {}).starts_with(
-        "the module defines no kernel: kernel.cu has no __global__ function"));
+    CHECK(missing_kernel_advice("__device__ int f() { return 1; }\n", "kernel.cu", {})
+              .starts_with("the module defines no kernel: kernel.cu has no __global__ function"));
   }
   SECTION("any kernel satisfies a module without an entry; the entry itself satisfies a task") {
     const std::vector<std::string> k = {"relu"};
@@ -53,19 +54,23 @@ TEST_CASE("diagnostics: what a module without its kernel is told", "[sandbox][di
   }
   SECTION("the entry exists with C++ linkage") {
     const std::vector<std::string> k = {"_Z7softmaxPKfPfi"};
-    const std::string a = missing_kernel_advice("__global__ void softmax(const float*, float*, int) {}", "c.cu", k, "softmax");
-    CHECK(a == "the module defines the kernel 'softmax' with C++ linkage (symbol _Z7softmaxPKfPfi), so the harness "
-               "cannot find it by name: declare it extern \"C\" __global__ void softmax(...)");
+    const std::string a =
+        missing_kernel_advice("__global__ void softmax(const float*, float*, int) {}", "c.cu", k, "softmax");
+    CHECK(a ==
+          "the module defines the kernel 'softmax' with C++ linkage (symbol _Z7softmaxPKfPfi), so the harness "
+          "cannot find it by name: declare it extern \"C\" __global__ void softmax(...)");
   }
   SECTION("the entry is a template") {
     const std::string a = missing_kernel_advice(tpl, "c.cu", {}, "relu");
     CHECK(a.find("'relu' (c.cu line 2) is a template") != std::string::npos);
-    CHECK(a.find("make it a __device__ function template and define extern \"C\" __global__ void relu(...)") != std::string::npos);
+    CHECK(a.find("make it a __device__ function template and define extern \"C\" __global__ void relu(...)") !=
+          std::string::npos);
   }
   SECTION("a template under another name than the entry: call it from an extern \"C\" entry") {
     const std::string a = missing_kernel_advice(tpl, "c.cu", {}, "softmax");
-    CHECK(a.starts_with("the module defines no kernel named 'softmax'; declare it as extern \"C\" __global__ void softmax(...)"
-                        "; the kernel template 'relu' (c.cu line 2) is never instantiated"));
+    CHECK(a.starts_with(
+        "the module defines no kernel named 'softmax'; declare it as extern \"C\" __global__ void softmax(...)"
+        "; the kernel template 'relu' (c.cu line 2) is never instantiated"));
     CHECK(a.find("extern \"C\" __global__ void softmax(float* x, int n) { relu<float>(x, n); }") != std::string::npos);
   }
   SECTION("other kernels, named") {
@@ -79,11 +84,16 @@ TEST_CASE("diagnostics: what a module without its kernel is told", "[sandbox][di
 TEST_CASE("cli compile: --header ships a header, --default-device reaches NVRTC, and an empty module is explained",
           "[sandbox][cli][diagnostics]") {
   leap_test::TempDir dir;
-  const std::string header = dir.write("sharedmem.h", "#pragma once\ntemplate <class T> struct SharedMemory;\n"
-                                                      "#define TILE 32\n").string();
-  const std::string kernel = dir.write("k.cu", "#include \"sharedmem.cuh\"\nextern \"C\" __global__ void k(float* x) "
-                                               "{ x[threadIdx.x] = TILE; }\n").string();
-  const leap_test::CliRun ok = leap_test::run_cli("compile --json --no-cache --header sharedmem.cuh='" + header + "' '" + kernel + "'", dir);
+  const std::string header = dir.write("sharedmem.h",
+                                       "#pragma once\ntemplate <class T> struct SharedMemory;\n"
+                                       "#define TILE 32\n")
+                                 .string();
+  const std::string kernel = dir.write("k.cu",
+                                       "#include \"sharedmem.cuh\"\nextern \"C\" __global__ void k(float* x) "
+                                       "{ x[threadIdx.x] = TILE; }\n")
+                                 .string();
+  const leap_test::CliRun ok =
+      leap_test::run_cli("compile --json --no-cache --header sharedmem.cuh='" + header + "' '" + kernel + "'", dir);
   INFO(ok.out << ok.err);
   REQUIRE(ok.exit_code == 0);
   const json j = json::parse(ok.out);
@@ -93,20 +103,26 @@ TEST_CASE("cli compile: --header ships a header, --default-device reaches NVRTC,
 
   const leap_test::CliRun missing = leap_test::run_cli("compile --json --no-cache '" + kernel + "'", dir);
   CHECK(missing.exit_code == 1);
-  CHECK(json::parse(missing.out).at("log").get<std::string>().find(
-            "#include \"sharedmem.cuh\": not in the toolkit: inline it or ship it as a header") != std::string::npos);
+  CHECK(json::parse(missing.out)
+            .at("log")
+            .get<std::string>()
+            .find("#include \"sharedmem.cuh\": not in the toolkit: inline it or ship it as a header") !=
+        std::string::npos);
 
   const std::string evil_header = dir.write("evil.h", "#include </etc/passwd>\n").string();
-  const leap_test::CliRun evil =
-      leap_test::run_cli("compile --json --no-cache --header sharedmem.cuh='" + evil_header + "' '" + kernel + "'", dir);
+  const leap_test::CliRun evil = leap_test::run_cli(
+      "compile --json --no-cache --header sharedmem.cuh='" + evil_header + "' '" + kernel + "'", dir);
   CHECK(evil.exit_code == 1);
-  CHECK(json::parse(evil.out).at("log").get<std::string>().find("sharedmem.cuh(1): #include </etc/passwd>: outside the toolkit") !=
-        std::string::npos);
+  CHECK(json::parse(evil.out).at("log").get<std::string>().find(
+            "sharedmem.cuh(1): #include </etc/passwd>: outside the toolkit") != std::string::npos);
   CHECK(leap_test::run_cli("compile --header nonsense '" + kernel + "'", dir).exit_code == 2);
-  CHECK(leap_test::run_cli("compile --header a.h='" + (dir.path / "none.h").string() + "' '" + kernel + "'", dir).exit_code == 2);
+  CHECK(leap_test::run_cli("compile --header a.h='" + (dir.path / "none.h").string() + "' '" + kernel + "'", dir)
+            .exit_code == 2);
 
-  const std::string unannotated = dir.write("dd.cu", "float twice(float v) { return 2 * v; }\n"
-                                                     "extern \"C\" __global__ void k(float* x) { x[0] = twice(x[0]); }\n").string();
+  const std::string unannotated = dir.write("dd.cu",
+                                            "float twice(float v) { return 2 * v; }\n"
+                                            "extern \"C\" __global__ void k(float* x) { x[0] = twice(x[0]); }\n")
+                                      .string();
   CHECK(leap_test::run_cli("compile --no-cache '" + unannotated + "'", dir).exit_code == 1);
   CHECK(leap_test::run_cli("compile --no-cache --default-device '" + unannotated + "'", dir).exit_code == 0);
 
@@ -121,10 +137,17 @@ TEST_CASE("cli serve: compile requests take headers, std, defines and default_de
           "[sandbox][cli][diagnostics]") {
   leap_test::TempDir dir;
   const json requests[] = {
-      {{"id", 1}, {"op", "compile"}, {"source", "#include \"tile.cuh\"\nextern \"C\" __global__ void k(float* x) { x[0] = N * TILE; }\n"},
-       {"headers", {{"tile.cuh", "#pragma once\n#define TILE 16\n"}}}, {"defines", {{"N", "4"}}}, {"std", 20}},
-      {{"id", 2}, {"op", "compile"}, {"source", "float f(float v) { return v; }\nextern \"C\" __global__ void k(float* x) { x[0] = f(M); }\n"},
-       {"default_device", true}, {"defines", json::array({"M=2.0f"})}},
+      {{"id", 1},
+       {"op", "compile"},
+       {"source", "#include \"tile.cuh\"\nextern \"C\" __global__ void k(float* x) { x[0] = N * TILE; }\n"},
+       {"headers", {{"tile.cuh", "#pragma once\n#define TILE 16\n"}}},
+       {"defines", {{"N", "4"}}},
+       {"std", 20}},
+      {{"id", 2},
+       {"op", "compile"},
+       {"source", "float f(float v) { return v; }\nextern \"C\" __global__ void k(float* x) { x[0] = f(M); }\n"},
+       {"default_device", true},
+       {"defines", json::array({"M=2.0f"})}},
       {{"id", 3}, {"op", "compile"}, {"source", "__global__ void k() {}\n"}, {"headers", {{"../escape.h", "x"}}}},
       {{"id", 4}, {"op", "compile"}, {"source", "__global__ void k() {}\n"}, {"headers", json::array({"x"})}},
       {{"id", 5}, {"op", "compile"}, {"source", "__global__ void k() {}\n"}, {"std", 15}},
@@ -142,7 +165,8 @@ TEST_CASE("cli serve: compile requests take headers, std, defines and default_de
   CHECK(by_id[1].at("result").at("kernels") == json::array({"k"}));
   CHECK(by_id[2].at("result").at("status") == "ok");
   CHECK(by_id[3].at("result").at("status") == "refused");
-  CHECK(by_id[3].at("result").at("log").get<std::string>().find("shipped header name '../escape.h'") != std::string::npos);
+  CHECK(by_id[3].at("result").at("log").get<std::string>().find("shipped header name '../escape.h'") !=
+        std::string::npos);
   CHECK(by_id[4].at("ok") == false);
   CHECK(by_id[4].at("error").get<std::string>().find("\"headers\" must be an object") != std::string::npos);
   CHECK(by_id[5].at("ok") == false);

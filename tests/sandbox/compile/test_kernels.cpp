@@ -14,8 +14,8 @@
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
-using nlohmann::json;
 using leap_test::no_gpu_config;
+using nlohmann::json;
 using Names = std::vector<std::string>;
 
 namespace {
@@ -58,7 +58,8 @@ TEST_CASE("kernels: eval refuses a missing entry by the symbol table, never by P
   sb::Evaluator ev(no_gpu_config());
   const sb::TaskSpec& spec = sb::find_builtin_task("scale_add")->spec;
   // An inline-asm comment that puts ".entry scale_add(" into the PTX text.
-  const std::string faked = "extern \"C\" __global__ void other(float* p) { asm volatile(\"// .entry scale_add(\"); p[0] = 1; }\n";
+  const std::string faked =
+      "extern \"C\" __global__ void other(float* p) { asm volatile(\"// .entry scale_add(\"); p[0] = 1; }\n";
   const sb::CompileResult compiled = ev.compile(faked);
   REQUIRE(compiled.ok());
   REQUIRE(compiled.ptx.find(".entry scale_add(") != std::string::npos);  // the text is there ...
@@ -67,8 +68,9 @@ TEST_CASE("kernels: eval refuses a missing entry by the symbol table, never by P
   CHECK(*r.verdict == leap::Verdict::compile_error);  // ... and proves nothing
   CHECK_THAT(r.detail, Catch::Contains("defines no kernel named 'scale_add'") && Catch::Contains("it defines other"));
 
-  const sb::EvalResult templ = ev.evaluate(spec, "template <int N> __global__ void scale_add(const float* x, const float* y, "
-                                                 "float* out, float a, int n) { out[N] = x[N] + a * y[N]; }\n");
+  const sb::EvalResult templ = ev.evaluate(spec,
+                                           "template <int N> __global__ void scale_add(const float* x, const float* y, "
+                                           "float* out, float a, int n) { out[N] = x[N] + a * y[N]; }\n");
   REQUIRE(templ.verdict.has_value());
   CHECK(*templ.verdict == leap::Verdict::compile_error);
   CHECK_THAT(templ.detail, Catch::Contains("defines no kernel named 'scale_add'") && Catch::Contains("is a template"));
@@ -79,14 +81,17 @@ TEST_CASE("kernels: eval refuses a missing entry by the symbol table, never by P
   CHECK(j.at("compile").at("kernels") == json::array({"scale_add"}));
 }
 
-TEST_CASE("kernels: the ELF reader survives every truncation and random corruption of a real CUBIN", "[sandbox][kernels]") {
+TEST_CASE("kernels: the ELF reader survives every truncation and random corruption of a real CUBIN",
+          "[sandbox][kernels]") {
   const sb::CompileResult r = compile(k_module);
   REQUIRE(!r.cubin.empty());
   const std::string cubin = r.cubin;
   CHECK(sb::detail::cubin_kernels(cubin) == Names{"_Z2tkILi3EEvPf", "_Z7mangledPi", "softmax"});
   CHECK_FALSE(sb::detail::cubin_kernels("").has_value());
-  CHECK_FALSE(sb::detail::cubin_kernels("not an elf file at all, but long enough to hold a header ...........").has_value());
-  for (std::size_t n = 0; n < cubin.size(); n += 7) (void)sb::detail::cubin_kernels(std::string_view(cubin).substr(0, n));
+  CHECK_FALSE(
+      sb::detail::cubin_kernels("not an elf file at all, but long enough to hold a header ...........").has_value());
+  for (std::size_t n = 0; n < cubin.size(); n += 7)
+    (void)sb::detail::cubin_kernels(std::string_view(cubin).substr(0, n));
   std::mt19937 rng(12345);
   int still_read = 0;
   for (int trial = 0; trial < 3000; ++trial) {

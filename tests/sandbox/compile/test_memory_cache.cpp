@@ -45,7 +45,8 @@ TEST_CASE("memory cache: a result larger than the budget, or any with no budget,
   CHECK_FALSE(none.find(key(1)).has_value());
 }
 
-TEST_CASE("memory cache: a key stored again replaces its entry, and a kept result is not marked a hit", "[sandbox][cache]") {
+TEST_CASE("memory cache: a key stored again replaces its entry, and a kept result is not marked a hit",
+          "[sandbox][cache]") {
   MemoryCache cache(1 << 20);
   CompileResult hit = with_ptx(10);
   hit.cache_hit = true;

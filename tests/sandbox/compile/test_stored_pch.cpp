@@ -104,15 +104,17 @@ TEST_CASE("stored pch: the heap's address is one per secret, 1 GiB aligned, and 
     CHECK(a < range.first + range.slots * gib);
     seen.insert(a);
     void* want = reinterpret_cast<void*>(a);
-    void* got = ::mmap(want, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    void* got = ::mmap(want, heap, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     CHECK(got == want);
     if (got != MAP_FAILED) ::munmap(got, heap);
   }
   CHECK(seen.size() >= 14);  // spread over the range, not one place for every machine
 }
 
-TEST_CASE("stored pch: a PCH one Compiler made is used by a fresh Compiler and by another process, with the same result",
-          "[sandbox][pch]") {
+TEST_CASE(
+    "stored pch: a PCH one Compiler made is used by a fresh Compiler and by another process, with the same result",
+    "[sandbox][pch]") {
   require_confinement();
   leap_test::TempDir dir;
   const fs::path store = dir.path / "pch";
@@ -148,8 +150,8 @@ TEST_CASE("stored pch: a PCH one Compiler made is used by a fresh Compiler and b
   }
   // Another program, exec'd afresh with its own address-space layout: the CLI.
   dir.write("k.cu", second.source);
-  const leap_test::CliRun run =
-      leap_test::run_cli("compile --json --no-cache --pch-dir '" + store.string() + "' '" + (dir.path / "k.cu").string() + "'", dir);
+  const leap_test::CliRun run = leap_test::run_cli(
+      "compile --json --no-cache --pch-dir '" + store.string() + "' '" + (dir.path / "k.cu").string() + "'", dir);
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(run.out);
@@ -158,7 +160,8 @@ TEST_CASE("stored pch: a PCH one Compiler made is used by a fresh Compiler and b
   CHECK(pch_files(store).size() == 1);  // nothing made again
 }
 
-TEST_CASE("stored pch: an edited, replaced or foreign PCH is refused and the compile still succeeds", "[sandbox][pch]") {
+TEST_CASE("stored pch: an edited, replaced or foreign PCH is refused and the compile still succeeds",
+          "[sandbox][pch]") {
   require_confinement();
   leap_test::TempDir dir;
   const fs::path store = dir.path / "pch";
@@ -241,12 +244,14 @@ TEST_CASE("stored pch: a store refuses what does not match its record, and its b
   CHECK(again.find(a));
   // A file with no record, or a record for another key, is refused.
   bool refused = false;
-  fs::copy_file(dir.path / "pch" / "records" / (a + ".rec"), dir.path / "pch" / "records" / (std::string(64, 'e') + ".rec"));
-  fs::copy_file(dir.path / "pch" / "files" / (a + ".pch"), dir.path / "pch" / "files" / (std::string(64, 'e') + ".pch"));
+  fs::copy_file(dir.path / "pch" / "records" / (a + ".rec"),
+                dir.path / "pch" / "records" / (std::string(64, 'e') + ".rec"));
+  fs::copy_file(dir.path / "pch" / "files" / (a + ".pch"),
+                dir.path / "pch" / "files" / (std::string(64, 'e') + ".pch"));
   CHECK_FALSE(again.find(std::string(64, 'e'), &refused));
   CHECK(refused);
   CHECK_FALSE(fs::exists(dir.path / "pch" / "files" / (std::string(64, 'e') + ".pch")));  // removed
-  CHECK_FALSE(again.find("../" + a));  // not a key
+  CHECK_FALSE(again.find("../" + a));                                                     // not a key
 }
 
 TEST_CASE("stored pch: what follows a candidate's #include lines never reaches a stored PCH", "[sandbox][pch]") {
@@ -295,6 +300,6 @@ TEST_CASE("stored pch: only exact #include <...> lines at the top make a prefix"
   CHECK(trusted_header_prefix("#include <a/./b.h>\n").empty());
   CHECK(trusted_header_prefix("#include <a.h> // x\n").empty());
   CHECK(trusted_header_prefix("#  include <a.h>\n").empty());
-  CHECK(trusted_header_prefix("#include <a.h>").empty());  // a line without its newline
+  CHECK(trusted_header_prefix("#include <a.h>").empty());         // a line without its newline
   CHECK(trusted_header_prefix("#include <a\\\nb.h>\n").empty());  // a spliced line
 }

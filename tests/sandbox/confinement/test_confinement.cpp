@@ -60,58 +60,72 @@ struct Form {
 const Form k_forms[] = {
     {"absolute", [](const std::string& p) { return "#include \"" + p + "\"\n"; }},
     {"angle", [](const std::string& p) { return "#include <" + p + ">\n"; }},
-    {"dot-dot", [](const std::string& p) {
+    {"dot-dot",
+     [](const std::string& p) {
        std::string up;
        for (int i = 0; i < 24; ++i) up += "../";
        return "#include \"" + up + p.substr(1) + "\"\n";
      }},
     {"macro-built", [](const std::string& p) { return "#define LEAP_PATH \"" + p + "\"\n#include LEAP_PATH\n"; }},
     // The jail splices the next line into the comment (backslash, space, newline); NVRTC does not.
-    {"comment ending in backslash-space", [](const std::string& p) { return "// a comment \\ \n#include \"" + p + "\"\n"; }},
+    {"comment ending in backslash-space",
+     [](const std::string& p) { return "// a comment \\ \n#include \"" + p + "\"\n"; }},
     // The jail reads a digit separator and a comment opening; NVRTC reads a character literal.
-    {"digit separator before a comment opening", [](const std::string& p) {
-       return "#define M(x)\nM(1'$/*')\n#include \"" + p + "\"\n// */\n";
-     }},
-    {"stringised", [](const std::string& p) {
+    {"digit separator before a comment opening",
+     [](const std::string& p) { return "#define M(x)\nM(1'$/*')\n#include \"" + p + "\"\n// */\n"; }},
+    {"stringised",
+     [](const std::string& p) {
        return "#define STR(...) #__VA_ARGS__\n__device__ const char* leak = STR(\n#include \"" + p + "\"\n);\n";
      }},
     // The rest of the forms the include jail's own tests refuse, here with nothing but the OS in the way.
-    {"macro-stringised path", [](const std::string& p) { return "#define S(x) #x\n#define F(x) S(x)\n#include F(" + p + ")\n"; }},
+    {"macro-stringised path",
+     [](const std::string& p) { return "#define S(x) #x\n#define F(x) S(x)\n#include F(" + p + ")\n"; }},
     {"#include_next", [](const std::string& p) { return "#include_next \"" + p + "\"\n"; }},
     {"#import", [](const std::string& p) { return "#import \"" + p + "\"\n"; }},
     {"#embed", [](const std::string& p) { return "__device__ const char data[] = {\n#embed \"" + p + "\"\n};\n"; }},
     {"digraph", [](const std::string& p) { return "%:include \"" + p + "\"\n"; }},
     {"spliced directive", [](const std::string& p) { return "#inc\\\nlude \"" + p + "\"\n"; }},
     {"comment inside the directive", [](const std::string& p) { return "# /* hidden */ include \"" + p + "\"\n"; }},
-    {"after a multi-line comment", [](const std::string& p) { return "/* a comment\n spanning lines */ #include \"" + p + "\"\n"; }},
+    {"after a multi-line comment",
+     [](const std::string& p) { return "/* a comment\n spanning lines */ #include \"" + p + "\"\n"; }},
     {"trigraph", [](const std::string& p) { return "?\?=include \"" + p + "\"\n"; }},
     {"#line", [](const std::string& p) { return "#line 1 \"" + p + "\"\nint broken(\n"; }},
     {"line marker", [](const std::string& p) { return "# 1 \"" + p + "\"\nint broken(\n"; }},
     {"#pragma GCC dependency", [](const std::string& p) { return "#pragma GCC dependency \"" + p + "\"\n"; }},
-    {"#pragma include_alias", [](const std::string& p) { return "#pragma include_alias(\"a.h\", \"" + p + "\")\n#include \"a.h\"\n"; }},
+    {"#pragma include_alias",
+     [](const std::string& p) { return "#pragma include_alias(\"a.h\", \"" + p + "\")\n#include \"a.h\"\n"; }},
     {"_Pragma dependency", [](const std::string& p) { return "_Pragma(\"GCC dependency \\\"" + p + "\\\"\")\n"; }},
-    {"after a raw string", [](const std::string& p) { return "const char* r = R\"x(text )\" still)x\";\n#include \"" + p + "\"\n"; }},
+    {"after a raw string",
+     [](const std::string& p) { return "const char* r = R\"x(text )\" still)x\";\n#include \"" + p + "\"\n"; }},
     {"unterminated comment", [](const std::string& p) { return "/* unterminated\n#include \"" + p + "\"\n"; }},
 };
 
 // __has_include spellings: the answer ("present"/"absent") lands in the log through #error.
 const Form k_has_include_forms[] = {
-    {"__has_include", [](const std::string& p) {
+    {"__has_include",
+     [](const std::string& p) {
        return "#if __has_include(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
      }},
-    {"__has_include through a macro", [](const std::string& p) {
-       return "#define LEAP_HAS(x) __has_include(x)\n#if LEAP_HAS(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
+    {"__has_include through a macro",
+     [](const std::string& p) {
+       return "#define LEAP_HAS(x) __has_include(x)\n#if LEAP_HAS(\"" + p +
+              "\")\n#error present\n#else\n#error absent\n#endif\n";
      }},
-    {"__has_include with angle brackets", [](const std::string& p) {
+    {"__has_include with angle brackets",
+     [](const std::string& p) {
        return "#if __has_include(<" + p + ">)\n#error present\n#else\n#error absent\n#endif\n";
      }},
-    {"__has_include_next", [](const std::string& p) {
+    {"__has_include_next",
+     [](const std::string& p) {
        return "#if __has_include_next(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
      }},
-    {"_CCCL_HAS_INCLUDE", [](const std::string& p) {
-       return "#include <cuda/std/cstdint>\n#if _CCCL_HAS_INCLUDE(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
+    {"_CCCL_HAS_INCLUDE",
+     [](const std::string& p) {
+       return "#include <cuda/std/cstdint>\n#if _CCCL_HAS_INCLUDE(\"" + p +
+              "\")\n#error present\n#else\n#error absent\n#endif\n";
      }},
-    {"__has_embed", [](const std::string& p) {
+    {"__has_embed",
+     [](const std::string& p) {
        return "#if defined(__has_embed) && __has_embed(\"" + p + "\")\n#error present\n#else\n#error absent\n#endif\n";
      }},
 };
@@ -131,7 +145,8 @@ sb::CompileResult compile_source(sb::Compiler& c, const std::string& source) {
 bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -193,7 +208,8 @@ const std::string k_macro_bomb =  // 10^7 initialisers: gigabytes in NVRTC's fro
 
 }  // namespace
 
-TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists every layer", "[sandbox][confinement]") {
+TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists every layer",
+          "[sandbox][confinement]") {
   leap_test::require_confinement();
   const sb::ConfinementSupport& s = sb::confinement_support();
   CHECK(s.landlock_abi == sb::detail::landlock_abi());
@@ -219,7 +235,8 @@ TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists
   CHECK_FALSE(none.sufficient());
   CHECK_FALSE(none.full());
   CHECK(none.missing() ==
-        "Landlock unavailable: no Landlock here; seccomp unavailable: no seccomp here; mount namespace unavailable: no user namespaces here");
+        "Landlock unavailable: no Landlock here; seccomp unavailable: no seccomp here; mount namespace unavailable: no "
+        "user namespaces here");
   CHECK(none.missing_layers() == std::vector<std::string>{"landlock", "seccomp", "mount namespace"});
   sb::ConfinementSupport no_root = s;
   no_root.mount_namespace = false;
@@ -228,7 +245,8 @@ TEST_CASE("confinement: this machine offers Landlock and seccomp, and info lists
   CHECK(no_root.missing_layers() == std::vector<std::string>{"mount namespace"});
 }
 
-TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer on or off", "[sandbox][confinement][leak]") {
+TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer on or off",
+          "[sandbox][confinement][leak]") {
   leap_test::require_confinement();
   const Canary canary;
   const std::vector<std::string> shadow = shadow_lines();
@@ -287,7 +305,8 @@ TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer
   for (const std::string& line : shadow) CHECK_FALSE(contains(cached, line));
 }
 
-TEST_CASE("confinement: a pooled compile worker leaks no host file either, one candidate after another", "[sandbox][confinement][leak][pool]") {
+TEST_CASE("confinement: a pooled compile worker leaks no host file either, one candidate after another",
+          "[sandbox][confinement][leak][pool]") {
   leap_test::require_confinement();
   const Canary canary;
   // One worker for every form, the jail's lexer off: the worker's confinement, applied once before its
@@ -298,12 +317,14 @@ TEST_CASE("confinement: a pooled compile worker leaks no host file either, one c
   sb::Compiler c(config);
   for (const Form& form : k_forms) {
     INFO("form: " << form.name);
-    const sb::CompileResult leak = compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.path));
+    const sb::CompileResult leak =
+        compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.path));
     CHECK_FALSE(leak.unconfined);
     CHECK_FALSE(contains(leak.log, k_token));
     CHECK_FALSE(contains(leak.ptx, k_token));
     CHECK_FALSE(contains(leak.cubin, k_token));
-    const sb::CompileResult absent = compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.missing));
+    const sb::CompileResult absent =
+        compile_source(c, "#include <cuda_fp16.h>\n__device__ int leap_marker;\n" + form.source(canary.missing));
     CHECK(absent.status == leak.status);
     CHECK(replaced(leak.log, "canary.h", "X.h") == replaced(absent.log, "absent.h", "X.h"));
   }
@@ -333,41 +354,45 @@ TEST_CASE("confinement: without it the same sources do leak (the leak test can f
   CHECK(contains(present.log, "present"));
 }
 
-TEST_CASE("confinement: toolkit headers that include their siblings compile (mma.h, cooperative_groups.h)", "[sandbox][confinement]") {
+TEST_CASE("confinement: toolkit headers that include their siblings compile (mma.h, cooperative_groups.h)",
+          "[sandbox][confinement]") {
   leap_test::require_confinement();
   sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
-  const sb::CompileResult wmma = compile_source(c,
-      "#include <mma.h>\n"
-      "using namespace nvcuda;\n"
-      "extern \"C\" __global__ void wmma16(const half* a, const half* b, float* d) {\n"
-      "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
-      "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
-      "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;\n"
-      "  wmma::fill_fragment(acc, 0.0f);\n"
-      "  wmma::load_matrix_sync(fa, a, 16);\n"
-      "  wmma::load_matrix_sync(fb, b, 16);\n"
-      "  wmma::mma_sync(acc, fa, fb, acc);\n"
-      "  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);\n"
-      "}\n");
+  const sb::CompileResult wmma =
+      compile_source(c,
+                     "#include <mma.h>\n"
+                     "using namespace nvcuda;\n"
+                     "extern \"C\" __global__ void wmma16(const half* a, const half* b, float* d) {\n"
+                     "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+                     "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+                     "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;\n"
+                     "  wmma::fill_fragment(acc, 0.0f);\n"
+                     "  wmma::load_matrix_sync(fa, a, 16);\n"
+                     "  wmma::load_matrix_sync(fb, b, 16);\n"
+                     "  wmma::mma_sync(acc, fa, fb, acc);\n"
+                     "  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);\n"
+                     "}\n");
   INFO(wmma.log);
   CHECK(wmma.ok());
   CHECK(contains(wmma.ptx, "wmma.mma.sync"));
-  const sb::CompileResult groups = compile_source(c,
-      "#include <cooperative_groups.h>\n"
-      "#include <cooperative_groups/reduce.h>\n"
-      "namespace cg = cooperative_groups;\n"
-      "extern \"C\" __global__ void warp_sum(const float* x, float* out) {\n"
-      "  cg::thread_block block = cg::this_thread_block();\n"
-      "  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
-      "  const float s = cg::reduce(warp, x[block.thread_rank()], cg::plus<float>());\n"
-      "  if (warp.thread_rank() == 0) out[block.thread_rank() / 32] = s;\n"
-      "}\n");
+  const sb::CompileResult groups =
+      compile_source(c,
+                     "#include <cooperative_groups.h>\n"
+                     "#include <cooperative_groups/reduce.h>\n"
+                     "namespace cg = cooperative_groups;\n"
+                     "extern \"C\" __global__ void warp_sum(const float* x, float* out) {\n"
+                     "  cg::thread_block block = cg::this_thread_block();\n"
+                     "  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
+                     "  const float s = cg::reduce(warp, x[block.thread_rank()], cg::plus<float>());\n"
+                     "  if (warp.thread_rank() == 0) out[block.thread_rank() / 32] = s;\n"
+                     "}\n");
   INFO(groups.log);
   CHECK(groups.ok());
   CHECK(contains(groups.ptx, "warp_sum"));
 }
 
-TEST_CASE("confinement: a compile past its address-space limit ends promptly as a resource error", "[sandbox][confinement][limits]") {
+TEST_CASE("confinement: a compile past its address-space limit ends promptly as a resource error",
+          "[sandbox][confinement][limits]") {
   leap_test::require_confinement();
   if (leap_test::k_sanitizer) {
     WARN(leap_test::k_no_address_space_limits);
@@ -398,7 +423,8 @@ TEST_CASE("confinement: limits count the compile's own CPU time, not the queue",
     sb::Compiler c(leap_test::config(sb::Isolation::process, 1, std::make_shared<sb::CompileCache>()));
     sb::CompileJob j;
     j.source = std::string(leap_test::plain_kernel());
-    for (int i = 0; i < 400000; ++i) j.source += "// a long comment line that the jail must scan and the cache must hash\n";
+    for (int i = 0; i < 400000; ++i)
+      j.source += "// a long comment line that the jail must scan and the cache must hash\n";
     j.options.timeout = std::chrono::milliseconds(1);
     const sb::CompileResult r = c.compile(j);
     CHECK(r.status == sb::CompileStatus::timeout);
@@ -448,7 +474,8 @@ pid_t new_child(const std::vector<pid_t>& before) {
 
 const std::string k_slow_kernel =  // seconds of NVRTC's optimiser
     "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
-    "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+    "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; "
+    "}\n";
 
 TEST_CASE("confinement: a compile child that stops making progress is ended in its idle window, not at the backstop",
           "[sandbox][confinement][limits][idle]") {
@@ -475,12 +502,13 @@ TEST_CASE("confinement: a compile child that stops making progress is ended in i
   CHECK(contains(r.log, "made no progress for 1500 ms"));
   CHECK(nlohmann::json::parse(sb::to_json(r)).at("limit") == "idle");
   CHECK_FALSE(r.nvrtc_verdict);
-  CHECK(took < 120.0);  // long before its CPU limit, let alone the 600 s backstop
+  CHECK(took < 120.0);           // long before its CPU limit, let alone the 600 s backstop
   CHECK(::kill(child, 0) != 0);  // killed and reaped
   CHECK(compile_source(c, leap_test::plain_kernel()).ok());
 }
 
-TEST_CASE("confinement: the idle window ends a process that waits, never one that computes", "[sandbox][confinement][limits][idle]") {
+TEST_CASE("confinement: the idle window ends a process that waits, never one that computes",
+          "[sandbox][confinement][limits][idle]") {
   const auto watch_child = [](bool spin) {
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
@@ -493,7 +521,7 @@ TEST_CASE("confinement: the idle window ends a process that waits, never one tha
         for (;;) n.fetch_add(1, std::memory_order_relaxed);
       }
       leap_test::stop_sanitizer_thread();  // else ThreadSanitizer's own thread keeps using CPU here
-      ::pause();  // asleep, holding the pipe open: no answer, no end of file
+      ::pause();                           // asleep, holding the pipe open: no answer, no end of file
       _exit(0);
     }
     ::close(fds[1]);
@@ -532,7 +560,8 @@ void check_dies_with_its_parent(const std::function<void()>& start, std::chrono:
   CHECK(lived < 1.0);
 }
 
-TEST_CASE("confinement: no compile child or worker outlives its parent by a second", "[sandbox][confinement][lifetime]") {
+TEST_CASE("confinement: no compile child or worker outlives its parent by a second",
+          "[sandbox][confinement][lifetime]") {
   leap_test::require_confinement();
   const Subreaper subreaper;
   SECTION("a compile child whose parent is killed") {
@@ -540,8 +569,10 @@ TEST_CASE("confinement: no compile child or worker outlives its parent by a seco
         [] {
           sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
           sb::CompileJob j;
-          j.source = "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
-                     "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = v; }\n";
+          j.source =
+              "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+              "__global__ void k(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) "
+              "p[0] = v; }\n";
           j.options.timeout = std::chrono::seconds(120);
           (void)c.compile(j);  // killed with the helper long before it ends
         },
@@ -565,19 +596,22 @@ TEST_CASE("confinement: no compile child or worker outlives its parent by a seco
           config.fake = true;
           sb::WorkerProcess w(config);
           const std::vector<std::uint8_t> ping = nlohmann::json::to_cbor(nlohmann::json{{"op", "ping"}});
-          (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()), std::chrono::seconds(30));
+          (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()),
+                       std::chrono::seconds(30));
           ::pause();  // the worker lives with w
         },
         std::chrono::milliseconds(300));
   }
 }
 
-TEST_CASE("confinement: the worker program starts without a GPU, confined, and answers its probe", "[sandbox][confinement][worker]") {
+TEST_CASE("confinement: the worker program starts without a GPU, confined, and answers its probe",
+          "[sandbox][confinement][worker]") {
   leap_test::require_confinement();
   REQUIRE_FALSE(sb::find_worker_executable().empty());
   auto call = [](sb::WorkerProcess& w, const char* op) {
     const std::vector<std::uint8_t> req = nlohmann::json::to_cbor(nlohmann::json{{"op", op}});
-    const sb::CallResult r = w.call(std::string_view(reinterpret_cast<const char*>(req.data()), req.size()), std::chrono::seconds(30));
+    const sb::CallResult r =
+        w.call(std::string_view(reinterpret_cast<const char*>(req.data()), req.size()), std::chrono::seconds(30));
     INFO(r.detail);
     REQUIRE(r.status == sb::CallStatus::ok);
     return nlohmann::json::from_cbor(r.reply);
@@ -636,7 +670,8 @@ int in_child(const std::function<int()>& body) {
 }
 }  // namespace
 
-TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets threads run", "[sandbox][confinement][seccomp]") {
+TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets threads run",
+          "[sandbox][confinement][seccomp]") {
   leap_test::require_confinement();
   const sb::detail::SeccompFilter filter = sb::detail::compile_child_filter();
   auto confined = [&](const std::function<int()>& body) {
@@ -662,7 +697,8 @@ TEST_CASE("confinement: seccomp kills exec, sockets and new processes, and lets 
   CHECK(confined([] { return ::unshare(0) == 0 ? 96 : 97; }) == 1000 + SIGSYS);
 }
 
-TEST_CASE("confinement: Landlock leaves the allowed tree readable and nothing else", "[sandbox][confinement][landlock]") {
+TEST_CASE("confinement: Landlock leaves the allowed tree readable and nothing else",
+          "[sandbox][confinement][landlock]") {
   leap_test::require_confinement();
   leap_test::TempDir allowed;
   const std::string inside = allowed.write("inside.h", "ok").string();
@@ -682,32 +718,37 @@ TEST_CASE("confinement: Landlock leaves the allowed tree readable and nothing el
   CHECK(rc == 0);
 }
 
-TEST_CASE("confinement: the log filter gives every file that cannot be opened the words of a missing one", "[sandbox][confinement]") {
+TEST_CASE("confinement: the log filter gives every file that cannot be opened the words of a missing one",
+          "[sandbox][confinement]") {
   const auto filtered = [](const std::string& log) { return sb::detail::same_words_for_every_unopenable_file(log); };
   const std::string missing = "k.cu(1): catastrophic error: cannot open source file \"/a/b\"\n";
   // Each reason NVRTC appends tells a candidate something about the host's files.
-  for (const char* reason : {"Permission denied", "Not a directory", "Too many levels of symbolic links", "Is a directory",
-                             "File name too long", "No such device or address", "Input/output error"}) {
+  for (const char* reason :
+       {"Permission denied", "Not a directory", "Too many levels of symbolic links", "Is a directory",
+        "File name too long", "No such device or address", "Input/output error"}) {
     INFO(reason);
-    CHECK(filtered("k.cu(1): catastrophic error: cannot open source file \"/a/b\": " + std::string(reason) + "\n") == missing);
+    CHECK(filtered("k.cu(1): catastrophic error: cannot open source file \"/a/b\": " + std::string(reason) + "\n") ==
+          missing);
   }
   // Every line, not only the first; other lines are left alone, the last one without a newline too.
-  CHECK(filtered("a.h(2): error: cannot open source file \"x\": Not a directory\n1 error\nk.cu(1): error: cannot open source file "
+  CHECK(filtered("a.h(2): error: cannot open source file \"x\": Not a directory\n1 error\nk.cu(1): error: cannot open "
+                 "source file "
                  "\"y\": Permission denied") ==
         "a.h(2): error: cannot open source file \"x\"\n1 error\nk.cu(1): error: cannot open source file \"y\"");
   // A name may hold quotes and colons of its own: only the reason after the closing quote goes.
   CHECK(filtered("k.cu(1): error: cannot open source file \"a\": b\": Not a directory\n") ==
         "k.cu(1): error: cannot open source file \"a\": b\"\n");
-  const std::string untouched = "k.cu(1): error: could not open source file \"x\" (no directories in search list)\n"
-                                "k.cu(2): error: identifier \"x\" is undefined: try this\n";
+  const std::string untouched =
+      "k.cu(1): error: could not open source file \"x\" (no directories in search list)\n"
+      "k.cu(2): error: identifier \"x\" is undefined: try this\n";
   CHECK(filtered(untouched) == untouched);
 }
-
 
 TEST_CASE("confinement: the private root holds only what is bound into it", "[sandbox][confinement][mounts]") {
   leap_test::require_confinement();
   if (!sb::confinement_support().mount_namespace) {
-    WARN("no private mount namespace here (" << sb::confinement_support().mount_namespace_reason << "); the log filter stands in");
+    WARN("no private mount namespace here (" << sb::confinement_support().mount_namespace_reason
+                                             << "); the log filter stands in");
     return;
   }
   leap_test::TempDir mountpoint, bound;
@@ -730,7 +771,8 @@ TEST_CASE("confinement: the private root holds only what is bound into it", "[sa
   CHECK(rc == 0);
 }
 
-TEST_CASE("confinement: info reports the layers in force, --unconfined results say so, on every command", "[sandbox][confinement][cli]") {
+TEST_CASE("confinement: info reports the layers in force, --unconfined results say so, on every command",
+          "[sandbox][confinement][cli]") {
   leap_test::require_confinement();
   leap_test::TempDir dir;
   const leap_test::CliRun info = leap_test::run_cli("info --json", dir);
@@ -754,14 +796,16 @@ TEST_CASE("confinement: info reports the layers in force, --unconfined results s
   REQUIRE(confined.exit_code == 0);
   CHECK(nlohmann::json::parse(confined.out).at("unconfined") == false);
   CHECK(confined.err.empty());
-  const leap_test::CliRun opted_out = leap_test::run_cli("compile --no-cache --json --unconfined '" + kernel + "'", dir);
+  const leap_test::CliRun opted_out =
+      leap_test::run_cli("compile --no-cache --json --unconfined '" + kernel + "'", dir);
   REQUIRE(opted_out.exit_code == 0);
   CHECK(nlohmann::json::parse(opted_out.out).at("unconfined") == true);
   CHECK(contains(opted_out.err, "trusted source only"));
   const leap_test::CliRun opted_out_text = leap_test::run_cli("compile --no-cache --unconfined '" + kernel + "'", dir);
   CHECK(contains(opted_out_text.out, "UNCONFINED"));
 
-  const std::string request = nlohmann::json{{"id", 1}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump() + "\n";
+  const std::string request =
+      nlohmann::json{{"id", 1}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump() + "\n";
   const leap_test::CliRun served = leap_test::run_cli("serve --unconfined", dir, request);
   REQUIRE(served.exit_code == 0);
   CHECK(nlohmann::json::parse(served.out).at("result").at("unconfined") == true);

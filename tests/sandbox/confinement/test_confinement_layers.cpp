@@ -60,7 +60,8 @@ struct Problems {
 };
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -123,8 +124,8 @@ ShellRun run_shell(const std::string& command, const leap_test::TempDir& dir, bo
                    const std::string& input = "") {
   const std::string in = dir.write("stdin.txt", input).string();
   const std::string out = (dir.path / "stdout.txt").string(), err = (dir.path / "stderr.txt").string();
-  const std::string line = "LEAP_SANDBOX_CACHE_DIR='" + (dir.path / "cache").string() + "' " + command + " <'" + in + "' >'" + out +
-                           "' 2>'" + err + "'";
+  const std::string line = "LEAP_SANDBOX_CACHE_DIR='" + (dir.path / "cache").string() + "' " + command + " <'" + in +
+                           "' >'" + out + "' 2>'" + err + "'";
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -145,19 +146,24 @@ const std::string k_cli = std::string("'") + LEAP_SANDBOX_CLI + "'";
 
 }  // namespace
 
-TEST_CASE("confinement layers: where user namespaces are taken away, untrusted compiles are refused unless the weaker set is accepted",
-          "[sandbox][confinement][layers]") {
+TEST_CASE(
+    "confinement layers: where user namespaces are taken away, untrusted compiles are refused unless the weaker set is "
+    "accepted",
+    "[sandbox][confinement][layers]") {
   REQUIRE(sb::confinement_support().full());
   leap_test::check_in_children(1, [](int) {
     Problems p;
     p.expect(take_away_user_namespaces(), "the test's seccomp filter could not be installed");
     sb::detail::reprobe_confinement_for_tests();
     const sb::ConfinementSupport& s = sb::confinement_support();
-    p.expect(!s.mount_namespace && s.sufficient() && !s.full(), "the probe did not notice that user namespaces are gone");
+    p.expect(!s.mount_namespace && s.sufficient() && !s.full(),
+             "the probe did not notice that user namespaces are gone");
     p.expect(s.missing_layers() == std::vector<std::string>{"mount namespace"}, "missing_layers: " + s.missing());
-    p.expect(s.mount_namespace_reason.find("Operation not permitted") != std::string::npos, "reason: " + s.mount_namespace_reason);
+    p.expect(s.mount_namespace_reason.find("Operation not permitted") != std::string::npos,
+             "reason: " + s.mount_namespace_reason);
     for (const sb::ConfinementLayer& l : sb::describe_confinement()) {
-      p.expect(l.in_force == (l.name != "mount namespace"), "describe_confinement says " + l.name + " is " + (l.in_force ? "" : "not ") + "in force");
+      p.expect(l.in_force == (l.name != "mount namespace"),
+               "describe_confinement says " + l.name + " is " + (l.in_force ? "" : "not ") + "in force");
     }
     for (const sb::Isolation isolation : {sb::Isolation::process, sb::Isolation::worker_pool}) {
       try {
@@ -175,8 +181,10 @@ TEST_CASE("confinement layers: where user namespaces are taken away, untrusted c
       const sb::CompileResult r = compile_source(weaker, leap_test::plain_kernel());
       p.expect(r.ok(), who + ": a plain kernel did not compile: " + r.log);
       p.expect(!r.unconfined, who + ": says unconfined");
-      p.expect(r.missing_layers == std::vector<std::string>{"mount namespace"}, who + ": the result does not name the missing layer");
-      p.expect(json::parse(sb::to_json(r)).at("missing_layers") == json::array({"mount namespace"}), who + ": not in the JSON");
+      p.expect(r.missing_layers == std::vector<std::string>{"mount namespace"},
+               who + ": the result does not name the missing layer");
+      p.expect(json::parse(sb::to_json(r)).at("missing_layers") == json::array({"mount namespace"}),
+               who + ": not in the JSON");
       expect_unopenable_read_as_missing(weaker, p, who);
     }
     return p.count;
@@ -198,7 +206,8 @@ TEST_CASE("confinement layers: a compiler process that cannot apply a layer it w
         const sb::CompileResult r = compile_source(*c, leap_test::plain_kernel());
         p.expect(false, "compiled without its private root: " + std::string(sb::to_string(r.status)));
       } catch (const std::runtime_error& e) {
-        p.expect(std::string(e.what()).find("could not confine itself (unshare(user, mount): Operation not permitted)") != std::string::npos,
+        p.expect(std::string(e.what()).find(
+                     "could not confine itself (unshare(user, mount): Operation not permitted)") != std::string::npos,
                  std::string("the refusal does not name the layer: ") + e.what());
       }
     }
@@ -206,7 +215,8 @@ TEST_CASE("confinement layers: a compiler process that cannot apply a layer it w
   });
 }
 
-TEST_CASE("confinement layers: files planted at every path the sandbox makes change nothing", "[sandbox][confinement][layers]") {
+TEST_CASE("confinement layers: files planted at every path the sandbox makes change nothing",
+          "[sandbox][confinement][layers]") {
   REQUIRE(sb::confinement_support().full());
   // What an attacker sharing $TMPDIR can put at a path before the sandbox uses it: a file, a link
   // (to the root), a directory of someone else's.
@@ -218,8 +228,8 @@ TEST_CASE("confinement layers: files planted at every path the sandbox makes cha
     fs::create_directory(dir);
     ::setenv("TMPDIR", dir.c_str(), 1);
     // The probe's old path (this process's pid), the names every pattern starts from, and a few more.
-    std::vector<std::string> planted = {"leap-probe-root-" + std::to_string(::getpid()), "leap-sandbox-XXXXXX", "leap-compile-XXXXXX",
-                                        "leap-compile-worker-XXXXXX"};
+    std::vector<std::string> planted = {"leap-probe-root-" + std::to_string(::getpid()), "leap-sandbox-XXXXXX",
+                                        "leap-compile-XXXXXX", "leap-compile-worker-XXXXXX"};
     for (int i = 1; i <= 3; ++i) planted.push_back("leap-probe-root-" + std::to_string(::getpid() + i));
     for (const std::string& name : planted) {
       const fs::path at = dir / name;
@@ -247,7 +257,8 @@ TEST_CASE("confinement layers: files planted at every path the sandbox makes cha
         if (std::find(planted.begin(), planted.end(), name) != planted.end()) continue;
         ++bases;
         struct stat st {};
-        p.expect(::lstat(e.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700 && st.st_uid == ::geteuid(),
+        p.expect(::lstat(e.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700 &&
+                     st.st_uid == ::geteuid(),
                  who + ": " + name + " is not a 0700 directory of ours");
         p.expect(name.starts_with("leap-sandbox-") && name != "leap-sandbox-XXXXXX", who + ": unexpected " + name);
         for (const auto& inner : fs::directory_iterator(e.path())) {
@@ -276,15 +287,19 @@ TEST_CASE("confinement layers: the sandbox's directories have names nobody can p
     const std::string b = sb::detail::make_private_dir("probe-root");
     p.expect(a != b, "two directories with one name");
     const fs::path base = fs::path(a).parent_path();
-    p.expect(base == fs::path(b).parent_path() && base.parent_path() == tmp.path, "not in one base directory under $TMPDIR");
-    p.expect(base.filename().string().size() == std::string("leap-sandbox-XXXXXX").size() && base.filename() != "leap-sandbox-XXXXXX",
+    p.expect(base == fs::path(b).parent_path() && base.parent_path() == tmp.path,
+             "not in one base directory under $TMPDIR");
+    p.expect(base.filename().string().size() == std::string("leap-sandbox-XXXXXX").size() &&
+                 base.filename() != "leap-sandbox-XXXXXX",
              "the base's name is not random: " + base.string());
-    fs::permissions(base, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);  // someone opened it up
+    fs::permissions(base,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);  // someone opened it up
     try {
       (void)sb::detail::make_private_dir("probe-root");
       p.expect(false, "made a directory in a base that is no longer 0700");
     } catch (const std::runtime_error& e) {
-      p.expect(std::string(e.what()).find("no longer a directory of this process's own") != std::string::npos, e.what());
+      p.expect(std::string(e.what()).find("no longer a directory of this process's own") != std::string::npos,
+               e.what());
     }
     fs::permissions(base, fs::perms::owner_all);
     sb::detail::remove_private_dir(a, false);
@@ -325,20 +340,24 @@ TEST_CASE("confinement layers: info tells the truth, and compile and serve refus
     CHECK(c.at("layers").at("mount_namespace").at("in_force") == false);
     CHECK_THAT(c.at("untrusted_compiles").get<std::string>(), Catch::Contains("--accept-weaker-confinement"));
     const ShellRun text = run_shell(k_cli + " info", dir, true);
-    CHECK_THAT(text.out, Catch::Contains("confinement of compile children: WEAKER") && Catch::Contains("mount namespace: no"));
+    CHECK_THAT(text.out,
+               Catch::Contains("confinement of compile children: WEAKER") && Catch::Contains("mount namespace: no"));
 
     const ShellRun refused = run_shell(k_cli + " compile --no-cache --json '" + kernel + "'", dir, true);
     CHECK(refused.exit_code != 0);
     CHECK(refused.out.empty());
-    CHECK_THAT(refused.err, Catch::Contains("--accept-weaker-confinement") && Catch::Contains("mount namespace unavailable"));
-    const ShellRun accepted = run_shell(k_cli + " compile --no-cache --json --accept-weaker-confinement '" + kernel + "'", dir, true);
+    CHECK_THAT(refused.err,
+               Catch::Contains("--accept-weaker-confinement") && Catch::Contains("mount namespace unavailable"));
+    const ShellRun accepted =
+        run_shell(k_cli + " compile --no-cache --json --accept-weaker-confinement '" + kernel + "'", dir, true);
     INFO(accepted.err);
     REQUIRE(accepted.exit_code == 0);
     const json r = json::parse(accepted.out);
     CHECK(r.at("status") == "ok");
     CHECK(r.at("unconfined") == false);
     CHECK(r.at("missing_layers") == json::array({"mount namespace"}));
-    const ShellRun accepted_text = run_shell(k_cli + " compile --no-cache --accept-weaker-confinement '" + kernel + "'", dir, true);
+    const ShellRun accepted_text =
+        run_shell(k_cli + " compile --no-cache --accept-weaker-confinement '" + kernel + "'", dir, true);
     CHECK_THAT(accepted_text.out, Catch::Contains("WEAKER CONFINEMENT (no mount namespace)"));
 
     const std::string request = json{{"id", 1}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump() + "\n";

@@ -18,7 +18,7 @@ TEST_CASE("check: half and bfloat16 conversions round to nearest even", "[sandbo
   CHECK(sb::float_to_half(-2.0f) == 0xC000);
   CHECK(sb::float_to_half(65504.0f) == 0x7BFF);
   CHECK(sb::float_to_half(1e6f) == 0x7C00);
-  CHECK(sb::float_to_half(5.9604645e-8f) == 0x0001);  // smallest subnormal
+  CHECK(sb::float_to_half(5.9604645e-8f) == 0x0001);      // smallest subnormal
   CHECK(sb::float_to_half(1.0f + 0x1.0p-11f) == 0x3C00);  // tie goes to even
   CHECK(std::isnan(sb::half_to_float(sb::float_to_half(NAN))));
   for (float f : {0.0f, 0.5f, -3.25f, 1000.0f, 0.000061035156f}) CHECK(sb::half_to_float(sb::float_to_half(f)) == f);
@@ -73,8 +73,8 @@ TEST_CASE("check: comparison within tolerance, NaN, first mismatch and summary",
   CHECK(c.nan_count == 1);
   CHECK(c.max_abs_error == Approx(0.5));
   const std::string text = sb::describe(c, "out", 5);
-  CHECK_THAT(text, Catch::Contains("out: 3 of 5 elements differ") && Catch::Contains("first at [2]: expected 3, got 3.5") &&
-                       Catch::Contains("NaN"));
+  CHECK_THAT(text, Catch::Contains("out: 3 of 5 elements differ") &&
+                       Catch::Contains("first at [2]: expected 3, got 3.5") && Catch::Contains("NaN"));
   std::vector<std::int32_t> ia{1, 2, 3}, ib{1, 2, 4};
   CHECK_FALSE(sb::compare(sb::DType::int32, ib.data(), ia.data(), 3, sb::Tolerance{}).ok);
   std::vector<float> inf_a{INFINITY}, inf_b{-INFINITY};
@@ -107,7 +107,8 @@ TEST_CASE("check: special values land in every float dtype, at least one of each
     int specials = 0;
     for (std::uint16_t v : h) {
       const float x = d == sb::DType::float16 ? sb::half_to_float(v) : sb::bfloat16_to_float(v);
-      specials += std::isnan(x) || std::isinf(x) || (x == 0.0f && std::signbit(x)) || std::fpclassify(x) == FP_SUBNORMAL;
+      specials +=
+          std::isnan(x) || std::isinf(x) || (x == 0.0f && std::signbit(x)) || std::fpclassify(x) == FP_SUBNORMAL;
     }
     CHECK(specials >= 1);
   }
@@ -132,7 +133,8 @@ TEST_CASE("check: the device comparison's rule is compare()'s, element for eleme
         if (rng() % 3 == 0) {
           for (std::size_t b = 0; b < width; ++b) a[i * width + b] = static_cast<unsigned char>(rng());
         } else {
-          for (std::size_t b = 0; b < width; ++b) a[i * width + b] ^= static_cast<unsigned char>(rng() % 2 << (rng() % 8));
+          for (std::size_t b = 0; b < width; ++b)
+            a[i * width + b] ^= static_cast<unsigned char>(rng() % 2 << (rng() % 8));
         }
       }
       if (d != sb::DType::int32) {
@@ -157,7 +159,8 @@ TEST_CASE("check: the device comparison's rule is compare()'s, element for eleme
     const float host = sb::half_to_float(static_cast<std::uint16_t>(h));
     const float dev = leap::sandbox::detail::leap_cmp_half(static_cast<std::uint16_t>(h));
     if (std::isnan(host)) CHECK(std::isnan(dev));
-    else if (host != dev || std::signbit(host) != std::signbit(dev)) FAIL("half " << h << ": " << host << " vs " << dev);
+    else if (host != dev || std::signbit(host) != std::signbit(dev))
+      FAIL("half " << h << ": " << host << " vs " << dev);
   }
   // exact compares bits: -0 against +0 and one NaN payload against another differ.
   const float pz = 0.0f, nz = -0.0f;

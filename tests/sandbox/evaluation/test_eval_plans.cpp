@@ -20,8 +20,8 @@
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
-using nlohmann::json;
 using leap_test::no_gpu_config;
+using nlohmann::json;
 
 namespace {
 
@@ -66,13 +66,15 @@ TEST_CASE("launch plans: built-in tasks say whether and how a plan may be declar
     INFO(t.spec.name);
     if (t.spec.candidate_launch.allowed) {
       ++allowing;
-      CHECK_THAT(t.spec.description, Catch::Contains("// leap-launch: KERNEL grid=(...) block=(...)") &&
-                                         Catch::Contains("up to " + std::to_string(t.spec.candidate_launch.max_kernels) + " kernels") &&
-                                         Catch::Contains(std::to_string(t.spec.candidate_launch.max_shared_bytes / 1024) + " KiB") &&
-                                         Catch::Contains("// leap-scratch: NAME DTYPE COUNT"));
+      CHECK_THAT(t.spec.description,
+                 Catch::Contains("// leap-launch: KERNEL grid=(...) block=(...)") &&
+                     Catch::Contains("up to " + std::to_string(t.spec.candidate_launch.max_kernels) + " kernels") &&
+                     Catch::Contains(std::to_string(t.spec.candidate_launch.max_shared_bytes / 1024) + " KiB") &&
+                     Catch::Contains("// leap-scratch: NAME DTYPE COUNT"));
     } else {
       ++fixed;
-      CHECK_THAT(t.spec.description, Catch::Contains("The launch is fixed: leap-launch and leap-scratch lines are refused."));
+      CHECK_THAT(t.spec.description,
+                 Catch::Contains("The launch is fixed: leap-launch and leap-scratch lines are refused."));
     }
   }
   CHECK(allowing >= 1);
@@ -90,19 +92,25 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   REQUIRE(r.launch_plan);
   CHECK(r.launch_plan->source == sb::PlanSource::candidate);
   CHECK(r.launch_plan->status == sb::PlanStatus::ok);
-  CHECK_THAT(r.feedback, Catch::StartsWith("The kernel compiles and its launch plan is valid (partial_sums grid=(16) block=(256) "
-                                           "shared=1024; final_sum grid=(1) block=(1024); scratch partials: 16 x float32)"));
+  CHECK_THAT(r.feedback,
+             Catch::StartsWith("The kernel compiles and its launch plan is valid (partial_sums grid=(16) block=(256) "
+                               "shared=1024; final_sum grid=(1) block=(1024); scratch partials: 16 x float32)"));
   const json j = json::parse(sb::to_json(r));
   const json& plan = j.at("launch_plan");
   CHECK(plan.at("source") == "candidate");
   CHECK(plan.at("status") == "ok");
   CHECK(plan.at("sizes") == json{{"n", 4096}});
   REQUIRE(plan.at("kernels").size() == 2);
-  CHECK(plan.at("kernels")[0] == json{{"kernel", "partial_sums"}, {"grid", {16, 1, 1}}, {"block", {256, 1, 1}}, {"shared_bytes", 1024},
+  CHECK(plan.at("kernels")[0] == json{{"kernel", "partial_sums"},
+                                      {"grid", {16, 1, 1}},
+                                      {"block", {256, 1, 1}},
+                                      {"shared_bytes", 1024},
                                       {"args", {"x", "partials", "n"}}});
   CHECK(plan.at("kernels")[1].at("block") == json{1024, 1, 1});
-  CHECK(plan.at("scratch") == json::array({json{{"name", "partials"}, {"dtype", "float32"}, {"count", 16}, {"bytes", 64}}}));
-  CHECK_THAT(plan.at("directives").get<std::string>(), Catch::Contains("// leap-launch: final_sum grid=(1) block=(1024) args=(partials, out, n)"));
+  CHECK(plan.at("scratch") ==
+        json::array({json{{"name", "partials"}, {"dtype", "float32"}, {"count", 16}, {"bytes", 64}}}));
+  CHECK_THAT(plan.at("directives").get<std::string>(),
+             Catch::Contains("// leap-launch: final_sum grid=(1) block=(1024) args=(partials, out, n)"));
 
   // The second kernel missing from the module: a compile_error naming it, before no_gpu.
   std::string missing = k_two_pass_source;
@@ -111,8 +119,9 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   REQUIRE(m.verdict);
   CHECK(*m.verdict == leap::Verdict::compile_error);
   CHECK(m.launch_plan->status == sb::PlanStatus::invalid);
-  CHECK_THAT(m.feedback, Catch::StartsWith("Launch plan error: line 4, kernel 'final_sum': no such kernel in the module (it has: "
-                                           "final_sun, partial_sums)"));
+  CHECK_THAT(m.feedback,
+             Catch::StartsWith("Launch plan error: line 4, kernel 'final_sum': no such kernel in the module (it has: "
+                               "final_sun, partial_sums)"));
 
   // Over a limit: its own status, a compile_error verdict, and the JSON says why.
   std::string wide = k_two_pass_source;
@@ -122,7 +131,8 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   CHECK(*w.verdict == leap::Verdict::compile_error);
   const json wj = json::parse(sb::to_json(w));
   CHECK(wj.at("launch_plan").at("status") == "invalid");
-  CHECK_THAT(wj.at("launch_plan").at("error").get<std::string>(), Catch::Contains("block x \"2048\" is 2048, over the limit of 1024"));
+  CHECK_THAT(wj.at("launch_plan").at("error").get<std::string>(),
+             Catch::Contains("block x \"2048\" is 2048, over the limit of 1024"));
   CHECK(wj.at("launch_plan").at("kernels").empty());
 
   // No plan: the task's launch, reported as such.
@@ -144,7 +154,8 @@ TEST_CASE("launch plans: eval without a GPU checks the plan against the compiled
   CHECK(json::parse(sb::to_json(broken)).at("launch_plan").is_null());
 }
 
-TEST_CASE("launch plans: a built-in task's two-kernel variant compiles and its plan is valid", "[sandbox][plan][task]") {
+TEST_CASE("launch plans: a built-in task's two-kernel variant compiles and its plan is valid",
+          "[sandbox][plan][task]") {
   const sb::BuiltinTask* t = sb::find_builtin_task("row_sum");
   REQUIRE(t != nullptr);
   const sb::TaskVariant* v = t->variant("two_pass");
@@ -161,8 +172,11 @@ TEST_CASE("launch plans: a built-in task's two-kernel variant compiles and its p
 TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like compile", "[sandbox][plan][serve]") {
   sb::Evaluator evaluator(no_gpu_config());
   const sb::RequestHandler handler(evaluator);
-  json request = {{"id", 1}, {"op", "eval"}, {"task", json::parse(sb::task_to_json(sum_task()))},
-                  {"source", "#include \"sums.cuh\"\n"}, {"headers", {{"sums.cuh", k_two_pass_source}}}};
+  json request = {{"id", 1},
+                  {"op", "eval"},
+                  {"task", json::parse(sb::task_to_json(sum_task()))},
+                  {"source", "#include \"sums.cuh\"\n"},
+                  {"headers", {{"sums.cuh", k_two_pass_source}}}};
   const json response = json::parse(handler.handle(request.dump()));
   INFO(response.dump());
   REQUIRE(response.at("ok") == true);
@@ -174,7 +188,8 @@ TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like c
   CHECK(result.at("verdict") == "compile_error");
   CHECK_THAT(result.at("detail").get<std::string>(), Catch::Contains("defines no kernel named 'sum'"));
 
-  request["source"] = std::string(k_two_pass_source).substr(0, std::string(k_two_pass_source).find("extern")) + "#include \"sums.cuh\"\n";
+  request["source"] = std::string(k_two_pass_source).substr(0, std::string(k_two_pass_source).find("extern")) +
+                      "#include \"sums.cuh\"\n";
   const json with_plan = json::parse(handler.handle(request.dump()));
   INFO(with_plan.dump());
   REQUIRE(with_plan.at("ok") == true);
@@ -187,8 +202,10 @@ TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like c
   CHECK(bad.at("error") == "eval: \"headers\" must be an object {\"name.cuh\": \"header text\"}");
 }
 
-TEST_CASE("launch plans: arguments that do not match the kernel's parameters in the CUBIN are an invalid plan before anything runs",
-          "[sandbox][plan][evaluator]") {
+TEST_CASE(
+    "launch plans: arguments that do not match the kernel's parameters in the CUBIN are an invalid plan before "
+    "anything runs",
+    "[sandbox][plan][evaluator]") {
   sb::Evaluator ev(no_gpu_config());
   const sb::TaskSpec task = sum_task();
   auto evaluate = [&](const std::string& from, const std::string& to) {
@@ -204,30 +221,39 @@ TEST_CASE("launch plans: arguments that do not match the kernel's parameters in 
   };
   const Case cases[] = {
       // final_sum loses a parameter the plan passes.
-      {"final_sum(const float* partials, float* out, int n) {", "final_sum(const float* partials, float* out) { const int n = 4096;",
-       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument"},
+      {"final_sum(const float* partials, float* out, int n) {",
+       "final_sum(const float* partials, float* out) { const int n = 4096;",
+       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the "
+       "extra argument"},
       // final_sum gains one the plan does not pass (the plan would leave it to whatever lies past the array).
-      {"final_sum(const float* partials, float* out, int n)", "final_sum(const float* partials, float* out, int n, const float* more)",
-       "line 4, kernel 'final_sum': the kernel declares 4 parameters; the plan passes 3 (partials, out, n): add the missing argument"},
+      {"final_sum(const float* partials, float* out, int n)",
+       "final_sum(const float* partials, float* out, int n, const float* more)",
+       "line 4, kernel 'final_sum': the kernel declares 4 parameters; the plan passes 3 (partials, out, n): add the "
+       "missing argument"},
       // The plan passes 2 arguments to a kernel of 3.
       {"args=(partials, out, n)", "args=(partials, out)",
        "line 4, kernel 'final_sum': the kernel declares 3 parameters; the plan passes 2 (partials, out)"},
       // A double where the plan passes an int32.
       {"final_sum(const float* partials, float* out, int n)", "final_sum(const float* partials, float* out, double n)",
-       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int`"},
+       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): "
+       "declare it `int`"},
       // A double where the plan passes a pointer: same size, and a double is not a pointer, but the
       // CUBIN knows only bytes; an int where it passes a pointer is caught.
       {"partial_sums(const float* x, float* partials, int n) {",
-       "partial_sums(const float* x, int partials_at, int n) { float* partials = static_cast<float*>(nullptr) + partials_at;",
-       "line 3, kernel 'partial_sums': parameter 2 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, passed as an 8-byte "
+       "partial_sums(const float* x, int partials_at, int n) { float* partials = static_cast<float*>(nullptr) + "
+       "partials_at;",
+       "line 3, kernel 'partial_sums': parameter 2 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, "
+       "passed as an 8-byte "
        "pointer): declare it `float*`"},
       // A struct of 24 bytes where the plan passes an int32.
       {"extern \"C\" __global__ void final_sum(const float* partials, float* out, int n) {",
-       "struct Wide { long a, b, c; };\nextern \"C\" __global__ void final_sum(const float* partials, float* out, Wide w) { int n = (int)w.a;",
+       "struct Wide { long a, b, c; };\nextern \"C\" __global__ void final_sum(const float* partials, float* out, Wide "
+       "w) { int n = (int)w.a;",
        "line 4, kernel 'final_sum': parameter 3 of 3 is 24 bytes; the plan passes 'n' (an int32 scalar, 4 bytes)"},
       // All three in one struct: one parameter where the plan passes three.
       {"extern \"C\" __global__ void final_sum(const float* partials, float* out, int n) {",
-       "struct Three { const float* a; float* b; long c; };\nextern \"C\" __global__ void final_sum(Three t) { const float* partials = t.a; "
+       "struct Three { const float* a; float* b; long c; };\nextern \"C\" __global__ void final_sum(Three t) { const "
+       "float* partials = t.a; "
        "float* out = t.b; int n = (int)t.c;",
        "line 4, kernel 'final_sum': the kernel declares 1 parameter; the plan passes 3"},
   };
@@ -250,20 +276,25 @@ TEST_CASE("launch plans: the task's own launch is held to the kernel's parameter
   const sb::EvalResult ok = ev.evaluate(task, task.reference_source);
   REQUIRE(ok.status == sb::EvalStatus::no_gpu);
 
-  const sb::EvalResult missing = ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out) { out[0] = x[0]; }");
+  const sb::EvalResult missing =
+      ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out) { out[0] = x[0]; }");
   INFO(sb::to_json(missing));
   REQUIRE(missing.verdict);
   CHECK(*missing.verdict == leap::Verdict::compile_error);
   CHECK(missing.launch_plan->source == sb::PlanSource::task);
   CHECK(missing.launch_plan->status == sb::PlanStatus::invalid);
   CHECK(missing.launch_plan->error ==
-        "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the "
+        "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the "
+        "kernel with the "
         "task's signature: (const float* x, float* out, int n)");
 
-  const sb::EvalResult wide = ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out, long n) { out[0] = x[n]; }");
+  const sb::EvalResult wide =
+      ev.evaluate(task, "extern \"C\" __global__ void sum(const float* x, float* out, long n) { out[0] = x[n]; }");
   REQUIRE(wide.verdict);
   CHECK(*wide.verdict == leap::Verdict::compile_error);
-  CHECK_THAT(wide.detail, Catch::Contains("parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, 4 bytes): declare it `int`"));
+  CHECK_THAT(
+      wide.detail,
+      Catch::Contains("parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, 4 bytes): declare it `int`"));
 
   // A reference that does not take the task's parameters: the task's error, not the candidate's.
   sb::TaskSpec bad_ref = task;
@@ -276,7 +307,8 @@ TEST_CASE("launch plans: the task's own launch is held to the kernel's parameter
                           Catch::Contains("parameter 3 of 3 is 8 bytes"));
 }
 
-TEST_CASE("launch plans: every built-in task's kernels take exactly the arguments their launches pass", "[sandbox][plan][task]") {
+TEST_CASE("launch plans: every built-in task's kernels take exactly the arguments their launches pass",
+          "[sandbox][plan][task]") {
   std::vector<sb::CompileJob> jobs;
   std::vector<const sb::BuiltinTask*> tasks;
   std::vector<const sb::TaskVariant*> variants;
@@ -305,7 +337,8 @@ TEST_CASE("launch plans: every built-in task's kernels take exactly the argument
     REQUIRE(parsed.ok());
     const sb::PlanContext context{&*results[i].kernels, 0, &*params};
     if (parsed.plan.empty()) {
-      CHECK_NOTHROW(sb::resolve_launch_plan(sb::task_launch_plan(spec), spec, spec.sizes, sb::k_task_launch_bounds, context));
+      CHECK_NOTHROW(
+          sb::resolve_launch_plan(sb::task_launch_plan(spec), spec, spec.sizes, sb::k_task_launch_bounds, context));
     } else {
       const sb::PlanCheck c = sb::check_candidate_plan(parsed.plan, spec, context);
       CHECK(c.error == "");

@@ -9,8 +9,8 @@
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
-using nlohmann::json;
 using leap_test::no_gpu_config;
+using nlohmann::json;
 
 namespace {
 
@@ -44,12 +44,14 @@ TEST_CASE("evaluator: no GPU - compile errors are verdicts, compiling candidates
   CHECK(j.at("compile").at("status") == "ok");
 }
 
-TEST_CASE("evaluator: a missing entry point, a refused include and a compile bomb are compile errors", "[sandbox][evaluator]") {
+TEST_CASE("evaluator: a missing entry point, a refused include and a compile bomb are compile errors",
+          "[sandbox][evaluator]") {
   sb::EvaluatorConfig c = no_gpu_config();
   c.compile_timeout = std::chrono::milliseconds(3000);
   sb::Evaluator ev(c);
   const sb::TaskSpec& spec = task("scale_add").spec;
-  const sb::EvalResult no_entry = ev.evaluate(spec, "__global__ void scale_add(const float* x, const float* y, float* out, float a, int n) {}\n");
+  const sb::EvalResult no_entry =
+      ev.evaluate(spec, "__global__ void scale_add(const float* x, const float* y, float* out, float a, int n) {}\n");
   REQUIRE(no_entry.verdict.has_value());
   CHECK(*no_entry.verdict == leap::Verdict::compile_error);
   CHECK_THAT(no_entry.feedback, Catch::Contains("extern \"C\" __global__ void scale_add"));
@@ -120,7 +122,9 @@ TEST_CASE("evaluator: a reference compile ended by a limit is not kept, and the 
 }
 
 TEST_CASE("evaluator: first_errors keeps the diagnostics and their carets", "[sandbox][evaluator]") {
-  const std::string log = "k.cu(3): error: identifier \"x\" is undefined\n  y = x;\n      ^\n\nk.cu(9): warning: unused\n1 error detected\n";
+  const std::string log =
+      "k.cu(3): error: identifier \"x\" is undefined\n  y = x;\n      ^\n\nk.cu(9): warning: unused\n1 error "
+      "detected\n";
   const std::string e = sb::first_errors(log);
   CHECK_THAT(e, Catch::Contains("k.cu(3): error") && Catch::Contains("y = x;"));
   CHECK(e.find("warning") == std::string::npos);

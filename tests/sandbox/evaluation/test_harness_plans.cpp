@@ -117,10 +117,12 @@ using sb::test::verdict_of;
 
 // What partial_sums and final_sum declare: (const float*, float*, int).
 const std::vector<sb::KernelParam> k_pointer_pointer_int{{0, 8}, {8, 8}, {16, 4}};
-sb::KernelParams two_kernel_params() { return {{"partial_sums", k_pointer_pointer_int}, {"final_sum", k_pointer_pointer_int}}; }
+sb::KernelParams two_kernel_params() {
+  return {{"partial_sums", k_pointer_pointer_int}, {"final_sum", k_pointer_pointer_int}};
+}
 
-Outcome evaluate(FakeGpu& gpu, std::map<std::string, FakeKernel> candidate, const std::string& plan, sb::TaskSpec task = sum_task(),
-                 bool time = true, sb::KernelParams params = two_kernel_params()) {
+Outcome evaluate(FakeGpu& gpu, std::map<std::string, FakeKernel> candidate, const std::string& plan,
+                 sb::TaskSpec task = sum_task(), bool time = true, sb::KernelParams params = two_kernel_params()) {
   gpu.add_module("fake:candidate", std::move(candidate), std::move(params));
   gpu.add_module("fake:reference", {{"sum", reference}});
   return sb::test::run_harness(gpu, task, 7, time, plan);
@@ -138,7 +140,8 @@ std::map<std::string, FakeKernel> two_kernels(FakeKernel first = partial_sums())
 
 }  // namespace
 
-TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is correct, timed as one sequence", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is correct, timed as one sequence",
+          "[sandbox][harness][plan]") {
   FakeGpu gpu;
   const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
   INFO(o.reply.dump());
@@ -166,7 +169,8 @@ TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is corre
     if (gpu.log[i].what != "record_start") continue;
     std::vector<std::string> inside;
     std::size_t k = i + 1;
-    for (; k < gpu.log.size() && gpu.log[k].what != "record_stop"; ++k) inside.push_back(gpu.log[k].what + " " + gpu.log[k].name);
+    for (; k < gpu.log.size() && gpu.log[k].what != "record_stop"; ++k)
+      inside.push_back(gpu.log[k].what + " " + gpu.log[k].name);
     if (inside.size() == 2 && inside[0] == "launch fake:candidate:partial_sums") {
       CHECK(inside[1] == "launch fake:candidate:final_sum");
       ++windows;
@@ -178,7 +182,8 @@ TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is corre
   CHECK(gpu.unscrubbed_frees == 0);
 }
 
-TEST_CASE("launch plans (fake GPU): a timed run whose CUPTI records lack a kernel of the plan is timed by events", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): a timed run whose CUPTI records lack a kernel of the plan is timed by events",
+          "[sandbox][harness][plan]") {
   // final_sum's records never arrive: CUPTI's window of each candidate run would hold partial_sums
   // alone (0.3 ms), and the plan would be paid for a speedup of 6.7 where it earned 4.
   for (const bool ids : {true, false}) {
@@ -195,7 +200,8 @@ TEST_CASE("launch plans (fake GPU): a timed run whose CUPTI records lack a kerne
   }
 }
 
-TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no run reuses an earlier one's", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no run reuses an earlier one's",
+          "[sandbox][harness][plan]") {
   // partial_sums trusts a tag that final_sum leaves in scratch and skips its work when it finds it:
   // with the scratch poisoned before every run it never finds it, and the answer is never stale.
   FakeGpu gpu;
@@ -251,7 +257,8 @@ TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no 
   CHECK(stale == 256.0f);  // the first run's sum, where 512 was due
 }
 
-TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missing or a limit is broken", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missing or a limit is broken",
+          "[sandbox][harness][plan]") {
   SECTION("the second kernel is not in the module: the lookup fails before any launch") {
     FakeGpu gpu;
     const Outcome o = evaluate(gpu, {{"partial_sums", partial_sums()}}, k_two_pass);
@@ -262,10 +269,11 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
   }
   SECTION("more threads per block than a GPU has") {
     FakeGpu gpu;
-    const Outcome o = evaluate(gpu, two_kernels(),
-                               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
-                               "// leap-launch: partial_sums grid=ceil_div(n, 256) block=(64, 32) args=(x, partials, n)\n"
-                               "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
+    const Outcome o =
+        evaluate(gpu, two_kernels(),
+                 "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                 "// leap-launch: partial_sums grid=ceil_div(n, 256) block=(64, 32) args=(x, partials, n)\n"
+                 "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "compile_error");
     CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: line 2, kernel 'partial_sums'") &&
@@ -285,10 +293,11 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
   SECTION("dynamic shared memory within the task's bound but over this device's opt-in limit") {
     FakeGpu gpu;
     gpu.shared_optin = 64 * 1024;
-    const Outcome o = evaluate(gpu, two_kernels(),
-                               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
-                               "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=96*1024 args=(x, partials, n)\n"
-                               "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
+    const Outcome o =
+        evaluate(gpu, two_kernels(),
+                 "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+                 "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=96*1024 args=(x, partials, n)\n"
+                 "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n");
     REQUIRE(verdict_of(o.result) == "compile_error");
     CHECK_THAT(o.result.detail, Catch::Contains("98304") && Catch::Contains("the device's limit of 65536 bytes"));
     CHECK(count_ops(gpu, "launch") == 0);
@@ -309,13 +318,15 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
   }
 }
 
-TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted in through the driver first", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted in through the driver first",
+          "[sandbox][harness][plan]") {
   FakeGpu gpu;
-  const Outcome o = evaluate(gpu, two_kernels(),
-                             "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
-                             "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=64*1024 args=(x, partials, n)\n"
-                             "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n",
-                             sum_task(), false);
+  const Outcome o =
+      evaluate(gpu, two_kernels(),
+               "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+               "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=64*1024 args=(x, partials, n)\n"
+               "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n",
+               sum_task(), false);
   INFO(o.reply.dump());
   REQUIRE(verdict_of(o.result) == "correct");
   bool allowed = false;
@@ -329,10 +340,12 @@ TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted i
   CHECK(count_ops(gpu, "allow_shared", "fake:candidate:final_sum") == 0);  // no shared memory, nothing to allow
 }
 
-TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with the plan's dynamic", "[sandbox][harness][plan]") {
-  const std::string plan = "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
-                           "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=16*1024 args=(x, partials, n)\n"
-                           "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n";
+TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with the plan's dynamic",
+          "[sandbox][harness][plan]") {
+  const std::string plan =
+      "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
+      "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=16*1024 args=(x, partials, n)\n"
+      "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n";
   SECTION("40 KiB static and 16 KiB dynamic: over 48 KiB together, so the kernel is opted in") {
     FakeGpu gpu;
     gpu.static_shared["partial_sums"] = 40 * 1024;
@@ -348,9 +361,10 @@ TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with 
     big.replace(big.find("shared=16*1024"), 14, "shared=40*1024");
     const Outcome o = evaluate(gpu, two_kernels(), big, sum_task(), false);
     REQUIRE(verdict_of(o.result) == "compile_error");
-    CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: line 2, kernel 'partial_sums': 204800 bytes of static shared "
-                                                    "memory and 40960 of dynamic (shared=40*1024) are over the device's limit of 232448 "
-                                                    "bytes per block"));
+    CHECK_THAT(o.result.feedback,
+               Catch::StartsWith("Launch plan error: line 2, kernel 'partial_sums': 204800 bytes of static shared "
+                                 "memory and 40960 of dynamic (shared=40*1024) are over the device's limit of 232448 "
+                                 "bytes per block"));
     CHECK(count_ops(gpu, "launch") == 0);
   }
 }
@@ -359,19 +373,24 @@ TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by i
   FakeGpu gpu;
   const Outcome o = evaluate(gpu, two_kernels(partial_sums(nullptr, false, true)), k_two_pass);
   REQUIRE(verdict_of(o.result) == "wrong_answer");
-  CHECK_THAT(o.result.detail, Catch::Contains("wrote outside scratch buffer 'partials' (0 bytes before its start, 4 after its end)"));
+  CHECK_THAT(o.result.detail,
+             Catch::Contains("wrote outside scratch buffer 'partials' (0 bytes before its start, 4 after its end)"));
 }
 
-TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel of a plan", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel of a plan",
+          "[sandbox][harness][plan]") {
   SECTION("the second kernel counts its calls and stops working after the checked ones: caught when timed") {
     FakeGpu gpu;
-    const Outcome o = evaluate(gpu, {{"partial_sums", partial_sums()}, {"final_sum", [](FakeCall& c) {
-                                       if (++c.globals["calls"] > 6) {
-                                         c.duration_ms = 0.01;
-                                         return;
-                                       }
-                                       final_sum(c);
-                                     }}},
+    const Outcome o = evaluate(gpu,
+                               {{"partial_sums", partial_sums()},
+                                {"final_sum",
+                                 [](FakeCall& c) {
+                                   if (++c.globals["calls"] > 6) {
+                                     c.duration_ms = 0.01;
+                                     return;
+                                   }
+                                   final_sum(c);
+                                 }}},
                                k_two_pass);
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "wrong_answer");
@@ -401,20 +420,24 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     CHECK(gpu.log.at(reload_at + 2).what == "load");
     // Launches after the reload go through the new module's functions (an old handle would fail).
     bool launched_after = false;
-    for (std::size_t i = reload_at; i < gpu.log.size(); ++i) launched_after = launched_after || gpu.log[i].name == "fake:candidate:final_sum";
+    for (std::size_t i = reload_at; i < gpu.log.size(); ++i)
+      launched_after = launched_after || gpu.log[i].name == "fake:candidate:final_sum";
     CHECK(launched_after);
   }
   SECTION("the first kernel faults: a runtime_error that says where in the plan it surfaced") {
     FakeGpu gpu;
-    const Outcome o = evaluate(gpu, two_kernels([](FakeCall& c) { c.status = sb::test::k_illegal_address; }), k_two_pass);
+    const Outcome o =
+        evaluate(gpu, two_kernels([](FakeCall& c) { c.status = sb::test::k_illegal_address; }), k_two_pass);
     REQUIRE(verdict_of(o.result) == "runtime_error");
     CHECK(o.result.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
-    CHECK_THAT(o.result.detail, Catch::Contains("(at the launch of kernel 2 of 2, 'final_sum', or in a kernel before it)"));
+    CHECK_THAT(o.result.detail,
+               Catch::Contains("(at the launch of kernel 2 of 2, 'final_sum', or in a kernel before it)"));
     CHECK(count_ops(gpu, "launch", "fake:candidate:final_sum") == 0);  // the fault stopped the sequence
   }
 }
 
-TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's parameters never reach a launch", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's parameters never reach a launch",
+          "[sandbox][harness][plan]") {
   // The driver's account of each kernel (cuFuncGetParamInfo) decides; the plan is k_two_pass,
   // (x, partials, n) and (partials, out, n).
   struct Case {
@@ -429,13 +452,20 @@ TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's par
   }();
   const Case cases[] = {
       {"a kernel declaring 102 parameters, passed 3", many,
-       "line 4, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the missing argument"},
-      {"one parameter fewer than the plan passes", {{0, 8}, {8, 8}},
-       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument"},
-      {"a double where the plan passes a pointer", {{0, 8}, {8, 8}, {16, 8}},
-       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int`"},
-      {"an int where the plan passes a pointer", {{0, 4}, {8, 8}, {16, 4}},
-       "line 4, kernel 'final_sum': parameter 1 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, passed as an 8-byte "
+       "line 4, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the "
+       "missing argument"},
+      {"one parameter fewer than the plan passes",
+       {{0, 8}, {8, 8}},
+       "line 4, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the "
+       "extra argument"},
+      {"a double where the plan passes a pointer",
+       {{0, 8}, {8, 8}, {16, 8}},
+       "line 4, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): "
+       "declare it `int`"},
+      {"an int where the plan passes a pointer",
+       {{0, 4}, {8, 8}, {16, 4}},
+       "line 4, kernel 'final_sum': parameter 1 of 3 is 4 bytes; the plan passes 'partials' (float32 scratch, passed "
+       "as an 8-byte "
        "pointer): declare it `float*`"},
       {"a 24-byte struct", {{0, 8}, {8, 8}, {16, 24}}, "parameter 3 of 3 is 24 bytes"},
       {"no parameters at all", {}, "the kernel declares 0 parameters; the plan passes 3"},
@@ -448,7 +478,8 @@ TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's par
       const Outcome o = evaluate(gpu, two_kernels(), k_two_pass, sum_task(), true, params);
       INFO(o.reply.dump());
       REQUIRE(verdict_of(o.result) == "compile_error");
-      CHECK_THAT(o.reply.at("plan_error").get<std::string>(), Catch::StartsWith(c.expected) || Catch::Contains(c.expected));
+      CHECK_THAT(o.reply.at("plan_error").get<std::string>(),
+                 Catch::StartsWith(c.expected) || Catch::Contains(c.expected));
       CHECK_THAT(o.result.feedback, Catch::StartsWith("Launch plan error: "));
       CHECK(count_ops(gpu, "launch") == 0);
       CHECK(count_ops(gpu, "alloc") == 0);  // refused before a single buffer
@@ -458,7 +489,8 @@ TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's par
   }
 }
 
-TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same way, the candidate's and the reference's", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same way, the candidate's and the reference's",
+          "[sandbox][harness][plan]") {
   SECTION("a candidate kernel that takes a double for the task's int32 'n'") {
     FakeGpu gpu;
     gpu.add_module("fake:candidate", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}, {16, 8}}}});
@@ -466,9 +498,11 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "compile_error");
-    CHECK_THAT(o.reply.at("plan_error").get<std::string>(),
-               Catch::StartsWith("the task's launch, kernel 'sum': parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, "
-                                 "4 bytes): declare it `int`"));
+    CHECK_THAT(
+        o.reply.at("plan_error").get<std::string>(),
+        Catch::StartsWith(
+            "the task's launch, kernel 'sum': parameter 3 of 3 is 8 bytes; the task passes 'n' (an int32 scalar, "
+            "4 bytes): declare it `int`"));
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a candidate kernel that leaves out 'n'") {
@@ -477,9 +511,11 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     gpu.add_module("fake:reference", {{"sum", reference}});
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
     REQUIRE(verdict_of(o.result) == "compile_error");
-    CHECK_THAT(o.reply.at("plan_error").get<std::string>(),
-               Catch::Contains("the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the task's "
-                               "signature: (const float* x, float* out, int n)"));
+    CHECK_THAT(
+        o.reply.at("plan_error").get<std::string>(),
+        Catch::Contains(
+            "the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the task's "
+            "signature: (const float* x, float* out, int n)"));
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a reference that does not take the task's parameters is the task's fault, not the candidate's") {
@@ -489,7 +525,8 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
     CHECK_FALSE(o.result.verdict.has_value());
     CHECK(o.result.status == sb::EvalStatus::error);
-    CHECK_THAT(o.result.error, Catch::Contains("the task's launch of the reference") && Catch::Contains("declares 2 parameters"));
+    CHECK_THAT(o.result.error,
+               Catch::Contains("the task's launch of the reference") && Catch::Contains("declares 2 parameters"));
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a driver that cannot tell (before CUDA 12.4) and a module that is no CUBIN: refused, not guessed") {
@@ -504,7 +541,8 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
   }
 }
 
-TEST_CASE("launch plans (fake GPU): every launch passes exactly one pointer per declared parameter", "[sandbox][harness][plan]") {
+TEST_CASE("launch plans (fake GPU): every launch passes exactly one pointer per declared parameter",
+          "[sandbox][harness][plan]") {
   FakeGpu gpu;
   const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
   REQUIRE(verdict_of(o.result) == "correct");

@@ -113,7 +113,8 @@ Outcome evaluate(FakeGpu& gpu, const FakeKernel& candidate, sb::TaskSpec task = 
 
 }  // namespace
 
-TEST_CASE("harness (fake GPU): an honest kernel is correct, with the speedup its emulation implies", "[sandbox][harness]") {
+TEST_CASE("harness (fake GPU): an honest kernel is correct, with the speedup its emulation implies",
+          "[sandbox][harness]") {
   FakeGpu gpu;
   const Outcome o = evaluate(gpu, honest(1.0));
   INFO(o.reply.dump());
@@ -294,7 +295,9 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
   CHECK(log[reload + 2].what == "load");
   CHECK(log[reload + 2].name == "fake:candidate");
   for (std::size_t i = 0; i < reload; ++i) {
-    if (log[i].what == "stage") CHECK((log[i].name == "load" || log[i].name == "candidate" || log[i].name == "reference" || log[i].name == "check"));
+    if (log[i].what == "stage")
+      CHECK((log[i].name == "load" || log[i].name == "candidate" || log[i].name == "reference" ||
+             log[i].name == "check"));
   }
 
   // Every timed launch of the candidate: fresh inputs drawn (seeds never used before) and the output
@@ -317,7 +320,8 @@ TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come 
       for (std::size_t k = prev_launch; k < i; ++k) {
         if (log[k].what == "generate" && log[k].ptr == args[0]) seeds[0] = log[k].seed;
         if (log[k].what == "generate" && log[k].ptr == args[1]) seeds[1] = log[k].seed;
-        poisoned = poisoned || (log[k].what == "fill" && log[k].ptr == args[2] && log[k].bytes == 4096 * 4 && log[k].seed == 0x7FC0DEADu);
+        poisoned = poisoned || (log[k].what == "fill" && log[k].ptr == args[2] && log[k].bytes == 4096 * 4 &&
+                                log[k].seed == 0x7FC0DEADu);
         flushed = flushed || log[k].what == "flush";
       }
       CHECK(seeds[0] != 0);
@@ -384,7 +388,8 @@ constexpr std::size_t k_small_arena = std::size_t{1} << 20;
 // others. The kernel knows when timing starts (its module is reloaded, its globals are fresh) and
 // counts the warm-up, so it can aim at any timed run it likes; whichever it skips, the verdict is
 // wrong_answer "when timed", over a thousand evaluation seeds and four ways of choosing.
-TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caught, every time", "[sandbox][harness][timed_cheats]") {
+TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caught, every time",
+          "[sandbox][harness][timed_cheats]") {
   sb::TaskSpec task = fake_task();
   task.sizes = {{"n", 256}};
   task.check_sizes = {{{"n", 5}}};
@@ -459,7 +464,8 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
   }
 }
 
-TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel its speedup, exactly", "[sandbox][harness][timed_cheats]") {
+TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel its speedup, exactly",
+          "[sandbox][harness][timed_cheats]") {
   sb::TaskSpec task = fake_task();
   task.sizes = {{"n", 256}};
   task.check_sizes = {{{"n", 5}}};
@@ -475,7 +481,8 @@ TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel i
   }
 }
 
-TEST_CASE("harness (fake GPU): timed inputs differ between evaluations with the same request seed", "[sandbox][harness]") {
+TEST_CASE("harness (fake GPU): timed inputs differ between evaluations with the same request seed",
+          "[sandbox][harness]") {
   // The loop example fixes its seed; OS randomness in every timed run's seed keeps those inputs unknown.
   auto timed_seeds = [] {
     FakeGpu gpu;
@@ -496,7 +503,8 @@ TEST_CASE("harness (fake GPU): timed inputs differ between evaluations with the 
   CHECK(common.empty());
 }
 
-TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagged and not paid", "[sandbox][harness][floor]") {
+TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagged and not paid",
+          "[sandbox][harness][floor]") {
   // scale_add at n = 4096 reads x and y: 32 KiB. At the fake's 1 TB/s, with 1.5x headroom, no run
   // can take less than 32768 / 1.5e12 s = 2.18e-5 ms.
   const double floor_ms = 32768.0 / (1e12 * 1.5) * 1e3;
@@ -546,7 +554,8 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
   }
 }
 
-TEST_CASE("harness (fake GPU): special values in the trials catch a kernel that mishandles them", "[sandbox][harness]") {
+TEST_CASE("harness (fake GPU): special values in the trials catch a kernel that mishandles them",
+          "[sandbox][harness]") {
   // Squashes NaN and infinities to 0: right on every ordinary input, wrong on the values a task may
   // declare meaningful.
   const FakeKernel squashing = [](FakeCall& c) {
@@ -617,7 +626,8 @@ TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a
   }
 }
 
-TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict untimed, not a timeout", "[sandbox][harness]") {
+TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict untimed, not a timeout",
+          "[sandbox][harness]") {
   FakeGpu gpu;
   sb::TaskSpec t = fake_task();
   t.check_sizes.clear();
@@ -631,7 +641,8 @@ TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict
   const Outcome o = evaluate(gpu, sleepy, t, sleepy);
   INFO(o.reply.dump());
   REQUIRE(verdict_of(o.result) == "correct");
-  CHECK(o.result.feedback.rfind("Correct (not timed: the correctness trials took most of the task's time limit", 0) == 0);
+  CHECK(o.result.feedback.rfind("Correct (not timed: the correctness trials took most of the task's time limit", 0) ==
+        0);
   CHECK(std::isnan(o.result.speedup));
   for (const auto& op : gpu.log) CHECK_FALSE((op.what == "stage" && op.name == "reload"));
 }
@@ -729,10 +740,12 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
   gpu.pageable_host_access = true;
   gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
   gpu.add_module("fake:reference", {{"scale_add", reference}});
-  for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
+  for (const char* module : {"fake:candidate", "fake:reference"})
+    gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
   sb::WorkerConfig config;
   SECTION("refused by default, before anything is loaded, with the option named") {
-    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+    const json reply =
+        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("ok") == false);
     CHECK_THAT(reply.at("error").get<std::string>(),
@@ -745,13 +758,15 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
   }
   SECTION("an operator who opted in gets the evaluation") {
     config.allow_pageable_host_access = true;
-    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+    const json reply =
+        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("verdict") == "correct");
   }
   SECTION("a device without pageable access is evaluated as before") {
     gpu.pageable_host_access = false;
-    const json reply = sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+    const json reply =
+        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
     CHECK(reply.at("verdict") == "correct");
   }
 }
@@ -763,10 +778,12 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
     gpu.local_bytes["scale_add"] = local_bytes;
     gpu.add_module("fake:candidate", {{"scale_add", kernel}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
-    for (const char* module : {"fake:candidate", "fake:reference"}) gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
+    for (const char* module : {"fake:candidate", "fake:reference"})
+      gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
     sb::WorkerConfig config;
     config.local_memory_restart_bytes = threshold;
-    return sb::detail::to_json(sb::detail::evaluate_under_worker_rules(untimed_request(), gpu, config, [](std::string_view) {}));
+    return sb::detail::to_json(
+        sb::detail::evaluate_under_worker_rules(untimed_request(), gpu, config, [](std::string_view) {}));
   };
   const std::size_t default_threshold = sb::WorkerConfig{}.local_memory_restart_bytes;
   CHECK(default_threshold == 64 * 1024);
@@ -790,9 +807,7 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
       CHECK(reply.value("restart", false) == false);
     }
   }
-  SECTION("the threshold is the operator's") {
-    CHECK(run(4096, 1024, honest(1.0)).at("restart") == true);
-  }
+  SECTION("the threshold is the operator's") { CHECK(run(4096, 1024, honest(1.0)).at("restart") == true); }
 }
 
 TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failures", "[sandbox][harness]") {
@@ -818,7 +833,8 @@ TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failur
   }
 }
 
-TEST_CASE("harness: the input generator gives the same bytes for the same seed, fresh ones for another", "[sandbox][harness]") {
+TEST_CASE("harness: the input generator gives the same bytes for the same seed, fresh ones for another",
+          "[sandbox][harness]") {
   FakeGpu gpu;
   sb::detail::DevicePtr p = 0;
   REQUIRE(gpu.allocate(4096 * 4, p) == 0);
@@ -838,7 +854,8 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
   std::set<std::int32_t> values(r.begin(), r.end());
   CHECK(values == std::set<std::int32_t>{3, 4, 5});
   std::vector<float> nrm(100000);
-  sb::detail::generate_inputs_on_host(sb::DType::float32, {sb::GeneratorKind::normal, 1.0, 2.0}, 3, nrm.data(), nrm.size());
+  sb::detail::generate_inputs_on_host(sb::DType::float32, {sb::GeneratorKind::normal, 1.0, 2.0}, 3, nrm.data(),
+                                      nrm.size());
   double mean = 0, sq = 0;
   for (float v : nrm) mean += v;
   mean /= static_cast<double>(nrm.size());
@@ -847,13 +864,18 @@ TEST_CASE("harness: the input generator gives the same bytes for the same seed, 
   CHECK(std::sqrt(sq / static_cast<double>(nrm.size())) == Approx(2.0).epsilon(0.02));
 }
 
-TEST_CASE("harness: NVRTC compiles the input generator for the device, or as PTX for a device it does not know", "[sandbox][harness]") {
+TEST_CASE("harness: NVRTC compiles the input generator for the device, or as PTX for a device it does not know",
+          "[sandbox][harness]") {
   std::string image;
   REQUIRE(sb::detail::compile_input_generator(9, 0, image).empty());
-  CHECK(image.rfind("\x7f" "ELF", 0) == 0);  // a cubin
+  CHECK(image.rfind("\x7f"
+                    "ELF",
+                    0) == 0);  // a cubin
   image.clear();
   REQUIRE(sb::detail::compile_input_generator(8, 0, image).empty());
-  CHECK(image.rfind("\x7f" "ELF", 0) == 0);
+  CHECK(image.rfind("\x7f"
+                    "ELF",
+                    0) == 0);
   image.clear();
   const std::string error = sb::detail::compile_input_generator(1, 0, image);
   CHECK(error.find("sm_10") != std::string::npos);
@@ -876,11 +898,13 @@ TEST_CASE("timer choice: LEAP_SANDBOX_TIMER=events turns CUPTI off, and says so"
 }
 
 TEST_CASE("evaluator: which stages are the candidate's, and which modules use the device heap", "[sandbox][harness]") {
-  for (const char* s : {"load", "candidate", "reload", "warmup:candidate", "timing:candidate"}) CHECK(sb::detail::is_candidate_stage(s));
+  for (const char* s : {"load", "candidate", "reload", "warmup:candidate", "timing:candidate"})
+    CHECK(sb::detail::is_candidate_stage(s));
   for (const char* s : {"init", "ready", "reference", "check", "warmup:reference", "timing:reference", ""}) {
     CHECK_FALSE(sb::detail::is_candidate_stage(s));
   }
-  CHECK(sb::detail::references_device_malloc(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;"));
+  CHECK(sb::detail::references_device_malloc(
+      ".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;"));
   CHECK(sb::detail::references_device_malloc(".extern .func free\n(\n\t.param .b64 free_param_0\n)\n;"));
   CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b32 func_retval0) vprintf\n(\n)\n;"));
   CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b64 func_retval0) my_malloc\n(\n)\n;"));
@@ -888,10 +912,15 @@ TEST_CASE("evaluator: which stages are the candidate's, and which modules use th
 }
 
 TEST_CASE("evaluator: a worker reply becomes the result the policy sees", "[sandbox][harness]") {
-  const auto read = [](const json& reply, sb::EvalResult& r) { sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r); };
+  const auto read = [](const json& reply, sb::EvalResult& r) {
+    sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r);
+  };
   sb::EvalResult timed_wrong;
-  read({{"ok", true}, {"verdict", "wrong_answer"}, {"detail", "the kernel gave a different result when timed (timed run 3 of 10): out: ..."},
-        {"when_timed", true}}, timed_wrong);
+  read({{"ok", true},
+        {"verdict", "wrong_answer"},
+        {"detail", "the kernel gave a different result when timed (timed run 3 of 10): out: ..."},
+        {"when_timed", true}},
+       timed_wrong);
   REQUIRE(timed_wrong.verdict == Verdict::wrong_answer);
   CHECK(timed_wrong.feedback.rfind("Wrong answer when timed: the kernel gave a different result when timed", 0) == 0);
   sb::EvalResult failed;
@@ -900,7 +929,8 @@ TEST_CASE("evaluator: a worker reply becomes the result the policy sees", "[sand
   CHECK_FALSE(failed.verdict.has_value());
   CHECK(failed.error == "GPU initialisation failed: x");
   sb::EvalResult crashed;
-  read({{"ok", true}, {"verdict", "runtime_error"}, {"cuda_error", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {"detail", "d"}}, crashed);
+  read({{"ok", true}, {"verdict", "runtime_error"}, {"cuda_error", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {"detail", "d"}},
+       crashed);
   CHECK(crashed.verdict == Verdict::runtime_error);
   CHECK(crashed.cuda_error == "CUDA_ERROR_ILLEGAL_ADDRESS");
 }

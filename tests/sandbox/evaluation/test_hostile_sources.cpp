@@ -44,11 +44,13 @@ TEST_CASE("hostile suite: the compile errors are the intended ones", "[sandbox][
     const sb::CompileResult r = ev.compile(hc.source);
     INFO(hc.name << "\n" << r.log);
     REQUIRE_FALSE(r.ok());
-    if (hc.name.find("from the device") != std::string::npos) CHECK(r.log.find("device-side kernel launch") != std::string::npos);
+    if (hc.name.find("from the device") != std::string::npos)
+      CHECK(r.log.find("device-side kernel launch") != std::string::npos);
   }
 }
 
-TEST_CASE("hostile suite: every launch-plan case compiles, and is refused before running exactly when it should", "[sandbox][hostile][plan]") {
+TEST_CASE("hostile suite: every launch-plan case compiles, and is refused before running exactly when it should",
+          "[sandbox][hostile][plan]") {
   sb::EvaluatorConfig c;
   c.gpu = sb::GpuStatus{sb::GpuState::no_driver, 0, {}, "no GPU on this machine"};
   c.arch = "sm_90";

@@ -23,7 +23,8 @@ std::string spec_with(const std::string& extra_key, const std::string& value) {
     "params": [{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
                {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
                {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}],
-    ")J" + extra_key + R"J(": )J" + value + "}";
+    ")J" +
+         extra_key + R"J(": )J" + value + "}";
 }
 
 std::string error_of(const std::string& spec, const sb::FileResolver& resolve = {}) {
@@ -43,18 +44,23 @@ std::string nested(int levels, const std::string& open, const std::string& inner
   return s;
 }
 
-const char* k_reference = R"J("extern \"C\" __global__ void copy(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }")J";
+const char* k_reference =
+    R"J("extern \"C\" __global__ void copy(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }")J";
 
 }  // namespace
 
 TEST_CASE("size expressions: nesting past the limit is an error, not a stack overflow") {
   const sb::Sizes s{{"n", 10}};
   CHECK(sb::eval_size_expr(nested(sb::k_max_size_expr_depth - 1, "(", "n", ")"), s) == 10);
-  CHECK_THROWS_WITH(sb::eval_size_expr(nested(2000, "(", "n", ")"), s), Catch::Contains("nested deeper than the limit of 64"));
-  CHECK_THROWS_WITH(sb::eval_size_expr(std::string(4000, '-') + "n", s), Catch::Contains("nested deeper than the limit"));
-  CHECK_THROWS_WITH(sb::eval_size_expr(nested(400, "min(1,", "n", ")"), s), Catch::Contains("nested deeper than the limit"));
+  CHECK_THROWS_WITH(sb::eval_size_expr(nested(2000, "(", "n", ")"), s),
+                    Catch::Contains("nested deeper than the limit of 64"));
+  CHECK_THROWS_WITH(sb::eval_size_expr(std::string(4000, '-') + "n", s),
+                    Catch::Contains("nested deeper than the limit"));
+  CHECK_THROWS_WITH(sb::eval_size_expr(nested(400, "min(1,", "n", ")"), s),
+                    Catch::Contains("nested deeper than the limit"));
   // The issue's 50 000 parentheses: past the length limit before the parser starts.
-  CHECK_THROWS_WITH(sb::eval_size_expr(nested(50000, "(", "n", ")"), s), Catch::Contains("longer than the limit of 4096"));
+  CHECK_THROWS_WITH(sb::eval_size_expr(nested(50000, "(", "n", ")"), s),
+                    Catch::Contains("longer than the limit of 4096"));
   // A long expression is refused by its length, and its error shows only the start of it.
   std::string long_sum = "n";
   while (long_sum.size() <= sb::k_max_size_expr_length) long_sum += " + n";
@@ -70,10 +76,12 @@ TEST_CASE("size expressions: nesting past the limit is an error, not a stack ove
 TEST_CASE("task specs: size, depth, number range and counts are limited with named errors") {
   CHECK(error_of(spec_with("reference", k_reference)) == "no error");
   // 100 000 levels deep in a value: refused by the depth pre-scan, before any value is dumped.
-  CHECK_THAT(error_of(spec_with("reference", nested(100000, "[", "1", "]"))), Catch::Contains("nested more than 16 levels"));
+  CHECK_THAT(error_of(spec_with("reference", nested(100000, "[", "1", "]"))),
+             Catch::Contains("nested more than 16 levels"));
   CHECK_THAT(error_of(spec_with("description", nested(100000, "{\"a\":", "1", "}"))), Catch::Contains("the limit"));
   // A number out of double's range is a clear error, not an uncaught exception.
-  CHECK_THAT(error_of(spec_with("trials", "1e400")), Catch::Contains("not valid JSON") && Catch::Contains("number overflow"));
+  CHECK_THAT(error_of(spec_with("trials", "1e400")),
+             Catch::Contains("not valid JSON") && Catch::Contains("number overflow"));
   // Too big a document.
   CHECK_THAT(error_of(spec_with("description", "\"" + std::string(sb::k_max_task_spec_bytes, 'a') + "\"")),
              Catch::Contains("over the limit of 4194304"));
@@ -81,9 +89,11 @@ TEST_CASE("task specs: size, depth, number range and counts are limited with nam
   std::string many = "[";
   for (int i = 0; i < 70; ++i) many += std::string(i ? "," : "") + R"({"n": 5})";
   many += "]";
-  CHECK_THAT(error_of(spec_with("check_sizes", many)), Catch::Contains("check_sizes: 70 size sets, over the limit of 64"));
+  CHECK_THAT(error_of(spec_with("check_sizes", many)),
+             Catch::Contains("check_sizes: 70 size sets, over the limit of 64"));
   // Depths just inside the limit are fine (a string holding brackets does not count).
-  CHECK(error_of(spec_with("reference", k_reference).insert(1, "\"description\": \"[[[[[[[[[[[[[[[[[[[[[[[[\", ")) == "no error");
+  CHECK(error_of(spec_with("reference", k_reference).insert(1, "\"description\": \"[[[[[[[[[[[[[[[[[[[[[[[[\", ")) ==
+        "no error");
 }
 
 TEST_CASE("task specs: reference_file stays in the spec's directory and its contents are never echoed") {
@@ -91,7 +101,8 @@ TEST_CASE("task specs: reference_file stays in the spec's directory and its cont
   leap_test::TempDir dir;
   const std::string secret = "TOP-SECRET-LINE";
   outside.write("secret.cu", secret);
-  dir.write("ref.cu", "extern \"C\" __global__ void copy(const float* x, float* y, int n) { if (threadIdx.x < n) y[0] = x[0]; }");
+  dir.write("ref.cu",
+            "extern \"C\" __global__ void copy(const float* x, float* y, int n) { if (threadIdx.x < n) y[0] = x[0]; }");
   std::filesystem::create_directories(dir.path / "sub");
   dir.write("sub/ref.cu", "extern \"C\" __global__ void copy(const float* x, float* y, int n) { }");
   std::filesystem::create_symlink(outside.path / "secret.cu", dir.path / "escape.cu");
@@ -119,12 +130,15 @@ TEST_CASE("task specs: reference_file stays in the spec's directory and its cont
   CHECK_THAT(load("missing.cu"), Catch::Contains("cannot read \"missing.cu\""));
   CHECK_THAT(load("sub"), Catch::Contains("not a regular file"));
   CHECK_THAT(load("/etc/passwd"), Catch::Contains("is an absolute path") && !Catch::Contains("root:"));
-  for (const std::string& f : std::vector<std::string>{"escape.cu", "outdir/secret.cu", (outside.path / "secret.cu").string()}) CHECK_THAT(load(f), !Catch::Contains(secret));
+  for (const std::string& f :
+       std::vector<std::string>{"escape.cu", "outdir/secret.cu", (outside.path / "secret.cu").string()})
+    CHECK_THAT(load(f), !Catch::Contains(secret));
 }
 
 TEST_CASE("CBOR frames: depth, lengths and tags are checked without recursion before decoding") {
   const dt::JsonLimits limits{1 << 20, 32};
-  const json msg = {{"op", "eval"}, {"task", "{}"}, {"seed", 7}, {"blob", json::binary({1, 2, 3})}, {"x", {1.5, nullptr, true, -4}}};
+  const json msg = {
+      {"op", "eval"}, {"task", "{}"}, {"seed", 7}, {"blob", json::binary({1, 2, 3})}, {"x", {1.5, nullptr, true, -4}}};
   const std::vector<std::uint8_t> good = json::to_cbor(msg);
   const std::string bytes(good.begin(), good.end());
   CHECK(dt::cbor_problem(bytes, limits).empty());
@@ -136,8 +150,10 @@ TEST_CASE("CBOR frames: depth, lengths and tags are checked without recursion be
   CHECK_THAT(dt::cbor_problem(std::string(100000, '\x9f'), limits), Catch::Contains("nested more than 32"));
   CHECK_THROWS_AS(dt::decode_bounded_cbor(std::string(100000, '\x81') + '\x01', limits), dt::JsonLimitError);
   // An array claiming 2^64-1 items, a string claiming 2^32 bytes: refused before anything is allocated.
-  CHECK_THAT(dt::cbor_problem("\x9b\xff\xff\xff\xff\xff\xff\xff\xff", limits), Catch::Contains("more items than bytes left"));
-  CHECK_THAT(dt::cbor_problem(std::string("\x5b\x00\x00\x00\x01\x00\x00\x00\x00", 9), limits), Catch::Contains("longer than"));
+  CHECK_THAT(dt::cbor_problem("\x9b\xff\xff\xff\xff\xff\xff\xff\xff", limits),
+             Catch::Contains("more items than bytes left"));
+  CHECK_THAT(dt::cbor_problem(std::string("\x5b\x00\x00\x00\x01\x00\x00\x00\x00", 9), limits),
+             Catch::Contains("longer than"));
   CHECK_THAT(dt::cbor_problem("\xc1\x01", limits), Catch::Contains("tag"));
   CHECK_THAT(dt::cbor_problem(bytes + "x", limits), Catch::Contains("1 bytes after"));
   CHECK_THAT(dt::cbor_problem(bytes.substr(0, bytes.size() - 1), limits), Catch::Contains("ends inside"));
@@ -154,6 +170,7 @@ TEST_CASE("JSON text: the depth pre-scan ignores brackets inside strings and esc
   CHECK(dt::json_text_depth(R"({"a": "[[[[\"[[["})", 100) == 1);
   CHECK(dt::json_text_depth(R"([[1], {"b": [2]}])", 100) == 3);
   CHECK(dt::json_text_depth(std::string(1000, '['), 10) == 11);  // stops early
-  CHECK_THROWS_AS(dt::parse_bounded_json("[" + std::string(70, '[') + std::string(71, ']'), {1000, 64}), dt::JsonLimitError);
+  CHECK_THROWS_AS(dt::parse_bounded_json("[" + std::string(70, '[') + std::string(71, ']'), {1000, 64}),
+                  dt::JsonLimitError);
   CHECK_THROWS_AS(dt::parse_bounded_json("[1e400]", {1000, 64}), json::out_of_range);
 }

@@ -25,7 +25,8 @@ using leap_test::sum_task;
 
 std::string parse_error(const std::string& source) { return sb::parse_launch_plan(source).error; }
 
-std::string check_error(const std::string& source, const sb::TaskSpec& task = sum_task(), const sb::PlanContext& context = {}) {
+std::string check_error(const std::string& source, const sb::TaskSpec& task = sum_task(),
+                        const sb::PlanContext& context = {}) {
   const sb::PlanParse p = sb::parse_launch_plan(source);
   REQUIRE(p.ok());
   return sb::check_candidate_plan(p.plan, task, context).error;
@@ -87,9 +88,11 @@ TEST_CASE("launch plans: the directives of a source, and nothing else", "[sandbo
 TEST_CASE("launch plans: a malformed directive is an error with its line and what to write", "[sandbox][plan]") {
   CHECK(parse_error("\n// leap-launch: k block=1\n") == "line 2: grid= is missing (e.g. grid=ceil_div(n, 256))");
   CHECK(parse_error("// leap-launch: k grid=1\n") == "line 1: block= is missing (e.g. block=256)");
-  CHECK(parse_error("// leap-launch: k gird=1 block=1\n") == "line 1: unknown key \"gird\" (grid, block, shared or args)");
+  CHECK(parse_error("// leap-launch: k gird=1 block=1\n") ==
+        "line 1: unknown key \"gird\" (grid, block, shared or args)");
   CHECK(parse_error("// leap-launch: k grid=1 grid=2 block=1\n") == "line 1: grid= given twice");
-  CHECK(parse_error("// leap-launch: k grid=(1, 2, 3, 4) block=1\n") == "line 1: grid=\"(1, 2, 3, 4)\": more than 3 dimensions");
+  CHECK(parse_error("// leap-launch: k grid=(1, 2, 3, 4) block=1\n") ==
+        "line 1: grid=\"(1, 2, 3, 4)\": more than 3 dimensions");
   CHECK(parse_error("// leap-launch: k grid=(n, ) block=1\n") == "line 1: grid=\"(n, )\": dimension 2 is empty");
   CHECK(parse_error("// leap-launch: k grid=(1 block=1\n") == "line 1: grid=: a '(' without its ')'");
   CHECK(parse_error("// leap-launch: k grid=1) block=1\n") == "line 1: grid=: a ')' without its '('");
@@ -97,17 +100,22 @@ TEST_CASE("launch plans: a malformed directive is an error with its line and wha
         "line 1: args: \"2\" is not a name (a task parameter or a scratch buffer)");
   CHECK(parse_error("// leap-launch: k<int> grid=1 block=1\n") ==
         "line 1: kernel name \"k<int>\" is not an identifier (declare the kernel extern \"C\" __global__)");
-  CHECK_THAT(parse_error("// leap-lanch: k grid=1 block=1\n"), Catch::StartsWith("line 1: unknown directive \"leap-lanch\": write `// leap-launch:"));
+  CHECK_THAT(parse_error("// leap-lanch: k grid=1 block=1\n"),
+             Catch::StartsWith("line 1: unknown directive \"leap-lanch\": write `// leap-launch:"));
   CHECK(parse_error("// leap-scratch: p float64 n\n// leap-launch: k grid=1 block=1\n") ==
         "line 1: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
-  CHECK_THAT(parse_error("// leap-scratch: p float32\n"), Catch::StartsWith("line 1: expected `// leap-scratch: NAME DTYPE COUNT`"));
+  CHECK_THAT(parse_error("// leap-scratch: p float32\n"),
+             Catch::StartsWith("line 1: expected `// leap-scratch: NAME DTYPE COUNT`"));
   // Bytes no size expression holds are named at once (a fuzzer's find: "block=,\0\0\0shared=...").
   constexpr char k_nul[] = "// leap-launch: k grid=1 block=,\0\0\0shared=256 * 4 args=(x)\n";
   CHECK(parse_error(std::string(k_nul, sizeof k_nul - 1)) ==
-        "line 1: block=: byte 0 has no place in a size expression (names, integers, + - * / %, parentheses and ceil_div, min, "
+        "line 1: block=: byte 0 has no place in a size expression (names, integers, + - * / %, parentheses and "
+        "ceil_div, min, "
         "max, pow2_ceil)");
-  CHECK_THAT(parse_error("// leap-launch: k grid=1 block=1 shared=n; \n"), Catch::Contains("shared=: ';' has no place"));
-  CHECK_THAT(parse_error("// leap-scratch: p int32 n#2\n// leap-launch: k grid=1 block=1\n"), Catch::Contains("COUNT: '#' has no place"));
+  CHECK_THAT(parse_error("// leap-launch: k grid=1 block=1 shared=n; \n"),
+             Catch::Contains("shared=: ';' has no place"));
+  CHECK_THAT(parse_error("// leap-scratch: p int32 n#2\n// leap-launch: k grid=1 block=1\n"),
+             Catch::Contains("COUNT: '#' has no place"));
   CHECK(parse_error("// leap-launch: k grid=, block=1\n") == "line 1: grid=\",\": dimension 1 is empty");
   // Several dimensions without the parentheses read the same as with them.
   const sb::PlanParse bare = sb::parse_launch_plan("// leap-launch: k grid=ceil_div(n, 32), rows block=32, 8\n");
@@ -132,13 +140,15 @@ TEST_CASE("launch plans: hostile sources are refused by limits, not by time or m
   for (int i = 0; i < 17; ++i) scratch += "// leap-scratch: s" + std::to_string(i) + " int32 1\n";
   CHECK(parse_error(scratch) == "line 17: more than 16 leap-scratch lines");
   // Deep nesting: size_expr's depth limit, reported as a plan error.
-  const std::string deep = "// leap-launch: sum grid=" + std::string(100, '(') + "1" + std::string(100, ')') + " block=1\n";
+  const std::string deep =
+      "// leap-launch: sum grid=" + std::string(100, '(') + "1" + std::string(100, ')') + " block=1\n";
   CHECK_THAT(check_error(deep), Catch::Contains("nested deeper than the limit of 64"));
   // A megabyte of almost-directives and binary junk: still one answer, quickly.
   std::string junk;
   for (int i = 0; i < 20000; ++i) junk += "// leap-\x01\xff( grid=((((\n// leap-launched\n";
   CHECK(sb::parse_launch_plan(junk).ok());
-  CHECK(sb::parse_launch_plan(junk + "// leap-launch: k grid=((((\n").error == "line 40001: grid=: a '(' without its ')'");
+  CHECK(sb::parse_launch_plan(junk + "// leap-launch: k grid=((((\n").error ==
+        "line 40001: grid=: a '(' without its ')'");
 }
 
 TEST_CASE("launch plans: every limit is checked at every size set, before any launch", "[sandbox][plan]") {
@@ -146,7 +156,8 @@ TEST_CASE("launch plans: every limit is checked at every size set, before any la
   // Block dimensions and their product.
   CHECK(check_error("// leap-launch: sum grid=1 block=(2048)\n") ==
         "line 1, kernel 'sum': block x \"2048\" is 2048, over the limit of 1024 threads in x (at sizes {n=70000000})");
-  CHECK_THAT(check_error("// leap-launch: sum grid=1 block=(1, 1, 65)\n"), Catch::Contains("over the limit of 64 threads in z"));
+  CHECK_THAT(check_error("// leap-launch: sum grid=1 block=(1, 1, 65)\n"),
+             Catch::Contains("over the limit of 64 threads in z"));
   CHECK_THAT(check_error("// leap-launch: sum grid=1 block=(64, 32)\n"),
              Catch::Contains("block=(64, 32) is 2048 threads per block, over the limit of 1024"));
   CHECK_THAT(check_error("// leap-launch: sum grid=1 block=0\n"), Catch::Contains("block x \"0\" is 0, below 1"));
@@ -154,8 +165,10 @@ TEST_CASE("launch plans: every limit is checked at every size set, before any la
   CHECK_THAT(check_error("// leap-launch: sum grid=(1, n) block=1\n"),
              Catch::Contains("grid y \"n\" is 70000000, over the limit of 65535 blocks in y (at sizes {n=70000000})"));
   CHECK(check_error("// leap-launch: sum grid=n block=1\n").empty());
-  CHECK_THAT(check_error("// leap-launch: sum grid=n*n block=1\n"), Catch::Contains("over the limit of 2147483647 blocks in x"));
-  CHECK_THAT(check_error("// leap-launch: sum grid=n*n*n block=1\n"), Catch::Contains("grid x: expression \"n*n*n\": overflow"));
+  CHECK_THAT(check_error("// leap-launch: sum grid=n*n block=1\n"),
+             Catch::Contains("over the limit of 2147483647 blocks in x"));
+  CHECK_THAT(check_error("// leap-launch: sum grid=n*n*n block=1\n"),
+             Catch::Contains("grid x: expression \"n*n*n\": overflow"));
   CHECK_THAT(check_error("// leap-launch: sum grid=ceil_div(n, m) block=1\n"), Catch::Contains("unknown size 'm'"));
   // Dynamic shared memory: the task's bound (48 KiB by default), then the device's when known.
   CHECK_THAT(check_error("// leap-launch: sum grid=1 block=1 shared=49153\n"),
@@ -166,35 +179,46 @@ TEST_CASE("launch plans: every limit is checked at every size set, before any la
              Catch::Contains("over the device's limit of 101376 bytes"));
   // Scratch: within the task's bound, with a name of its own, used by name.
   CHECK_THAT(check_error("// leap-scratch: partials float32 n\n// leap-launch: sum grid=1 block=1\n"),
-             Catch::Contains("scratch 'partials': 70000000 elements of float32 bring the plan's scratch over this task's limit of 67108864 bytes"));
-  CHECK_THAT(check_error("// leap-scratch: x float32 1\n// leap-launch: sum grid=1 block=1\n"), Catch::Contains("the name is taken"));
-  CHECK_THAT(check_error("// leap-scratch: p int32 n - n\n// leap-launch: sum grid=1 block=1\n"), Catch::Contains("is 0, not positive"));
+             Catch::Contains("scratch 'partials': 70000000 elements of float32 bring the plan's scratch over this "
+                             "task's limit of 67108864 bytes"));
+  CHECK_THAT(check_error("// leap-scratch: x float32 1\n// leap-launch: sum grid=1 block=1\n"),
+             Catch::Contains("the name is taken"));
+  CHECK_THAT(check_error("// leap-scratch: p int32 n - n\n// leap-launch: sum grid=1 block=1\n"),
+             Catch::Contains("is 0, not positive"));
   CHECK(check_error(scratch + "// leap-launch: sum grid=1 block=1 args=(x, partials, n)\n").empty());
   CHECK(check_error(scratch + "// leap-launch: sum grid=1 block=1 args=(x, partial, n)\n") ==
-        "line 2, kernel 'sum': args: unknown name 'partial' (the task's parameters and the plan's scratch: x, out, n, partials)");
+        "line 2, kernel 'sum': args: unknown name 'partial' (the task's parameters and the plan's scratch: x, out, n, "
+        "partials)");
   // Kernels: within the task's count, and in the module.
   const sb::TaskSpec one = sum_task(R"("candidate_launch": {"allowed": true, "max_kernels": 1},)");
   CHECK(check_error("// leap-launch: sum grid=1 block=1\n// leap-launch: sum grid=1 block=1\n", one) ==
         "2 kernels, over this task's limit of 1 (fuse some of them)");
   const std::vector<std::string> module{"partial_sums", "sum"};
-  CHECK(check_error("// leap-launch: partial_sums grid=1 block=1\n// leap-launch: final_sum grid=1 block=1\n", sum_task(), {&module, 0}) ==
-        "line 2, kernel 'final_sum': no such kernel in the module (it has: partial_sums, sum); declare it extern \"C\" __global__, "
+  CHECK(check_error("// leap-launch: partial_sums grid=1 block=1\n// leap-launch: final_sum grid=1 block=1\n",
+                    sum_task(), {&module, 0}) ==
+        "line 2, kernel 'final_sum': no such kernel in the module (it has: partial_sums, sum); declare it extern \"C\" "
+        "__global__, "
         "or instantiate a template explicitly");
   // Threads per block: the task may bound it below the hardware.
   const sb::TaskSpec narrow = sum_task(R"("candidate_launch": {"allowed": true, "max_threads_per_block": 256},)");
-  CHECK_THAT(check_error("// leap-launch: sum grid=1 block=512\n", narrow), Catch::Contains("512 threads per block, over this task's limit of 256"));
+  CHECK_THAT(check_error("// leap-launch: sum grid=1 block=512\n", narrow),
+             Catch::Contains("512 threads per block, over this task's limit of 256"));
 
   // A fixed task refuses any plan, saying which launch it uses.
   const sb::PlanParse p = sb::parse_launch_plan("// leap-launch: sum grid=1 block=32\n");
   const sb::PlanCheck refused = sb::check_candidate_plan(p.plan, sum_task(""));
   CHECK(refused.status == sb::PlanStatus::refused);
   CHECK(refused.error ==
-        "task 'sum' fixes its launch (leap-launch: sum grid=(1) block=(256)); remove the leap-launch and leap-scratch lines and write "
+        "task 'sum' fixes its launch (leap-launch: sum grid=(1) block=(256)); remove the leap-launch and leap-scratch "
+        "lines and write "
         "the kernel for that launch");
 
   // A valid plan: resolved at the timing sizes.
-  const sb::PlanCheck ok = sb::check_candidate_plan(sb::parse_launch_plan(scratch + "// leap-launch: sum grid=ceil_div(n, 256) block=256 shared=1024 args=(x, partials, n)\n").plan,
-                                                    sum_task());
+  const sb::PlanCheck ok = sb::check_candidate_plan(
+      sb::parse_launch_plan(scratch +
+                            "// leap-launch: sum grid=ceil_div(n, 256) block=256 shared=1024 args=(x, partials, n)\n")
+          .plan,
+      sum_task());
   REQUIRE(ok.status == sb::PlanStatus::ok);
   REQUIRE(ok.resolved);
   CHECK(ok.resolved->kernels[0].shape.grid[0] == 16);
@@ -219,7 +243,7 @@ TEST_CASE("launch plans: every broken directive in one answer, each once", "[san
   CHECK_THAT(error, Catch::Contains("line 2, kernel 'partial_sums': "));
   CHECK_THAT(error, Catch::Contains("line 3, kernel 'final_sum': no such kernel in the module"));
   CHECK(std::count(error.begin(), error.end(), '\n') == 2);  // three problems, one per line
-  CHECK(error.find("line 4") == std::string::npos);            // the valid directive is not mentioned
+  CHECK(error.find("line 4") == std::string::npos);          // the valid directive is not mentioned
 
   // The same problems reach eval's feedback and the worker as one LaunchPlanError.
   const sb::PlanParse p = sb::parse_launch_plan(source);
@@ -234,7 +258,8 @@ TEST_CASE("launch plans: every broken directive in one answer, each once", "[san
 }
 
 TEST_CASE("launch plans: a task's policy in its spec, checked and round-tripped", "[sandbox][plan][task]") {
-  const sb::TaskSpec t = sum_task(R"("candidate_launch": {"allowed": true, "max_kernels": 2, "max_threads_per_block": 512, "max_shared_bytes": 65536, "max_scratch_bytes": 1024},)");
+  const sb::TaskSpec t = sum_task(
+      R"("candidate_launch": {"allowed": true, "max_kernels": 2, "max_threads_per_block": 512, "max_shared_bytes": 65536, "max_scratch_bytes": 1024},)");
   CHECK(t.candidate_launch.allowed);
   CHECK(t.candidate_launch.max_kernels == 2);
   CHECK(t.candidate_launch.max_threads_per_block == 512);
@@ -253,9 +278,12 @@ TEST_CASE("launch plans: a task's policy in its spec, checked and round-tripped"
     }
     return "";
   };
-  CHECK(error_of(R"("candidate_launch": {"allowed": true, "max_kernel": 2},)") == "task 'sum': candidate_launch.max_kernel: unknown key");
-  CHECK(error_of(R"("candidate_launch": {"allowed": "yes"},)") == "task 'sum': candidate_launch.allowed: expected true or false, got \"yes\"");
-  CHECK(error_of(R"("candidate_launch": {"max_kernels": 17},)") == "task 'sum': candidate_launch.max_kernels: expected an integer in [1, 16], got 17");
+  CHECK(error_of(R"("candidate_launch": {"allowed": true, "max_kernel": 2},)") ==
+        "task 'sum': candidate_launch.max_kernel: unknown key");
+  CHECK(error_of(R"("candidate_launch": {"allowed": "yes"},)") ==
+        "task 'sum': candidate_launch.allowed: expected true or false, got \"yes\"");
+  CHECK(error_of(R"("candidate_launch": {"max_kernels": 17},)") ==
+        "task 'sum': candidate_launch.max_kernels: expected an integer in [1, 16], got 17");
   CHECK(error_of(R"("candidate_launch": {"max_threads_per_block": 2048},)") ==
         "task 'sum': candidate_launch.max_threads_per_block: expected an integer in [1, 1024], got 2048");
   CHECK(error_of(R"("candidate_launch": {"max_shared_bytes": 300000},)") ==
@@ -264,8 +292,8 @@ TEST_CASE("launch plans: a task's policy in its spec, checked and round-tripped"
         "task 'sum': candidate_launch.max_scratch_bytes: expected an integer in [0, 4294967296], got -1");
 }
 
-
-TEST_CASE("launch plans: arguments match the kernel's parameters in count and in bytes, one by one", "[sandbox][plan]") {
+TEST_CASE("launch plans: arguments match the kernel's parameters in count and in bytes, one by one",
+          "[sandbox][plan]") {
   // partial_sums(const float*, float*, int) and final_sum(const float*, float*, int), as the module says.
   const std::vector<sb::KernelParam> ppi{{0, 8}, {8, 8}, {16, 4}};
   sb::KernelParams params{{"partial_sums", ppi}, {"final_sum", ppi}};
@@ -274,33 +302,42 @@ TEST_CASE("launch plans: arguments match the kernel's parameters in count and in
 
   params["final_sum"] = {{0, 8}, {8, 8}};
   CHECK(check_error(k_plan, sum_task(), context) ==
-        "line 6, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove the extra argument from "
+        "line 6, kernel 'final_sum': the kernel declares 2 parameters; the plan passes 3 (partials, out, n): remove "
+        "the extra argument from "
         "args= or add the parameter");
   params["final_sum"] = std::vector<sb::KernelParam>(102, {0, 8});
   CHECK(check_error(k_plan, sum_task(), context) ==
-        "line 6, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the missing argument to "
+        "line 6, kernel 'final_sum': the kernel declares 102 parameters; the plan passes 3 (partials, out, n): add the "
+        "missing argument to "
         "args= or remove the parameter");
   params["final_sum"] = {{0, 8}, {8, 8}, {16, 8}};
   CHECK(check_error(k_plan, sum_task(), context) ==
-        "line 6, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): declare it `int` or "
+        "line 6, kernel 'final_sum': parameter 3 of 3 is 8 bytes; the plan passes 'n' (an int32 scalar, 4 bytes): "
+        "declare it `int` or "
         "pass an argument of its size");
   params["final_sum"] = {{0, 8}, {8, 4}, {16, 4}};
   CHECK(check_error(k_plan, sum_task(), context) ==
-        "line 6, kernel 'final_sum': parameter 2 of 3 is 4 bytes; the plan passes 'out' (a float32 buffer, passed as an 8-byte pointer): "
+        "line 6, kernel 'final_sum': parameter 2 of 3 is 4 bytes; the plan passes 'out' (a float32 buffer, passed as "
+        "an 8-byte pointer): "
         "declare it `float*` or pass an argument of its size");
   params["final_sum"] = {{0, 1}, {8, 8}, {16, 4}};
-  CHECK_THAT(check_error(k_plan, sum_task(), context),
-             Catch::StartsWith("line 6, kernel 'final_sum': parameter 1 of 3 is 1 byte; the plan passes 'partials' (float32 scratch"));
+  CHECK_THAT(
+      check_error(k_plan, sum_task(), context),
+      Catch::StartsWith(
+          "line 6, kernel 'final_sum': parameter 1 of 3 is 1 byte; the plan passes 'partials' (float32 scratch"));
   // Both kernels wrong: both told, each once (the check runs at every size set).
   params["partial_sums"] = {};
   const std::string both = check_error(k_plan, sum_task(), context);
-  CHECK_THAT(both, Catch::StartsWith("line 5, kernel 'partial_sums': the kernel declares 0 parameters; the plan passes 3 (x, partials, n)"));
+  CHECK_THAT(
+      both, Catch::StartsWith(
+                "line 5, kernel 'partial_sums': the kernel declares 0 parameters; the plan passes 3 (x, partials, n)"));
   CHECK(std::count(both.begin(), both.end(), '\n') == 1);
   // A kernel the module has no parameter account of: refused, not guessed.
   params.erase("final_sum");
   params["partial_sums"] = ppi;
   CHECK_THAT(check_error(k_plan, sum_task(), context),
-             Catch::StartsWith("line 6, kernel 'final_sum': the compiled module does not say which parameters the kernel takes"));
+             Catch::StartsWith(
+                 "line 6, kernel 'final_sum': the compiled module does not say which parameters the kernel takes"));
 
   // The task's own launch: the signature is what to write.
   const sb::TaskSpec task = sum_task();
@@ -310,11 +347,13 @@ TEST_CASE("launch plans: arguments match the kernel's parameters in count and in
     FAIL("a launch of 3 arguments to a kernel of 2 parameters was accepted");
   } catch (const sb::LaunchPlanError& e) {
     CHECK(std::string(e.what()) ==
-          "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare the kernel with the "
+          "the task's launch, kernel 'sum': the kernel declares 2 parameters; the task passes 3 (x, out, n): declare "
+          "the kernel with the "
           "task's signature: (const float* x, float* out, int n)");
   }
   one["sum"] = {{0, 8}, {8, 8}, {16, 4}};
-  CHECK_NOTHROW(sb::resolve_launch_plan(sb::task_launch_plan(task), task, task.sizes, sb::k_task_launch_bounds, {nullptr, 0, &one}));
+  CHECK_NOTHROW(sb::resolve_launch_plan(sb::task_launch_plan(task), task, task.sizes, sb::k_task_launch_bounds,
+                                        {nullptr, 0, &one}));
 }
 
 namespace {
@@ -372,7 +411,8 @@ TEST_CASE("launch plans: each kernel's parameters are read from the CUBIN NVRTC 
   CHECK(mp->at("many").back() == sb::KernelParam{808, 8});
 
   CHECK_FALSE(sb::detail::cubin_kernel_params("").has_value());
-  CHECK_FALSE(sb::detail::cubin_kernel_params("not an elf file at all, but long enough to hold a header ...........").has_value());
+  CHECK_FALSE(sb::detail::cubin_kernel_params("not an elf file at all, but long enough to hold a header ...........")
+                  .has_value());
 }
 
 TEST_CASE("launch plans: the CUBIN parameter reader survives every truncation and corruption",
@@ -381,7 +421,8 @@ TEST_CASE("launch plans: the CUBIN parameter reader survives every truncation an
   REQUIRE(r.ok());
   const std::string cubin = r.cubin;
   const sb::KernelParams good = *sb::detail::cubin_kernel_params(cubin);
-  for (std::size_t n = 0; n < cubin.size(); n += 5) (void)sb::detail::cubin_kernel_params(std::string_view(cubin).substr(0, n));
+  for (std::size_t n = 0; n < cubin.size(); n += 5)
+    (void)sb::detail::cubin_kernel_params(std::string_view(cubin).substr(0, n));
 
   // Every byte of every .nv.info.<kernel> section flipped in turn: the kernel is left out, or its
   // parameters come back as many as they are and consistent (each non-empty, after the one before,

@@ -23,7 +23,8 @@ std::string minimal_spec(const std::string& patch_key = "", const std::string& p
   if (patch_key == "launch") launch = patch_value;
   if (patch_key == "sizes") sizes = patch_value;
   std::string extra = patch_key == "extra" ? ", " + patch_value : "";
-  return R"J({"name": "copy", "entry": "copy", "params": )J" + params + R"J(, "sizes": )J" + sizes + R"J(, "launch": )J" + launch +
+  return R"J({"name": "copy", "entry": "copy", "params": )J" + params + R"J(, "sizes": )J" + sizes +
+         R"J(, "launch": )J" + launch +
          R"J(, "reference": "extern \"C\" __global__ void copy(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }")J" +
          extra + "}";
 }
@@ -74,41 +75,64 @@ TEST_CASE("task specs: validation names the field and the value", "[sandbox][tas
   CHECK(error_of(R"J({"name": "softmax"})J") == "task 'softmax': entry: missing");
   CHECK(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float64", "shape": ["n"]}])J")) ==
         "task 'copy': params[0].dtype: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "out", "shape": ["m"]}])J")),
-             Catch::Contains("params[0].shape") && Catch::Contains("unknown size 'm'"));
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "sideways", "shape": ["n"]}])J")),
-             Catch::Contains("params[0].role: unknown role \"sideways\""));
+  CHECK_THAT(
+      error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "out", "shape": ["m"]}])J")),
+      Catch::Contains("params[0].shape") && Catch::Contains("unknown size 'm'"));
+  CHECK_THAT(
+      error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "sideways", "shape": ["n"]}])J")),
+      Catch::Contains("params[0].role: unknown role \"sideways\""));
   CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]}])J")),
              Catch::Contains("no buffer with role out or inout"));
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}])J")),
-             Catch::Contains("params[1].name: duplicate name \"y\""));
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "y", "dtype": "float32", "role": "inout", "shape": ["n"], "generator": {"kind": "poisson"}}])J")),
-             Catch::Contains("params[0].generator.kind: unknown generator \"poisson\""));
+  CHECK_THAT(
+      error_of(minimal_spec(
+          "params",
+          R"J([{"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}])J")),
+      Catch::Contains("params[1].name: duplicate name \"y\""));
+  CHECK_THAT(
+      error_of(minimal_spec(
+          "params",
+          R"J([{"name": "y", "dtype": "float32", "role": "inout", "shape": ["n"], "generator": {"kind": "poisson"}}])J")),
+      Catch::Contains("params[0].generator.kind: unknown generator \"poisson\""));
   CHECK_THAT(error_of(minimal_spec("launch", R"J({"grid": [1], "block": [2048]})J")),
              Catch::Contains("launch") && Catch::Contains("launch.block[0]") && Catch::Contains("2048"));
-  CHECK_THAT(error_of(minimal_spec("sizes", R"J({"n": -5})J")), Catch::Contains("sizes.n: expected a positive integer"));
-  CHECK_THAT(error_of(minimal_spec("extra", R"J("trials": 0)J")), Catch::Contains("trials: expected an integer in [1, 100]"));
-  CHECK_THAT(error_of(minimal_spec("extra", R"J("tolerance": {"float64": {"atol": 1}})J")), Catch::Contains("tolerance.float64: unknown dtype"));
+  CHECK_THAT(error_of(minimal_spec("sizes", R"J({"n": -5})J")),
+             Catch::Contains("sizes.n: expected a positive integer"));
+  CHECK_THAT(error_of(minimal_spec("extra", R"J("trials": 0)J")),
+             Catch::Contains("trials: expected an integer in [1, 100]"));
+  CHECK_THAT(error_of(minimal_spec("extra", R"J("tolerance": {"float64": {"atol": 1}})J")),
+             Catch::Contains("tolerance.float64: unknown dtype"));
   CHECK_THAT(error_of(minimal_spec("extra", R"J("colour": "blue")J")), Catch::Contains("colour: unknown key"));
   CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
 }
 
-TEST_CASE("task specs: inputs that would repeat on every timed run are refused, and special values need a float", "[sandbox][task]") {
+TEST_CASE("task specs: inputs that would repeat on every timed run are refused, and special values need a float",
+          "[sandbox][task]") {
   // constant and arange give every timed run the same input: a kernel could reuse its last answer.
   for (const char* kind : {"constant", "arange"}) {
     INFO(kind);
-    const std::string params = std::string(R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": ")J") +
-                               kind + R"J("}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+    const std::string params =
+        std::string(R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": ")J") +
+        kind +
+        R"J("}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
     CHECK_THAT(error_of(minimal_spec("params", params)),
-               Catch::Contains("params[0].generator.kind: \"" + std::string(kind) + "\" gives the same input on every timed run") &&
+               Catch::Contains("params[0].generator.kind: \"" + std::string(kind) +
+                               "\" gives the same input on every timed run") &&
                    Catch::Contains("uniform, normal or randint"));
   }
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "int32", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "special": true}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
-             Catch::Contains("params[0].generator.special: NaN, infinities, subnormals and -0 need a float dtype"));
-  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": "uniform", "special": 1}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
-             Catch::Contains("params[0].generator.special: must be true or false"));
+  CHECK_THAT(
+      error_of(minimal_spec(
+          "params",
+          R"J([{"name": "x", "dtype": "int32", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "special": true}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+      Catch::Contains("params[0].generator.special: NaN, infinities, subnormals and -0 need a float dtype"));
+  CHECK_THAT(
+      error_of(minimal_spec(
+          "params",
+          R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": {"kind": "uniform", "special": 1}}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+      Catch::Contains("params[0].generator.special: must be true or false"));
   // Declared, it survives the round trip through JSON.
-  const sb::TaskSpec t = sb::parse_task(minimal_spec("params", R"J([{"name": "x", "dtype": "float16", "role": "in", "shape": ["n"], "generator": {"kind": "normal", "special": true}}, {"name": "y", "dtype": "float16", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J"));
+  const sb::TaskSpec t = sb::parse_task(minimal_spec(
+      "params",
+      R"J([{"name": "x", "dtype": "float16", "role": "in", "shape": ["n"], "generator": {"kind": "normal", "special": true}}, {"name": "y", "dtype": "float16", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J"));
   CHECK(t.params[0].generator.special);
   CHECK(sb::parse_task(sb::task_to_json(t)).params[0].generator.special);
   CHECK_FALSE(sb::parse_task(minimal_spec()).params[0].generator.special);
@@ -116,9 +140,10 @@ TEST_CASE("task specs: inputs that would repeat on every timed run are refused, 
 
 TEST_CASE("a generator kind has the same defaults written as a string or as an object", "[sandbox][task]") {
   auto generator_of = [](const std::string& generator, const char* dtype) {
-    const std::string params = std::string(R"J([{"name": "x", "dtype": ")J") + dtype +
-                               R"J(", "role": "in", "shape": ["n"], "generator": )J" + generator +
-                               R"J(}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+    const std::string params =
+        std::string(R"J([{"name": "x", "dtype": ")J") + dtype + R"J(", "role": "in", "shape": ["n"], "generator": )J" +
+        generator +
+        R"J(}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]}, {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
     return sb::parse_task(minimal_spec("params", params)).params[0].generator;
   };
   struct Case {
@@ -153,7 +178,8 @@ TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and brok
     for (const char* v : {"reference", "fast", "wrong", "broken"}) CHECK(t.variant(v) != nullptr);
     CHECK(sb::find_builtin_task(t.spec.name) == &t);
     CHECK_FALSE(t.spec.check_sizes.empty());  // ragged sizes catch edge bugs
-    for (const sb::Param& p : t.spec.params) has_half = has_half || p.dtype == sb::DType::float16 || p.dtype == sb::DType::bfloat16;
+    for (const sb::Param& p : t.spec.params)
+      has_half = has_half || p.dtype == sb::DType::float16 || p.dtype == sb::DType::bfloat16;
     CHECK_NOTHROW(sb::parse_task(sb::task_to_json(t.spec)));
   }
   CHECK(has_half);

@@ -27,7 +27,8 @@ TEST_CASE("timing statistics: one run is every figure, with no spread", "[sandbo
   CHECK(s.spread == 0.0);
 }
 
-TEST_CASE("timing statistics: quartiles interpolate between the sorted runs, in any order", "[sandbox][timing_statistics]") {
+TEST_CASE("timing statistics: quartiles interpolate between the sorted runs, in any order",
+          "[sandbox][timing_statistics]") {
   // Sorted: 1 2 3 4. Positions 0.75, 1.5, 2.25 of 0..3.
   const dt::TimingStatistics s = dt::timing_statistics({4.0, 1.0, 3.0, 2.0});
   CHECK(s.min == 1.0);

@@ -82,7 +82,8 @@ TEST_CASE("worker: a worker that dies mid-request is reported and replaced", "[s
   CHECK(w.started() == 2);
 }
 
-TEST_CASE("worker: a worker killed while idle, one that exits, and restart_next are all replaced", "[sandbox][worker]") {
+TEST_CASE("worker: a worker killed while idle, one that exits, and restart_next are all replaced",
+          "[sandbox][worker]") {
   sb::WorkerProcess w = fake_worker();
   REQUIRE(w.call(cbor({{"op", "ping"}}), 5000ms).status == sb::CallStatus::ok);
   ::kill(w.pid(), SIGKILL);
@@ -100,7 +101,8 @@ TEST_CASE("worker: a worker killed while idle, one that exits, and restart_next 
   CHECK_FALSE(w.running());
 }
 
-TEST_CASE("worker: a real worker on the stub driver fails to initialise without hurting the parent", "[sandbox][worker]") {
+TEST_CASE("worker: a real worker on the stub driver fails to initialise without hurting the parent",
+          "[sandbox][worker]") {
   if (std::string(LEAP_TEST_STUB_LIBCUDA).empty()) return;
   sb::WorkerConfig c;
   c.driver_library = LEAP_TEST_STUB_LIBCUDA;
@@ -109,11 +111,13 @@ TEST_CASE("worker: a real worker on the stub driver fails to initialise without 
   REQUIRE(r.status == sb::CallStatus::ok);
   const json j = reply_of(r);
   CHECK(j.at("ok") == false);
-  CHECK_THAT(j.at("error").get<std::string>(), Catch::Contains("GPU initialisation failed") && Catch::Contains("cuInit"));
+  CHECK_THAT(j.at("error").get<std::string>(),
+             Catch::Contains("GPU initialisation failed") && Catch::Contains("cuInit"));
   CHECK(j.at("restart") == true);
 }
 
-TEST_CASE("worker: the worker program gets the operator's pageable-memory and local-memory settings", "[sandbox][worker]") {
+TEST_CASE("worker: the worker program gets the operator's pageable-memory and local-memory settings",
+          "[sandbox][worker]") {
   // Both rules are applied in the worker (worker_rules.hpp); a setting lost on the way to it would
   // leave the refusal or the restart to the default silently.
   sb::WorkerConfig c;

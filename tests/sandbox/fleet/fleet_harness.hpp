@@ -165,7 +165,9 @@ class Child {
 class RedisServer {
  public:
   RedisServer(std::string program, std::filesystem::path dir, std::string appendfsync = "always")
-      : program_(std::move(program)), dir_(std::move(dir)), appendfsync_(std::move(appendfsync)),
+      : program_(std::move(program)),
+        dir_(std::move(dir)),
+        appendfsync_(std::move(appendfsync)),
         port_(free_loopback_port()) {
     (void)test_fleet_key();  // every fleet on this server signs its messages
     start();
@@ -175,18 +177,17 @@ class RedisServer {
   leap::sandbox::RedisAddress address() const { return {"127.0.0.1", port_, 0}; }
 
   void start() {
-    process_.emplace(std::vector<std::string>{program_, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                              "--dir", dir_.string(), "--appendonly",
-                                              appendfsync_ == "off" ? "no" : "yes", "--appendfsync",
-                                              appendfsync_ == "off" ? "everysec" : appendfsync_, "--save", "", "--daemonize", "no", "--protected-mode", "yes"},
+    process_.emplace(std::vector<std::string>{program_, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir",
+                                              dir_.string(), "--appendonly", appendfsync_ == "off" ? "no" : "yes",
+                                              "--appendfsync", appendfsync_ == "off" ? "everysec" : appendfsync_,
+                                              "--save", "", "--daemonize", "no", "--protected-mode", "yes"},
                      dir_ / "redis.log");
     const auto until = Clock::now() + 10s;
     for (;;) {
       try {
         leap::sandbox::fleet::RedisConnection probe(address(), {}, 500ms);
         if (leap::sandbox::fleet::text(probe.command({"PING"}).get()) == "PONG") return;
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       if (Clock::now() > until || !process_->running()) {
         throw std::runtime_error("redis-server did not come up on port " + std::to_string(port_) + " (see " +
                                  (dir_ / "redis.log").string() + ")");

@@ -52,7 +52,7 @@ struct MemberSettings {
   int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
   int max_deliveries = 3;
   std::string crash_marker;
-  std::string stream;  // empty: the default
+  std::string stream;                                                       // empty: the default
   int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
 };
 
@@ -73,12 +73,24 @@ std::unique_ptr<Child> start_member(const RedisServer& redis, const TempDir& tmp
 // reply stream, 8 the session, 10 the id, 12 the tag.
 std::vector<std::string> signed_request(const sb::FleetKey& key, const std::string& stream, const std::string& reply,
                                         const std::string& session, const std::string& id, const std::string& line) {
-  return {"XADD", stream, "*", "request", line, "reply", reply, "session", session, "id", id, "tag",
+  return {"XADD",
+          stream,
+          "*",
+          "request",
+          line,
+          "reply",
+          reply,
+          "session",
+          session,
+          "id",
+          id,
+          "tag",
           fr::sign(key, {fr::MessageKind::request, stream, reply, session, id, sb::sha256(line)})};
 }
 
 // Whether a reply entry carries a valid tag for (stream, its reply stream, session, id).
-bool signed_reply(const sb::FleetKey& key, const fr::StreamEntry& e, const std::string& stream, const std::string& reply) {
+bool signed_reply(const sb::FleetKey& key, const fr::StreamEntry& e, const std::string& stream,
+                  const std::string& reply) {
   const std::string* response = e.field("response");
   const std::string* session = e.field("session");
   const std::string* id = e.field("id");
@@ -103,8 +115,8 @@ struct Pending {
 
 // XPENDING of the group, optionally of one consumer.
 std::vector<Pending> pending_of(fr::RedisConnection& redis, const std::string& consumer = {}) {
-  std::vector<std::string> argv = {"XPENDING", std::string(sb::fleet_default_stream), std::string(sb::fleet_default_group),
-                                   "-", "+", "1000"};
+  std::vector<std::string> argv = {
+      "XPENDING", std::string(sb::fleet_default_stream), std::string(sb::fleet_default_group), "-", "+", "1000"};
   if (!consumer.empty()) argv.push_back(consumer);
   std::vector<Pending> out;
   fr::Reply reply;
@@ -155,10 +167,12 @@ TEST_CASE("1000 compiles, 2 clients, 3 members: one SIGKILLed, one SIGTERMed, no
   sb::FleetClient b({.redis = redis.address(), .name = "client-b", .timeout = 120s});
   std::vector<std::future<sb::FleetReply>> answers_a(per_client), answers_b(per_client);
   Joined submit_a{std::thread([&] {
-    for (int i = 0; i < per_client; ++i) answers_a[static_cast<std::size_t>(i)] = a.compile(kernel(i % distinct_kernels));
+    for (int i = 0; i < per_client; ++i)
+      answers_a[static_cast<std::size_t>(i)] = a.compile(kernel(i % distinct_kernels));
   })};
   Joined submit_b{std::thread([&] {
-    for (int i = 0; i < per_client; ++i) answers_b[static_cast<std::size_t>(i)] = b.compile(kernel((i * 7) % distinct_kernels));
+    for (int i = 0; i < per_client; ++i)
+      answers_b[static_cast<std::size_t>(i)] = b.compile(kernel((i * 7) % distinct_kernels));
   })};
 
   // SIGKILL w0 while it holds requests, then SIGTERM w1 while it holds requests.
@@ -189,7 +203,8 @@ TEST_CASE("1000 compiles, 2 clients, 3 members: one SIGKILLed, one SIGTERMed, no
   };
   std::vector<Orphan> orphaned;
   for (const Pending& p : orphans) {
-    const auto entries = fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
+    const auto entries =
+        fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
     REQUIRE(entries.size() == 1);
     const json request = json::parse(*entries.front().field("request"));
     const auto id = request.at("id").get<std::size_t>();
@@ -294,10 +309,13 @@ TEST_CASE("a request that kills its members is dead-lettered after N deliveries"
   // A signed entry that names a reply stream outside "<stream>:reply:" is dead-lettered, never answered
   // there; an unsigned one is dropped before anything else is looked at.
   inspect.command({"XADD", "leap:requests", "*", "request", R"({"id": 8, "op": "info"})", "reply", "someone:else"});
-  inspect.command(signed_request(test_fleet_key(), "leap:requests", "someone:else", "1-s", "9", R"({"id": 9, "op": "info"})"));
-  REQUIRE(eventually([&] {
-    return fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 2;
-  }, 20s));
+  inspect.command(
+      signed_request(test_fleet_key(), "leap:requests", "someone:else", "1-s", "9", R"({"id": 9, "op": "info"})"));
+  REQUIRE(eventually(
+      [&] {
+        return fr::size(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get()) == 2;
+      },
+      20s));
   const auto refused = fr::parse_entries(inspect.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
   CHECK(refused.back().field("reason")->find("malformed stream entry") != std::string::npos);
   CHECK(*refused.back().field("id") == "9");
@@ -329,7 +347,8 @@ TEST_CASE("Redis restarts mid-run: members and client reconnect, all answered on
   const std::uint64_t answered_before = client.stats().answered;
   // The second half is submitted while Redis is away: submit() waits for it to come back.
   Joined submitter{std::thread([&] {
-    for (int i = requests / 2; i < requests; ++i) answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i));
+    for (int i = requests / 2; i < requests; ++i)
+      answers[static_cast<std::size_t>(i)] = client.compile(kernel(100 + i));
   })};
   std::this_thread::sleep_for(300ms);
   redis.start();
@@ -375,7 +394,8 @@ struct AlternatingPolicy {
                                          const leap::SampleKey& key) const {
     leap::Completion<std::string> c;
     if (key.sample % 2 == 0) {
-      c.payload = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name_" + std::to_string(key.turn) + "; }\n";
+      c.payload =
+          "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name_" + std::to_string(key.turn) + "; }\n";
     } else {
       c.payload = sb::find_builtin_task(task.name)->spec.reference_source;
     }
@@ -403,7 +423,8 @@ TEST_CASE("the client refuses what it cannot match, and a Redis it cannot reach"
   const auto shared_key = tmp.path() / "shared.key";
   std::ofstream(shared_key) << "0123456789abcdef0123\n";
   std::filesystem::permissions(shared_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
-                                               std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+                                               std::filesystem::perms::group_read |
+                                               std::filesystem::perms::others_read);
   Child refused({LEAP_SANDBOX_CLI, "fleet-member", "--redis", redis.url()}, tmp.path() / "refused.log",
                 {{std::string(sb::fleet_key_file_env), shared_key.string()}});
   const std::optional<int> refused_status = refused.wait(30s);
@@ -439,8 +460,9 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
 
   const std::vector<FleetTaskRef> tasks = {{1, "scale_add"}, {2, "row_sum"}};
   leap::ThreadPool pool(4);
-  const auto step = leap::run_step(tasks, AlternatingPolicy{}, environment, leap::AlwaysExpand{}, leap::RankAdvantage<>{},
-                                   pool, leap::RolloutOptions{.group_size = 4, .max_turns = 2});
+  const auto step =
+      leap::run_step(tasks, AlternatingPolicy{}, environment, leap::AlwaysExpand{}, leap::RankAdvantage<>{}, pool,
+                     leap::RolloutOptions{.group_size = 4, .max_turns = 2});
   std::size_t turns = 0;
   std::int64_t no_verdict = 0;
   for (std::size_t t = 0; t < step.trajectories.size(); ++t) {
@@ -478,7 +500,8 @@ TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed 
   const std::string stream(sb::fleet_default_stream);
   const std::string reply = sb::fleet_reply_stream(stream, "target");
   const std::string thief = sb::fleet_reply_stream(stream, "thief");
-  const std::string poisoned = json{{"id", 2}, {"op", "compile"}, {"source", kernel(2) + "// " + settings.crash_marker}}.dump();
+  const std::string poisoned =
+      json{{"id", 2}, {"op", "compile"}, {"source", kernel(2) + "// " + settings.crash_marker}}.dump();
   const std::string genuine = json{{"id", 1}, {"op", "compile"}, {"source", kernel(1)}}.dump();
   const std::vector<std::string> genuine_entry = signed_request(key, stream, reply, "1-s", "1", genuine);
   // Unsigned, as a co-tenant with write access but no key would send it.
@@ -499,7 +522,8 @@ TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed 
   renumbered[10] = "2";
   inspect.command(renumbered);
   // Signed under another key.
-  inspect.command(signed_request(sb::FleetKey::from_bytes("not-the-fleet-key-0123"), stream, reply, "1-s", "2", poisoned));
+  inspect.command(
+      signed_request(sb::FleetKey::from_bytes("not-the-fleet-key-0123"), stream, reply, "1-s", "2", poisoned));
   inspect.command(genuine_entry);
 
   REQUIRE(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) >= 1; }, 60s));
@@ -552,7 +576,10 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   // The victim submits on a stream no member serves yet, so the forgeries are first.
   std::mutex log_mutex;
   std::vector<std::string> logged;
-  sb::FleetClient client({.redis = redis.address(), .stream = "victim:requests", .name = "victim", .timeout = 120s,
+  sb::FleetClient client({.redis = redis.address(),
+                          .stream = "victim:requests",
+                          .name = "victim",
+                          .timeout = 120s,
                           .log = [&](const std::string& line) {
                             std::lock_guard lock(log_mutex);
                             logged.push_back(line);
@@ -578,8 +605,8 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   // A member's tag is for replies only: a request's tag, on the same fields, does not pass as one.
   const std::string request_tag =
       fr::sign(key, {fr::MessageKind::request, "victim:requests", victim, session, id, sb::sha256(verdict)});
-  inspect.command({"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag",
-                   request_tag});
+  inspect.command(
+      {"XADD", victim, "*", "response", verdict, "worker", "forger", "session", session, "id", id, "tag", request_tag});
   REQUIRE(eventually([&] { return client.stats().forged_dropped == 4; }, 20s));
   CHECK(answer.wait_for(0s) == std::future_status::timeout);
   CHECK(client.pending() == 1);
@@ -623,7 +650,8 @@ TEST_CASE("two entries of 300 MB leave the member's memory bounded; the signed o
 
   constexpr std::size_t entry_bytes = std::size_t{300} << 20;
   auto big_line = [&](int id) {
-    return R"({"id": )" + std::to_string(id) + R"(, "op": "compile", "source": ")" + std::string(entry_bytes, 'x') + "\"}";
+    return R"({"id": )" + std::to_string(id) + R"(, "op": "compile", "source": ")" + std::string(entry_bytes, 'x') +
+           "\"}";
   };
   const std::string signed_line = big_line(2);
   inspect.command(signed_request(key, stream, reply, "3-o", "2", signed_line));
@@ -649,7 +677,8 @@ TEST_CASE("two entries of 300 MB leave the member's memory bounded; the signed o
   CHECK(response.at("id") == 2);
   CHECK(response.at("ok") == false);
   CHECK(response.at("code") == "request_too_large");
-  CHECK(response.at("error").get<std::string>().find(std::to_string(signed_line.size()) + " bytes") != std::string::npos);
+  CHECK(response.at("error").get<std::string>().find(std::to_string(signed_line.size()) + " bytes") !=
+        std::string::npos);
   member->signal(SIGTERM);
   REQUIRE(member->wait(30s));
   const std::string log = read_file(tmp.path() / "o0.log");
@@ -661,15 +690,20 @@ TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory 
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path(), "off");
   fr::RedisConnection inspect(redis.address(), {}, 60s);
-  sb::FleetClient client({.redis = redis.address(), .stream = "idle:requests", .name = "flooded", .timeout = 120s,
+  sb::FleetClient client({.redis = redis.address(),
+                          .stream = "idle:requests",
+                          .name = "flooded",
+                          .timeout = 120s,
                           .log = [](const std::string&) {}});
   // The peak from here on: "5" resets this process's VmHWM (proc(5), clear_refs).
   std::ofstream("/proc/self/clear_refs") << "5";
   const std::size_t before = peak_rss_bytes(::getpid());
   REQUIRE(before > 0);
   // Written inside Redis, so that only the client's reading counts here.
-  inspect.command({"EVAL", "return redis.call('XADD', KEYS[1], '*', 'response', string.rep('x', 314572800), "
-                   "'worker', 'flood')", "1", client.reply_stream()});
+  inspect.command({"EVAL",
+                   "return redis.call('XADD', KEYS[1], '*', 'response', string.rep('x', 314572800), "
+                   "'worker', 'flood')",
+                   "1", client.reply_stream()});
   REQUIRE(eventually([&] { return client.stats().forged_dropped == 1; }, 120s));
   const std::size_t after = peak_rss_bytes(::getpid());
   INFO("this process's peak RSS " << (before >> 20) << " MiB before the entry, " << (after >> 20) << " MiB after");

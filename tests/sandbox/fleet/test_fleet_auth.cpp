@@ -92,7 +92,8 @@ TEST_CASE("a fleet key is long enough and private, or refused saying why", "[aut
   CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path), Catch::Contains("not a regular file"));
 }
 
-TEST_CASE("the key comes from the options, then the key file's variable, then the key's, and never silently none", "[auth]") {
+TEST_CASE("the key comes from the options, then the key file's variable, then the key's, and never silently none",
+          "[auth]") {
   ScratchDir dir;
   const auto file = dir.write("fleet.key", "key-from-the-file-0123", 0600);
   {
@@ -105,18 +106,21 @@ TEST_CASE("the key comes from the options, then the key file's variable, then th
     CHECK(sb::resolve_fleet_key(test_key(), false, "the test")->bytes() == test_key().bytes());
   }
   {
-    ScopedEnv f(std::string(sb::fleet_key_file_env), file.c_str()), k(std::string(sb::fleet_key_env), "key-in-the-variable-0");
+    ScopedEnv f(std::string(sb::fleet_key_file_env), file.c_str()),
+        k(std::string(sb::fleet_key_env), "key-in-the-variable-0");
     CHECK(sb::FleetKey::from_environment()->bytes() == "key-from-the-file-0123");
     // A key that the options give wins over the environment's.
     CHECK(sb::resolve_fleet_key(test_key(), false, "the test")->bytes() == test_key().bytes());
   }
   {
-    ScopedEnv f(std::string(sb::fleet_key_file_env), nullptr), k(std::string(sb::fleet_key_env), "key-in-the-variable-0\n");
+    ScopedEnv f(std::string(sb::fleet_key_file_env), nullptr),
+        k(std::string(sb::fleet_key_env), "key-in-the-variable-0\n");
     CHECK(sb::FleetKey::from_environment()->bytes() == "key-in-the-variable-0");
   }
   {
     // Set but unusable is an error, not "no key": a typo must not turn authentication off.
-    ScopedEnv f(std::string(sb::fleet_key_file_env), (dir.path / "typo.key").c_str()), k(std::string(sb::fleet_key_env), nullptr);
+    ScopedEnv f(std::string(sb::fleet_key_file_env), (dir.path / "typo.key").c_str()),
+        k(std::string(sb::fleet_key_env), nullptr);
     CHECK_THROWS_AS(sb::resolve_fleet_key(std::nullopt, true, "the test"), sb::FleetKeyError);
   }
   {
@@ -212,8 +216,9 @@ std::string xreadgroup_reply(const std::vector<std::pair<std::string, std::strin
 TEST_CASE("the bounded reader keeps the start of an oversized value, its length and digest, and no more", "[auth]") {
   const std::string huge(20u << 20, 'x');  // 20 MiB over a limit of 1 KiB: 100 bytes kept
   Feed feed{xreadgroup_reply({{"request", huge}, {"reply", "leap:requests:reply:a"}, {"tag", "t"}}), 4096};
-  fl::BoundedReader reader(feed.source(), {.max_value_bytes = 1024, .oversized_prefix_bytes = 100,
-                                           .max_kept_bytes = 4096, .max_elements = 64});
+  fl::BoundedReader reader(
+      feed.source(),
+      {.max_value_bytes = 1024, .oversized_prefix_bytes = 100, .max_kept_bytes = 4096, .max_elements = 64});
   fl::BoundedReply reply = reader.read();
   CHECK(feed.pos == feed.bytes.size());  // all of it read off the socket, nothing past it asked for
   const auto parsed = fl::parse_entries(std::move(reply.elements.at(0).elements.at(1)));

@@ -20,7 +20,8 @@ TEST_CASE("parse_redis_url reads host, port and database") {
 }
 
 TEST_CASE("parse_redis_url refuses what it cannot honour, saying what to write instead") {
-  CHECK_THROWS_WITH(sb::parse_redis_url("redis://:secret@10.0.0.5:6379"), Catch::Contains("LEAP_SANDBOX_REDIS_PASSWORD"));
+  CHECK_THROWS_WITH(sb::parse_redis_url("redis://:secret@10.0.0.5:6379"),
+                    Catch::Contains("LEAP_SANDBOX_REDIS_PASSWORD"));
   CHECK_THROWS_WITH(sb::parse_redis_url("redis://user:pw@host"), Catch::Contains("credentials in a URL"));
   CHECK_THROWS_WITH(sb::parse_redis_url("rediss://host:6380"), Catch::Contains("TLS"));
   CHECK_THROWS_WITH(sb::parse_redis_url("http://host"), Catch::Contains("scheme must be redis://"));
@@ -41,7 +42,8 @@ TEST_CASE("the streams of a fleet derive from its request stream") {
 TEST_CASE("a process is named in the fleet by its host and pid") {
   char host[256] = {};
   REQUIRE(::gethostname(host, sizeof host - 1) == 0);
-  const std::string expected = (host[0] != '\0' ? std::string(host) : std::string("worker")) + "-" + std::to_string(::getpid());
+  const std::string expected =
+      (host[0] != '\0' ? std::string(host) : std::string("worker")) + "-" + std::to_string(::getpid());
   CHECK(leap::sandbox::fleet_process_name("worker") == expected);
 }
 
@@ -81,5 +83,6 @@ TEST_CASE("member options are checked, naming the option") {
   CHECK(o.redis_timeout >= 30000ms);  // Redis answers no one while it moves an entry of hundreds of MB
   o.redis_timeout = 10ms;
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("redis_timeout must be at least 100 ms"));
-  CHECK_THROWS_WITH(sb::FleetMember(sb::FleetMemberOptions{}, sb::FleetMember::Handler{}), Catch::Contains("handler is empty"));
+  CHECK_THROWS_WITH(sb::FleetMember(sb::FleetMemberOptions{}, sb::FleetMember::Handler{}),
+                    Catch::Contains("handler is empty"));
 }

@@ -11,8 +11,8 @@
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
-using nlohmann::json;
 using leap_test::no_gpu_config;
+using nlohmann::json;
 
 namespace {
 
@@ -71,7 +71,8 @@ TEST_CASE("request handler: a field an op does not take is refused, naming it", 
   const json misspelt = answer(handler, R"({"id": 3, "op": "compile", "source": "", "archs": "sm_90"})");
   CHECK_THAT(misspelt.at("error").get<std::string>(), Catch::Contains("compile: unknown field \"archs\""));
   const json info = answer(handler, R"({"id": 4, "op": "info", "verbose": true})");
-  CHECK_THAT(info.at("error").get<std::string>(), Catch::Contains("info: unknown field \"verbose\" (info takes id, op)"));
+  CHECK_THAT(info.at("error").get<std::string>(),
+             Catch::Contains("info: unknown field \"verbose\" (info takes id, op)"));
   // The fields an op does take still work beside id and op.
   CHECK(answer(handler, R"({"id": 5, "op": "info"})").at("ok") == true);
 }
@@ -84,7 +85,8 @@ TEST_CASE("request handler: info, compile and eval answer with results", "[sandb
   CHECK(info.at("result").at("gpu").at("available") == false);
   CHECK_THAT(info.at("result").at("versions").get<std::string>(), Catch::Contains("NVRTC"));
 
-  const json compiled = answer(handler, json{{"id", 2}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump());
+  const json compiled =
+      answer(handler, json{{"id", 2}, {"op", "compile"}, {"source", leap_test::plain_kernel()}}.dump());
   REQUIRE(compiled.at("ok") == true);
   CHECK(compiled.at("result").at("status") == "ok");
   CHECK(compiled.at("result").at("cubin_bytes").get<std::size_t>() > 0);
@@ -92,7 +94,8 @@ TEST_CASE("request handler: info, compile and eval answer with results", "[sandb
   const sb::BuiltinTask* softmax = sb::find_builtin_task("softmax");
   REQUIRE(softmax != nullptr);
   const json evaluated = answer(
-      handler, json{{"id", 3}, {"op", "eval"}, {"task", "softmax"}, {"source", softmax->variant("broken")->source}}.dump());
+      handler,
+      json{{"id", 3}, {"op", "eval"}, {"task", "softmax"}, {"source", softmax->variant("broken")->source}}.dump());
   REQUIRE(evaluated.at("ok") == true);
   CHECK(evaluated.at("result").at("verdict") == "compile_error");
   CHECK(evaluated.at("result").at("compile").at("status") == "error");

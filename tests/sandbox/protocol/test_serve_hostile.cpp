@@ -23,12 +23,14 @@
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;
-using nlohmann::json;
 using leap_test::no_gpu_config;
+using nlohmann::json;
 
 namespace {
 
-std::string nested(std::size_t levels, const std::string& inner) { return std::string(levels, '[') + inner + std::string(levels, ']'); }
+std::string nested(std::size_t levels, const std::string& inner) {
+  return std::string(levels, '[') + inner + std::string(levels, ']');
+}
 
 // The raw text of the response's id: everything between {"id": and the first comma after it is not
 // enough for arrays, so take the member the way the server's own scanner does.
@@ -84,8 +86,9 @@ ServeRun run_serve(const leap_test::TempDir& dir, const std::string& input_file,
 TEST_CASE("request handler: ids come back byte for byte, whatever JSON value they are", "[sandbox][serve]") {
   sb::Evaluator evaluator(no_gpu_config());
   const sb::RequestHandler handler(evaluator);
-  for (const std::string id : {"123456789012345678901234567890", "-0.0e+00", "3.0e0", "\"\\u00e9\\n\"", "[1, {\"a\" : null}]",
-                               "{\"k\": [true, false]}", "null", "18446744073709551616", "1E400x"}) {
+  for (const std::string id :
+       {"123456789012345678901234567890", "-0.0e+00", "3.0e0", "\"\\u00e9\\n\"", "[1, {\"a\" : null}]",
+        "{\"k\": [true, false]}", "null", "18446744073709551616", "1E400x"}) {
     const std::string line = "{\"op\": \"info\", \"id\": " + id + "}";
     const std::string response = handler.handle(line);
     if (id == "1E400x") {  // not JSON at all: the id cannot be known
@@ -110,12 +113,15 @@ TEST_CASE("request handler: each hostile line gets its own error code, and the h
     return std::make_pair(r.at("code").get<std::string>(), r.at("id").dump());
   };
   // Numbers out of range, ids and values nested 30 000 deep: parse errors, not crashes.
-  CHECK(code(R"({"id": 1, "op": "info", "x": 1e400})") == std::make_pair(std::string("parse_error"), std::string("null")));
+  CHECK(code(R"({"id": 1, "op": "info", "x": 1e400})") ==
+        std::make_pair(std::string("parse_error"), std::string("null")));
   CHECK(code("{\"id\": " + nested(30000, "1") + ", \"op\": \"info\"}").first == "parse_error");
-  CHECK(code("{\"id\": 2, \"op\": \"eval\", \"task\": " + nested(30000, "") + ", \"source\": \"\"}").first == "parse_error");
+  CHECK(code("{\"id\": 2, \"op\": \"eval\", \"task\": " + nested(30000, "") + ", \"source\": \"\"}").first ==
+        "parse_error");
   CHECK_THAT(json::parse(handler.handle(nested(65, ""))).at("error").get<std::string>(), Catch::Contains("64 levels"));
   // A line over the limit: too large, named with the limit, id kept when the line starts with it.
-  const json big = json::parse(handler.handle(R"({"id": "big", "op": "compile", "source": ")" + std::string(70 << 10, 'x') + "\"}"));
+  const json big =
+      json::parse(handler.handle(R"({"id": "big", "op": "compile", "source": ")" + std::string(70 << 10, 'x') + "\"}"));
   CHECK(big.at("code") == "request_too_large");
   CHECK(big.at("id") == "big");
   CHECK_THAT(big.at("error").get<std::string>(), Catch::Contains("over the limit of 65536 bytes"));
@@ -125,8 +131,12 @@ TEST_CASE("request handler: each hostile line gets its own error code, and the h
   CHECK(code(R"({"id": null, "op": "dance"})") == std::make_pair(std::string("bad_request"), std::string("null")));
   // Bad requests keep their id: a size expression 50 000 parentheses deep, a spec 100 levels deep.
   const std::string deep_expr(50000, '(');
-  const json spec = {{"name", "t"}, {"entry", "t"}, {"sizes", {{"n", 1}}}, {"launch", {{"grid", deep_expr + "1" + std::string(50000, ')')}, {"block", 1}}},
-                     {"params", {{{"name", "y"}, {"dtype", "float32"}, {"role", "out"}, {"shape", {"n"}}}}}, {"reference", "x"}};
+  const json spec = {{"name", "t"},
+                     {"entry", "t"},
+                     {"sizes", {{"n", 1}}},
+                     {"launch", {{"grid", deep_expr + "1" + std::string(50000, ')')}, {"block", 1}}},
+                     {"params", {{{"name", "y"}, {"dtype", "float32"}, {"role", "out"}, {"shape", {"n"}}}}},
+                     {"reference", "x"}};
   CHECK(code(json{{"id", 9}, {"op", "eval"}, {"task", spec}, {"source", ""}}.dump()).first == "request_too_large");
   const sb::RequestHandler roomy(evaluator);
   const json deep = json::parse(roomy.handle(json{{"id", 9}, {"op", "eval"}, {"task", spec}, {"source", ""}}.dump()));
@@ -141,18 +151,24 @@ TEST_CASE("request handler: each hostile line gets its own error code, and the h
   CHECK_THROWS_AS(sb::RequestHandler(evaluator, sb::RequestLimits{100, 64}), std::invalid_argument);
 }
 
-TEST_CASE("cli serve: the issue's attack lines, one after another, are all answered and serve exits 0", "[sandbox][serve][cli]") {
+TEST_CASE("cli serve: the issue's attack lines, one after another, are all answered and serve exits 0",
+          "[sandbox][serve][cli]") {
   leap_test::TempDir dir;
   std::string in;
-  in += R"({"id": 1, "op": "info"})" "\n";
-  in += R"({"id": 2, "op": "info", "x": 1e400})" "\n";
+  in += R"({"id": 1, "op": "info"})"
+        "\n";
+  in += R"({"id": 2, "op": "info", "x": 1e400})"
+        "\n";
   in += "{\"id\": " + nested(100000, "0") + ", \"op\": \"info\"}\n";
   in += "{\"id\": 3, \"op\": \"eval\", \"task\": {\"name\": " + nested(100000, "") + "}, \"source\": \"\"}\n";
-  in += R"({"id": 123456789012345678901234567890, "op": "info"})" "\n";
+  in += R"({"id": 123456789012345678901234567890, "op": "info"})"
+        "\n";
   in += R"({"id": "huge", "op": "compile", "source": ")" + std::string(3 << 20, 'a') + "\"}\n";  // 3 MiB, limit 1 MiB
-  in += R"({"id": null, "op": "info"})" "\n";
+  in += R"({"id": null, "op": "info"})"
+        "\n";
   in += "not json\n";
-  in += R"({"id": "last", "op": "info"})" "\n";
+  in += R"({"id": "last", "op": "info"})"
+        "\n";
   const std::string input = dir.write("in.txt", in).string();
   const ServeRun r = run_serve(dir, input, {"--max-request-bytes", "1048576", "-j", "2"});
   CHECK(r.exit_code == 0);
@@ -176,7 +192,9 @@ TEST_CASE("cli serve: the issue's attack lines, one after another, are all answe
 TEST_CASE("cli serve: an oversized line is never held whole in memory", "[sandbox][serve][cli]") {
   leap_test::TempDir dir;
   const std::string small = dir.write("small.txt", "{\"id\": 1, \"op\": \"info\"}\n").string();
-  const std::string big = dir.write("big.txt", "{\"id\": 1, \"op\": \"info\"}\n{\"id\": 2, \"source\": \"" + std::string(96 << 20, 'a') + "\"}\n").string();
+  const std::string big = dir.write("big.txt", "{\"id\": 1, \"op\": \"info\"}\n{\"id\": 2, \"source\": \"" +
+                                                   std::string(96 << 20, 'a') + "\"}\n")
+                              .string();
   const ServeRun base = run_serve(dir, small, {});
   const ServeRun huge = run_serve(dir, big, {});
   CHECK(base.exit_code == 0);
@@ -185,7 +203,8 @@ TEST_CASE("cli serve: an oversized line is never held whole in memory", "[sandbo
   CHECK(json::parse(huge.lines[1]).at("code") == "request_too_large");
   // A 96 MiB line read through a 4 MiB limit: peak memory grows by far less than the line (under a
   // sanitizer, by far less than the line plus the sanitizer's share of it).
-  INFO("peak RSS " << base.max_rss_kb << " KiB with a small request, " << huge.max_rss_kb << " KiB with the 96 MiB line");
+  INFO("peak RSS " << base.max_rss_kb << " KiB with a small request, " << huge.max_rss_kb
+                   << " KiB with the 96 MiB line");
   CHECK(huge.max_rss_kb - base.max_rss_kb < static_cast<long>(leap_test::k_rss_factor) * 32 * 1024);
 }
 
@@ -200,8 +219,10 @@ TEST_CASE("cli serve: a full queue stops serve reading, and every request is sti
   std::string input;
   std::size_t line_bytes = 0;
   for (int i = 0; i < k_requests; ++i) {
-    const json request = {{"id", i}, {"op", "compile"},
-                          {"source", "// " + padding + "\n__global__ void k" + std::to_string(i) + "(float* y) { y[0] = 1; }\n"}};
+    const json request = {
+        {"id", i},
+        {"op", "compile"},
+        {"source", "// " + padding + "\n__global__ void k" + std::to_string(i) + "(float* y) { y[0] = 1; }\n"}};
     const std::string line = request.dump() + "\n";
     line_bytes = std::max(line_bytes, line.size());
     input += line;
@@ -257,7 +278,8 @@ TEST_CASE("cli serve: a full queue stops serve reading, and every request is sti
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  INFO("checks while the pipe was full: " << checks << ", most consumed ahead of the answers: " << most_consumed_ahead << " bytes");
+  INFO("checks while the pipe was full: " << checks << ", most consumed ahead of the answers: " << most_consumed_ahead
+                                          << " bytes");
   CHECK(checks > 0);  // the writer did wait on serve
   std::istringstream out(leap_test::read_file(out_file));
   std::vector<bool> seen(k_requests, false);

@@ -10,11 +10,11 @@
 namespace leap::sandbox::test {
 
 namespace {
-constexpr DeviceStatus k_invalid_value = 1;        // CUDA_ERROR_INVALID_VALUE
-constexpr DeviceStatus k_out_of_memory = 2;        // CUDA_ERROR_OUT_OF_MEMORY
-constexpr DeviceStatus k_invalid_image = 200;      // CUDA_ERROR_INVALID_IMAGE
-constexpr DeviceStatus k_not_found = 500;          // CUDA_ERROR_NOT_FOUND
-constexpr DeviceStatus k_not_supported = 801;      // CUDA_ERROR_NOT_SUPPORTED
+constexpr DeviceStatus k_invalid_value = 1;    // CUDA_ERROR_INVALID_VALUE
+constexpr DeviceStatus k_out_of_memory = 2;    // CUDA_ERROR_OUT_OF_MEMORY
+constexpr DeviceStatus k_invalid_image = 200;  // CUDA_ERROR_INVALID_IMAGE
+constexpr DeviceStatus k_not_found = 500;      // CUDA_ERROR_NOT_FOUND
+constexpr DeviceStatus k_not_supported = 801;  // CUDA_ERROR_NOT_SUPPORTED
 }  // namespace
 
 float* FakeCall::floats(DevicePtr p, std::size_t count) {
@@ -93,7 +93,8 @@ DeviceStatus FakeGpu::unload_module(detail::ModuleHandle module) {
   return 0;
 }
 
-DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) {
+DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::string& name,
+                                   detail::FunctionHandle& function) {
   auto* m = static_cast<Module*>(module);
   const auto& kernels = registry_.at(m->image);
   const auto it = kernels.find(name);
@@ -107,7 +108,8 @@ DeviceStatus FakeGpu::get_function(detail::ModuleHandle module, const std::strin
   return 0;
 }
 
-DeviceStatus FakeGpu::param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) {
+DeviceStatus FakeGpu::param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset,
+                                 std::size_t& size) {
   const auto* f = static_cast<Function*>(function);
   if (!f->params) return k_not_supported;
   if (index >= f->params->size()) return k_invalid_value;
@@ -201,7 +203,8 @@ DeviceStatus FakeGpu::fill32(DevicePtr dst, std::uint32_t value, std::size_t cou
   return sticky_;
 }
 
-DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed, std::size_t n) {
+DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
+                                      std::size_t n) {
   if (sticky_ != 0) return sticky_;
   unsigned char* m = memory(dst, n * dtype_size(dtype));
   if (m == nullptr) return k_invalid_value;
@@ -213,8 +216,8 @@ DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generato
 
 // As the harness's kernel does on a GPU: the record is read, added to and written back in device
 // memory, so whatever a candidate left there counts too.
-DeviceStatus FakeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
-                                        DevicePtr record) {
+DeviceStatus FakeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
+                                        bool exact, DevicePtr record) {
   if (sticky_ != 0) return sticky_;
   const std::size_t bytes = n * dtype_size(dtype);
   const unsigned char* a = memory(actual, bytes);
@@ -249,7 +252,8 @@ void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered
   records_.push_back({start, now_ns_, ids_attach ? external_id : 0});
 }
 
-DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args, std::size_t arg_count) {
+DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args,
+                             std::size_t arg_count) {
   if (sticky_ != 0) return sticky_;
   auto* f = static_cast<Function*>(function);
   const auto it = std::find_if(functions_.begin(), functions_.end(), [&](const auto& p) { return p.get() == f; });

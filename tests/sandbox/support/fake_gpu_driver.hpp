@@ -33,12 +33,12 @@ class FakeGpu;
 // What an emulated kernel sees and reports.
 struct FakeCall {
   FakeGpu& gpu;
-  std::vector<std::uint64_t> args;                 // the raw 8-byte argument slots
+  std::vector<std::uint64_t> args;  // the raw 8-byte argument slots
   detail::LaunchShape shape;
   std::map<std::string, std::uint64_t>& globals;  // the module's __device__ variables
-  std::uint64_t now_ns = 0;                         // %globaltimer at the launch
-  double duration_ms = 0.0;                         // set by the kernel: how long it "ran"
-  DeviceStatus status = 0;                          // set by the kernel: e.g. k_illegal_address
+  std::uint64_t now_ns = 0;                       // %globaltimer at the launch
+  double duration_ms = 0.0;                       // set by the kernel: how long it "ran"
+  DeviceStatus status = 0;                        // set by the kernel: e.g. k_illegal_address
 
   DevicePtr pointer(std::size_t arg) const { return args.at(arg); }
   float f32(std::size_t arg) const {
@@ -64,7 +64,7 @@ struct FakeOp {
   std::string name;  // stage name, module image, "image:kernel" of a launch
   DevicePtr ptr = 0;
   std::size_t bytes = 0;
-  std::uint64_t seed = 0;  // generate: the seed; fill: the value; compare: the expected buffer
+  std::uint64_t seed = 0;           // generate: the seed; fill: the value; compare: the expected buffer
   std::vector<std::uint64_t> args;  // launch: the argument slots
 };
 
@@ -84,28 +84,28 @@ class FakeGpu final : public detail::GpuDriver {
 
   std::vector<FakeOp> log;
   // Knobs.
-  bool activity_on = true;           // false: as if CUPTI were off
+  bool activity_on = true;  // false: as if CUPTI were off
   // The CUPTI kinds enabled, as the real driver enables them (detail::k_enabled_activity_kinds). As
   // with CUPTI, a kernel record carries the id pushed around its launch only when both the external
   // correlation kind and the driver API kind are on; otherwise runs are matched by time window.
   bool external_ids = detail::k_enabled_activity_kinds.external_correlation;
   bool driver_api_records = detail::k_enabled_activity_kinds.driver_api;
-  std::size_t drop_every = 0;        // > 0: every n-th kernel record is lost (and counted as dropped)
-  std::string undelivered;           // a kernel whose records never arrive, uncounted (an incomplete record)
-  double generator_ms = 0.001;       // the input generator's own emulated time
+  std::size_t drop_every = 0;          // > 0: every n-th kernel record is lost (and counted as dropped)
+  std::string undelivered;             // a kernel whose records never arrive, uncounted (an incomplete record)
+  double generator_ms = 0.001;         // the input generator's own emulated time
   unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
-  double peak_bandwidth = 1e12;      // bytes per second the device reports (0: it does not say)
-  double compare_ms = 0.001;         // the comparison kernel's own emulated time
-  std::map<std::string, unsigned> static_shared;  // kernel name -> its static shared memory (default 0)
+  double peak_bandwidth = 1e12;        // bytes per second the device reports (0: it does not say)
+  double compare_ms = 0.001;           // the comparison kernel's own emulated time
+  std::map<std::string, unsigned> static_shared;   // kernel name -> its static shared memory (default 0)
   std::map<std::string, std::size_t> local_bytes;  // kernel name -> its local memory per thread (default 0)
-  bool pageable_host_access = false;  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+  bool pageable_host_access = false;               // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
 
   // Facts for assertions.
   // Launches of a kernel with registered parameters that passed fewer argument pointers than it
   // declares, or a parameter wider than the harness's 8-byte slots: the driver would have read
   // past what the harness passed (the fake reads zeros instead).
   int argument_overreads = 0;
-  int unscrubbed_frees = 0;          // buffers freed while still holding non-zero bytes
+  int unscrubbed_frees = 0;  // buffers freed while still holding non-zero bytes
   std::size_t live_allocations() const { return allocations_.size(); }
   const std::map<DevicePtr, std::size_t>& allocations() const { return allocations_; }  // start -> bytes
   std::uint64_t clock_ns() const { return now_ns_; }
@@ -120,10 +120,12 @@ class FakeGpu final : public detail::GpuDriver {
   double peak_memory_bandwidth() const override { return peak_bandwidth; }
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
-  DeviceStatus get_function(detail::ModuleHandle module, const std::string& name, detail::FunctionHandle& function) override;
+  DeviceStatus get_function(detail::ModuleHandle module, const std::string& name,
+                            detail::FunctionHandle& function) override;
   // As cuFuncGetParamInfo: CUDA_ERROR_INVALID_VALUE past the last parameter; CUDA_ERROR_NOT_SUPPORTED
   // for a kernel registered without parameters (an older driver).
-  DeviceStatus param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset, std::size_t& size) override;
+  DeviceStatus param_info(detail::FunctionHandle function, std::size_t index, std::size_t& offset,
+                          std::size_t& size) override;
   // As the driver: static and dynamic together above the device's opt-in limit are an invalid
   // value; a launch with more dynamic shared memory than allowed (48 KiB less the static by
   // default) fails.
@@ -137,11 +139,13 @@ class FakeGpu final : public detail::GpuDriver {
   DeviceStatus fill8(DevicePtr dst, std::uint8_t value, std::size_t count) override;
   DeviceStatus fill16(DevicePtr dst, std::uint16_t value, std::size_t count) override;
   DeviceStatus fill32(DevicePtr dst, std::uint32_t value, std::size_t count) override;
-  DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed, std::size_t n) override;
-  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol, bool exact,
-                                 DevicePtr record) override;
+  DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
+                               std::size_t n) override;
+  DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
+                                 bool exact, DevicePtr record) override;
   DeviceStatus flush_caches() override;
-  DeviceStatus launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args, std::size_t arg_count) override;
+  DeviceStatus launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args,
+                      std::size_t arg_count) override;
   DeviceStatus synchronize() override;
   DeviceStatus record_start() override;
   DeviceStatus record_stop() override;

@@ -39,14 +39,17 @@ inline HarnessOutcome run_harness(FakeGpu& gpu, const TaskSpec& task, std::uint6
   HarnessOutcome o;
   // Through the wire format both ways, as the evaluator and the worker see it.
   const detail::EvaluationRequest sent = detail::evaluation_request_from_json(detail::to_json(request));
-  o.reply = detail::to_json(detail::run_evaluation(sent, gpu, [&](std::string_view s) { gpu.log.push_back({"stage", std::string(s)}); }));
+  o.reply = detail::to_json(detail::run_evaluation(sent, gpu, [&](std::string_view s) {
+    gpu.log.push_back({"stage", std::string(s)});
+  }));
   detail::read_worker_reply(detail::evaluation_reply_from_json(o.reply), o.result);
   return o;
 }
 
 // The verdict's name, or the status and error when there is none.
 inline std::string verdict_of(const EvalResult& r) {
-  return r.verdict ? std::string(leap::to_string(*r.verdict)) : "status " + std::string(to_string(r.status)) + ": " + r.error;
+  return r.verdict ? std::string(leap::to_string(*r.verdict))
+                   : "status " + std::string(to_string(r.status)) + ": " + r.error;
 }
 
 }  // namespace leap::sandbox::test

@@ -20,20 +20,24 @@ inline void check_queue_time_not_charged(leap::sandbox::Compiler& c, int jobs) {
   using Clock = std::chrono::steady_clock;
   double single = 0.0;
   for (int i = 0; i < 2; ++i) {
-    single = std::max(single, c.compile(sb::CompileJob{std::string(plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"}).cpu_seconds);
+    single = std::max(
+        single, c.compile(sb::CompileJob{std::string(plain_kernel()) + "// " + std::to_string(i), {}, {}, "kernel.cu"})
+                    .cpu_seconds);
   }
   const auto limit = std::chrono::milliseconds(std::max<long long>(300, static_cast<long long>(single * 4000)));
   std::vector<sb::CompileJob> batch;
   for (int i = 0; i < jobs; ++i) {
     sb::CompileJob j;
-    j.source = std::string(plain_kernel()) + "__global__ void q" + std::to_string(i) + "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
+    j.source = std::string(plain_kernel()) + "__global__ void q" + std::to_string(i) +
+               "(int* y) { y[0] = " + std::to_string(i) + "; }\n";
     j.options.timeout = limit;
     batch.push_back(std::move(j));
   }
   const auto t0 = Clock::now();
   const std::vector<sb::CompileResult> results = c.compile_batch(batch);
   const auto waited = Clock::now() - t0;
-  INFO("limit " << limit.count() << " ms, batch took " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+  INFO("limit " << limit.count() << " ms, batch took "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
   CHECK(waited > limit);  // the last jobs were queued for longer than their limit
   for (const sb::CompileResult& r : results) {
     CHECK(r.ok());

@@ -19,8 +19,8 @@ struct TempDir {
   TempDir() {
     static std::atomic<int> counter{0};
     std::random_device rd;
-    path = std::filesystem::temp_directory_path() /
-           ("leap-sandbox-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd()));
+    path = std::filesystem::temp_directory_path() / ("leap-sandbox-test-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(counter++) + "-" + std::to_string(rd()));
     std::filesystem::create_directories(path);
   }
   ~TempDir() {
@@ -103,8 +103,7 @@ void check_in_children(int count, Body problems) {
       int bad = 100;
       try {
         bad = problems(k);
-      } catch (...) {
-      }
+      } catch (...) {}
       _exit(bad);
     }
     kids.push_back(pid);

@@ -23,7 +23,7 @@ namespace leap::sandbox {
 // The time limit and log cap are not part of the key; only NVRTC's own verdicts are cached.
 struct CacheKey {
   std::array<std::uint8_t, 32> digest{};  // SHA-256
-  std::string hex() const;  // 64 lowercase hex digits
+  std::string hex() const;                // 64 lowercase hex digits
   friend bool operator==(const CacheKey&, const CacheKey&) = default;
 };
 

@@ -17,26 +17,26 @@ struct Define {
 
 // A header handed to the compiler in memory; `#include "name"` (or <name>) resolves to it first.
 struct Header {
-  std::string name;     // a relative path: [A-Za-z0-9_.+-/], no "..", no leading '/'
+  std::string name;  // a relative path: [A-Za-z0-9_.+-/], no "..", no leading '/'
   std::string content;
 };
 
 struct CompileOptions {
-  std::string arch = "sm_90";  // sm_XY[a|f] gives CUBIN (and PTX when asked); compute_XY[a|f] gives PTX only
-  int cxx_standard = 17;       // 11, 14, 17 or 20
-  bool fast_math = false;      // --use_fast_math
-  bool line_info = false;      // --generate-line-info
+  std::string arch = "sm_90";   // sm_XY[a|f] gives CUBIN (and PTX when asked); compute_XY[a|f] gives PTX only
+  int cxx_standard = 17;        // 11, 14, 17 or 20
+  bool fast_math = false;       // --use_fast_math
+  bool line_info = false;       // --generate-line-info
   bool default_device = false;  // -default-device: unannotated functions and globals are __device__
-  int max_registers = 0;       // --maxrregcount; 0 = compiler's choice
+  int max_registers = 0;        // --maxrregcount; 0 = compiler's choice
   bool want_ptx = true;
-  bool want_cubin = true;      // ignored for compute_ archs
+  bool want_cubin = true;  // ignored for compute_ archs
   std::vector<Define> defines;
   std::vector<std::string> name_expressions;  // e.g. "scale<float, 4>"; lowered names come back in order
   // The compile's CPU time limit: the compile child's CPU time plus the scan and hashing of the source.
   // Time spent queued, or waiting for a busy machine's cores, does not count.
   std::chrono::milliseconds timeout{10000};
   std::chrono::milliseconds wall_backstop{0};  // wall-clock limit of the compile itself; 0 = 10 x timeout
-  std::size_t max_log_bytes = 64 * 1024;      // longer logs are cut, with a note saying so
+  std::size_t max_log_bytes = 64 * 1024;       // longer logs are cut, with a note saying so
 };
 
 // Throws std::invalid_argument naming the offending option and value.

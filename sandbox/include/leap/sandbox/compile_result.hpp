@@ -10,10 +10,10 @@
 namespace leap::sandbox {
 
 enum class CompileStatus {
-  ok,       // PTX and/or CUBIN produced
-  error,    // the compiler rejected the source; the log says why
-  timeout,  // the time limit stopped the compile
-  refused,  // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
+  ok,              // PTX and/or CUBIN produced
+  error,           // the compiler rejected the source; the log says why
+  timeout,         // the time limit stopped the compile
+  refused,         // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
   resource_limit,  // an OS resource limit (address space) ended the compile; `limit` says which
 };
 
@@ -21,7 +21,8 @@ std::string_view to_string(CompileStatus status) noexcept;
 
 struct CompileResult;
 // The result as one JSON object: status, log, seconds, cache_hit, ptx_bytes, cubin_bytes, cpu_seconds,
-// limit, unconfined, missing_layers, pch, kernels (the code itself stays out: a client that wants it links the library).
+// limit, unconfined, missing_layers, pch, kernels (the code itself stays out: a client that wants it links the
+// library).
 std::string to_json(const CompileResult& result);
 
 // Which limit ended a compile (status timeout or resource_limit); none when it ran to its end.
@@ -54,7 +55,7 @@ struct CompileResult {
   std::string ptx;    // empty unless asked for and produced
   std::string cubin;  // raw ELF bytes; empty unless asked for and produced
   std::vector<LoweredName> lowered_names;
-  double seconds = 0.0;    // wall time of this call (a cache hit reports the lookup time)
+  double seconds = 0.0;      // wall time of this call (a cache hit reports the lookup time)
   double cpu_seconds = 0.0;  // CPU time charged to the limit: the compile child's, plus scanning and hashing the source
   CompileLimit limit = CompileLimit::none;
   // Compiled without the OS confinement: in-process (trusted sources) or a child with confinement
@@ -64,7 +65,7 @@ struct CompileResult {
   // "mount namespace", "rlimits", "process"); empty when every one was. Never empty for an unconfined
   // result, nor for one compiled with a weaker set the caller accepted (accept_weaker_confinement).
   std::vector<std::string> missing_layers;
-  bool cache_hit = false;  // the cache answered; nothing was compiled
+  bool cache_hit = false;     // the cache answered; nothing was compiled
   PchUse pch = PchUse::none;  // never changes the output: the same bytes, log and status either way
   // NVRTC itself decided: it compiled the source, or rejected it with a compile error. False for a
   // compile child that died, a limit, an internal NVRTC failure: outcomes that say nothing about the

@@ -77,7 +77,8 @@ struct CompilePoolSettings {
 // What a Compiler's worker pool has done so far.
 struct CompilePoolStats {
   std::size_t workers_started = 0;
-  std::size_t workers_replaced = 0;  // retired after a kill, a limit, a crash, a full PCH directory or the compile count
+  std::size_t workers_replaced =
+      0;  // retired after a kill, a limit, a crash, a full PCH directory or the compile count
   std::size_t compiles = 0;
   std::size_t pch_hits = 0;
   std::size_t pch_created = 0;
@@ -93,9 +94,9 @@ struct CompilerConfig {
   Isolation isolation = Isolation::process;
   unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
-  std::string cuda_include_dir;  // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
-  ConfinementLimits limits;      // rlimits of a compile child or worker
-  CompilePoolSettings pool;      // Isolation::worker_pool
+  std::string cuda_include_dir;         // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
+  ConfinementLimits limits;             // rlimits of a compile child or worker
+  CompilePoolSettings pool;             // Isolation::worker_pool
   // Process isolation without Landlock, seccomp and the private root (rlimits and process hygiene
   // stay); every result says so and is cached apart. Without it, a Compiler refuses to start where
   // the machine lacks Landlock or seccomp. For trusted source and measurements: an unconfined NVRTC
@@ -125,18 +126,18 @@ struct CompilerConfig {
 
 // What a Compiler's stored precompiled headers (CompilerConfig::pch_directory) have done so far.
 struct StoredPchStats {
-  bool in_use = false;        // false: no directory, or this machine cannot keep PCHs across processes (`why`)
+  bool in_use = false;  // false: no directory, or this machine cannot keep PCHs across processes (`why`)
   std::string why;
   std::uintptr_t heap_address = 0;  // where NVRTC's PCH heap is placed in every compile process here
-  std::size_t found = 0;      // compiles given a PCH from disk
-  std::size_t created = 0;    // PCHs this Compiler made and stored
-  std::size_t refused = 0;    // records that did not match their file (removed)
+  std::size_t found = 0;            // compiles given a PCH from disk
+  std::size_t created = 0;          // PCHs this Compiler made and stored
+  std::size_t refused = 0;          // records that did not match their file (removed)
   std::size_t creation_failed = 0;
   std::size_t evictions = 0;
 };
 
 struct BatchProgress {
-  std::size_t done = 0;   // results finished so far, this one included
+  std::size_t done = 0;  // results finished so far, this one included
   std::size_t total = 0;
   std::size_t index = 0;  // which job just finished
   const CompileResult* result = nullptr;
@@ -172,8 +173,8 @@ class Compiler {
 };
 
 NvrtcVersion nvrtc_version();
-std::vector<int> supported_archs();  // e.g. {75, 80, ..., 121}
-unsigned cupti_api_version();         // cuptiGetVersion; 0 when CUPTI cannot say
+std::vector<int> supported_archs();      // e.g. {75, 80, ..., 121}
+unsigned cupti_api_version();            // cuptiGetVersion; 0 when CUPTI cannot say
 std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
 std::string toolchain_versions();        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
 std::uint64_t nvrtc_pch_heap_bytes();    // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per compile worker; 0 when unknown

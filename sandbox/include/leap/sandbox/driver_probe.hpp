@@ -40,7 +40,7 @@ struct GpuStatus {
 };
 
 struct ProbeOptions {
-  std::string library = "libcuda.so.1";  // what to dlopen; tests point it at the toolkit's stub
+  std::string library = "libcuda.so.1";      // what to dlopen; tests point it at the toolkit's stub
   std::chrono::milliseconds timeout{20000};  // a wedged driver is reported as an error after this
 };
 

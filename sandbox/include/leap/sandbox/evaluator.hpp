@@ -31,12 +31,12 @@ std::string_view to_string(EvalStatus status) noexcept;
 
 struct KernelTiming {
   static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  std::string method;       // "cupti" (every kernel on every stream in the window) or "events" (fallback)
-  double median_ms = nan;   // by `method`
+  std::string method;      // "cupti" (every kernel on every stream in the window) or "events" (fallback)
+  double median_ms = nan;  // by `method`
   double p25_ms = nan;
   double p75_ms = nan;
   double min_ms = nan;
-  double spread = nan;      // (p75 - p25) / median
+  double spread = nan;  // (p75 - p25) / median
   int runs = 0;
   double events_median_ms = nan;  // CUDA events around the launch, for comparison
   double wall_median_ms = nan;    // host wall clock around launch + synchronize
@@ -52,25 +52,25 @@ std::string_view to_string(PlanSource source) noexcept;  // "task" or "candidate
 // How the candidate is (or would be) launched: the plan it declared (launch_plan.hpp) or the task's.
 struct LaunchPlanReport {
   PlanSource source = PlanSource::task;
-  PlanStatus status = PlanStatus::ok;  // invalid or refused: the verdict is compile_error, nothing was launched
-  std::string error;            // what is wrong and what to change
-  LaunchPlan plan;              // as declared, or the task's own
+  PlanStatus status = PlanStatus::ok;    // invalid or refused: the verdict is compile_error, nothing was launched
+  std::string error;                     // what is wrong and what to change
+  LaunchPlan plan;                       // as declared, or the task's own
   std::optional<ResolvedPlan> resolved;  // at the task's timing sizes, when ok
-  Sizes sizes;                  // those sizes
+  Sizes sizes;                           // those sizes
 };
 
 struct EvalResult {
   EvalStatus status = EvalStatus::error;
-  std::optional<Verdict> verdict;  // set iff status == verdict
+  std::optional<Verdict> verdict;                             // set iff status == verdict
   double speedup = std::numeric_limits<double>::quiet_NaN();  // reference median / candidate median; correct only
   KernelTiming candidate, reference;
-  CompileResult compile;   // the candidate's compile
+  CompileResult compile;                        // the candidate's compile
   std::optional<LaunchPlanReport> launch_plan;  // once the candidate compiled
-  std::string cuda_error;  // runtime_error: the CUDA error's name, e.g. CUDA_ERROR_ILLEGAL_ADDRESS
-  std::string detail;      // what happened, in one or two lines (mismatch summary, error, stage)
-  std::string feedback;    // short text for the policy's next turn
-  std::string error;       // status error: what failed in the harness
-  std::string timing_note; // why CUPTI was not used, when it was not
+  std::string cuda_error;                       // runtime_error: the CUDA error's name, e.g. CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string detail;                           // what happened, in one or two lines (mismatch summary, error, stage)
+  std::string feedback;                         // short text for the policy's next turn
+  std::string error;                            // status error: what failed in the harness
+  std::string timing_note;                      // why CUPTI was not used, when it was not
   // Non-empty when the candidate's fastest timed run beat the physical floor (reading its inputs once
   // at the device's peak bandwidth): the figures, and the speedup is left unknown (not paid).
   std::string below_floor;
@@ -110,10 +110,10 @@ class WorkerProcess;  // the parent's end of the worker (internal)
 struct EvaluatorConfig {
   CompilerConfig compiler;  // include jail, isolation, cache
   WorkerConfig worker;
-  std::string arch;         // empty: the GPU's own sm_XY, or sm_90 without a GPU
+  std::string arch;                   // empty: the GPU's own sm_XY, or sm_90 without a GPU
   std::optional<std::uint64_t> seed;  // base seed; empty = a fresh random seed per evaluation
-  bool time = true;         // time correct candidates (false: verdict only, much faster)
-  std::optional<GpuStatus> gpu;  // skip the driver probe and use this (tests; a scheduler that knows)
+  bool time = true;                   // time correct candidates (false: verdict only, much faster)
+  std::optional<GpuStatus> gpu;       // skip the driver probe and use this (tests; a scheduler that knows)
   std::chrono::milliseconds compile_timeout{10000};
 };
 

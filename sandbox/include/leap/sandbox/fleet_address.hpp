@@ -41,6 +41,7 @@ std::string fleet_process_name(std::string_view fallback);
 
 // The streams that derive from a request stream's name.
 std::string fleet_dead_letter_stream(std::string_view request_stream);  // "<stream>:dead"
-std::string fleet_reply_stream(std::string_view request_stream, std::string_view client_name);  // "<stream>:reply:<client>"
+std::string fleet_reply_stream(std::string_view request_stream,
+                               std::string_view client_name);  // "<stream>:reply:<client>"
 
 }  // namespace leap::sandbox

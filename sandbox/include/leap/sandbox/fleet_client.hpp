@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trainer's side of a sandbox fleet (whose members run `leap-sandbox fleet-member`): submits requests to the fleet's
-// request stream and collects the answers from its own reply stream, "<stream>:reply:<name>".
+// The trainer's side of a sandbox fleet (whose members run `leap-sandbox fleet-member`): submits requests to the
+// fleet's request stream and collects the answers from its own reply stream, "<stream>:reply:<name>".
 //
 //   leap::sandbox::FleetClient fleet({.redis = leap::sandbox::parse_redis_url("redis://10.0.0.5:6379")});
 //   auto answer = fleet.eval(leap::sandbox::FleetTask::builtin("softmax"), source);   // std::future
@@ -113,7 +113,7 @@ class FleetClient {
   std::future<FleetReply> info(std::optional<std::chrono::milliseconds> timeout = {});
 
   FleetClientStats stats() const noexcept;
-  std::size_t pending() const;                 // submitted, not yet answered or timed out
+  std::size_t pending() const;  // submitted, not yet answered or timed out
   const std::string& reply_stream() const noexcept;
   const FleetClientOptions& options() const noexcept;
   bool authenticated() const noexcept;  // false only under insecure_no_key without a key

@@ -40,9 +40,11 @@ class FleetEnvironment {
       : client_(&client), task_of_(std::move(task_of)), source_of_(std::move(source_of)), timeout_(timeout) {}
 
   template <class Task, class Payload>
-    requires std::convertible_to<std::invoke_result_t<const TaskOf&, const Task&>, FleetTask> &&
-             std::convertible_to<std::invoke_result_t<const SourceOf&, const leap::Completion<Payload>&>, std::string>
-  leap::Evaluation evaluate(const Task& task, const leap::Completion<Payload>& completion, const leap::SampleKey&) const {
+  requires std::convertible_to<std::invoke_result_t<const TaskOf&, const Task&>, FleetTask> &&
+      std::convertible_to < std::invoke_result_t < const SourceOf&,
+      const leap::Completion<Payload>
+  & >, std::string > leap::Evaluation evaluate(const Task& task, const leap::Completion<Payload>& completion,
+                                               const leap::SampleKey&) const {
     const FleetTask fleet_task = task_of_(task);
     const std::string source = source_of_(completion);
     return to_evaluation(client_->eval(fleet_task, source, timeout_).get());

@@ -22,7 +22,8 @@
 //   // leap-launch: final_sum grid=1 block=1024 args=(partials, out, n)
 // Limits against hostile sources: a directive line of at most k_max_plan_line_length characters, at
 // most k_max_plan_kernels launch and k_max_plan_scratch scratch lines, expressions within
-// the size expressions' limits (4096 characters, 64 levels). Past a limit the plan is invalid, with the reason; nothing is thrown.
+// the size expressions' limits (4096 characters, 64 levels). Past a limit the plan is invalid, with the reason; nothing
+// is thrown.
 #pragma once
 
 #include <cstddef>
@@ -151,8 +152,8 @@ constexpr LaunchPolicy k_task_launch_bounds{true, 1, k_max_threads_per_block, k_
 // shared memory within the policy and the device, scratch within the policy, no overflow anywhere.
 // `policy` bounds the plan (a task's own launch is checked with the widest policy). Throws
 // LaunchPlanError with every directive that breaks a rule.
-ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, const Sizes& sizes, const LaunchPolicy& policy,
-                                 const PlanContext& context = {});
+ResolvedPlan resolve_launch_plan(const LaunchPlan& plan, const TaskSpec& task, const Sizes& sizes,
+                                 const LaunchPolicy& policy, const PlanContext& context = {});
 
 enum class PlanStatus : std::uint8_t {
   ok,       // valid at every size set of the task

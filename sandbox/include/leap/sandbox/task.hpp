@@ -75,9 +75,9 @@ constexpr unsigned k_max_threads_per_block = 1024;
 // candidate's plan is refused. The bounds apply to every size set of the task.
 struct LaunchPolicy {
   bool allowed = false;
-  int max_kernels = 4;                         // kernels launched in sequence, 1..k_max_plan_kernels
-  unsigned max_threads_per_block = k_max_threads_per_block;  // 1..1024
-  std::uint64_t max_shared_bytes = 48 * 1024;  // dynamic shared memory per kernel, up to 227 KiB
+  int max_kernels = 4;                                        // kernels launched in sequence, 1..k_max_plan_kernels
+  unsigned max_threads_per_block = k_max_threads_per_block;   // 1..1024
+  std::uint64_t max_shared_bytes = 48 * 1024;                 // dynamic shared memory per kernel, up to 227 KiB
   std::uint64_t max_scratch_bytes = std::uint64_t{64} << 20;  // all scratch buffers together, up to 4 GiB
 };
 // The hard ceilings of a policy: what any task may allow at most.
@@ -92,27 +92,27 @@ struct Tolerance {  // an element passes when |candidate - reference| <= atol + 
 };
 
 struct TimingSettings {
-  int warmup = 3;                // untimed runs first (module load, clocks, caches)
+  int warmup = 3;  // untimed runs first (module load, clocks, caches)
   int min_reps = 10;
   int max_reps = 200;
-  double target_spread = 0.02;   // stop once (p75 - p25) / median is at most this ...
-  int budget_ms = 1500;          // ... or this much time went into timed runs of one kernel
+  double target_spread = 0.02;  // stop once (p75 - p25) / median is at most this ...
+  int budget_ms = 1500;         // ... or this much time went into timed runs of one kernel
 };
 
 struct TaskSpec {
-  std::string name;         // [a-z0-9_]+
-  std::string description;  // the prompt: what to write, the signature, the launch configuration
-  std::string entry;        // the extern "C" __global__ function to launch
-  std::vector<Param> params;  // in the kernel's parameter order
-  Sizes sizes;                // problem sizes used for timing (and for the first correctness trial)
+  std::string name;                // [a-z0-9_]+
+  std::string description;         // the prompt: what to write, the signature, the launch configuration
+  std::string entry;               // the extern "C" __global__ function to launch
+  std::vector<Param> params;       // in the kernel's parameter order
+  Sizes sizes;                     // problem sizes used for timing (and for the first correctness trial)
   std::vector<Sizes> check_sizes;  // further size sets checked for correctness (e.g. ragged edges)
-  LaunchConfig launch;          // the reference's launch, and the candidate's unless it declares a plan
+  LaunchConfig launch;             // the reference's launch, and the candidate's unless it declares a plan
   LaunchPolicy candidate_launch;
-  std::string reference_source;  // CUDA source defining `entry`
+  std::string reference_source;                                                     // CUDA source defining `entry`
   Tolerance tolerance[4] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}};  // by DType
-  int trials = 3;               // correctness trials per size set, each with a fresh seed
+  int trials = 3;  // correctness trials per size set, each with a fresh seed
   TimingSettings timing;
-  int time_limit_ms = 10000;    // a whole evaluation in the worker; past it the worker is killed
+  int time_limit_ms = 10000;  // a whole evaluation in the worker; past it the worker is killed
   const Tolerance& tolerance_for(DType dtype) const noexcept { return tolerance[static_cast<int>(dtype)]; }
 };
 
@@ -156,7 +156,7 @@ struct ResolvedLaunch {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
 };
-std::size_t element_count(const Param& buffer, const Sizes& sizes);  // throws TaskError
+std::size_t element_count(const Param& buffer, const Sizes& sizes);       // throws TaskError
 ResolvedLaunch resolve_launch(const TaskSpec& task, const Sizes& sizes);  // throws TaskError
 
 }  // namespace leap::sandbox
