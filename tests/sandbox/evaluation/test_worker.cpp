@@ -6,9 +6,11 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include "evaluation/worker.hpp"
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 namespace sb = leap::sandbox;
 using nlohmann::json;
@@ -28,6 +30,22 @@ sb::WorkerProcess fake_worker() {
 }
 
 json reply_of(const sb::CallResult& r) { return json::from_cbor(r.reply); }
+
+// Waits until process `pid` (a child not yet reaped) has exited: a zombie, or gone. A fixed sleep is
+// not enough: under ThreadSanitizer a worker's exit takes longer than 50 ms, and a request sent to a
+// worker still on its way out is lost with it (a crash, as it should be), not answered.
+bool exited_within(pid_t pid, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;  // gone
+    const std::size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -86,12 +104,14 @@ TEST_CASE("worker: a worker killed while idle, one that exits, and restart_next 
           "[sandbox][worker]") {
   sb::WorkerProcess w = fake_worker();
   REQUIRE(w.call(cbor({{"op", "ping"}}), 5000ms).status == sb::CallStatus::ok);
-  ::kill(w.pid(), SIGKILL);
-  ::usleep(50000);
+  const pid_t killed = w.pid();
+  ::kill(killed, SIGKILL);
+  REQUIRE(exited_within(killed, 10s));
   REQUIRE(w.call(cbor({{"op", "ping"}}), 5000ms).status == sb::CallStatus::ok);
   CHECK(w.started() == 2);
+  const pid_t exiting = w.pid();
   REQUIRE(w.call(cbor({{"op", "exit"}}), 5000ms).status == sb::CallStatus::ok);
-  ::usleep(50000);
+  REQUIRE(exited_within(exiting, 10s));
   REQUIRE(w.call(cbor({{"op", "ping"}}), 5000ms).status == sb::CallStatus::ok);
   CHECK(w.started() == 3);
   w.restart_next();
