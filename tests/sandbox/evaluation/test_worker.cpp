@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <fstream>
+#include "compile/compiler_exit.hpp"
 #include "evaluation/worker.hpp"
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,11 +37,8 @@ json reply_of(const sb::CallResult& r) { return json::from_cbor(r.reply); }
 bool exited_within(pid_t pid, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return true;  // gone
-    const std::size_t close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    const char state = sb::detail::process_state(pid);
+    if (state == 0 || state == 'Z') return true;  // gone, or exited and not yet reaped
     std::this_thread::sleep_for(10ms);
   }
   return false;
