@@ -45,10 +45,11 @@ sb::CompileJob job(const std::string& salt = "") {
 // A different source every call, so neither NVRTC nor any cache can reuse work.
 std::string fresh_salt() { return "// " + std::to_string(::getpid()) + "-" + std::to_string(g_unique++) + "\n"; }
 
-sb::CompilerConfig config(sb::Isolation iso, unsigned workers = 1, std::shared_ptr<sb::CompileCache> cache = {}) {
+sb::CompilerConfig config(sb::Isolation iso, unsigned parallel_compiles = 1,
+                          std::shared_ptr<sb::CompileCache> cache = {}) {
   sb::CompilerConfig c;
   c.isolation = iso;
-  c.workers = workers;
+  c.parallel_compiles = parallel_compiles;
   c.cache = std::move(cache);
   return c;
 }
@@ -177,8 +178,8 @@ BENCHMARK(BM_NvccCubinProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->Mi
 //   nvcc        nvcc -cubin -arch=sm_90, a whole process
 //   cli         a whole `leap-sandbox compile --no-cache` process (cold: nothing kept between runs)
 //   child       a fresh confined child per compile (Isolation::process: no PCH)
-//   pool_first  the first compile of a fresh pooled worker (confinement, NVRTC start, the PCH made)
-//   pool_warm   a pooled worker with the PCH of the kernel's headers, as serve runs
+//   pool_first  the first compile of a fresh pooled compiler (confinement, NVRTC start, the PCH made)
+//   pool_warm   a pooled compiler with the PCH of the kernel's headers, as serve runs
 // Every iteration compiles a new candidate (a distinct line after the includes), with no cache, so
 // neither NVRTC nor a cache can reuse the compile itself; only the PCH of the shared headers is
 // reused, which is the point. main() prints each way as a ratio to nvcc.
@@ -264,7 +265,7 @@ void BM_HeavyCli(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k)
 }
 
 // The CLI with precompiled headers kept on disk (--pch-dir). Cold disk: an empty PCH directory each
-// time, so the process makes the PCH of the kernel's #include lines (in a confined worker of its
+// time, so the process makes the PCH of the kernel's #include lines (in a confined pooled compiler of its
 // own) and then compiles with it. Warm disk: the PCH is already there, made by an earlier process.
 void BM_HeavyCliColdDisk(benchmark::State& state, [[maybe_unused]] const HeavyKernel& k) {
 #ifdef LEAP_SANDBOX_CLI
@@ -307,7 +308,7 @@ void BM_HeavyChild(benchmark::State& state, const HeavyKernel& k) {
 }
 
 sb::CompilerConfig pool_config() {
-  sb::CompilerConfig c = config(sb::Isolation::worker_pool);
+  sb::CompilerConfig c = config(sb::Isolation::pooled);
   c.pool.size = 1;
   return c;
 }
@@ -325,7 +326,7 @@ void BM_HeavyPoolFirst(benchmark::State& state, const HeavyKernel& k) {
       static_cast<double>(created) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
 }
 
-// The first compile of a fresh pooled worker (a new serve or fleet worker) when the PCH is on disk.
+// The first compile of a fresh pooled compiler (a new serve or fleet worker) when the PCH is on disk.
 void BM_HeavyPoolFirstWarmDisk(benchmark::State& state, const HeavyKernel& k) {
   (void)sb::confinement_support();
   sb::CompilerConfig cfg = pool_config();
@@ -347,7 +348,7 @@ void BM_HeavyPoolFirstWarmDisk(benchmark::State& state, const HeavyKernel& k) {
 
 void BM_HeavyPoolWarm(benchmark::State& state, const HeavyKernel& k) {
   sb::Compiler c(pool_config());
-  if (!compiled(state, c.compile(heavy_job(k)))) return;  // the worker's first candidate makes the PCH
+  if (!compiled(state, c.compile(heavy_job(k)))) return;  // the pooled compiler's first candidate makes the PCH
   std::size_t hits = 0;
   for (auto _ : state) {
     const sb::CompileResult r = c.compile(heavy_job(k));
@@ -366,7 +367,7 @@ void BM_CliCompileProcess(benchmark::State& state) {  // the whole leap-sandbox 
 BENCHMARK(BM_CliCompileProcess)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 #endif
 
-// Throughput: a batch of 8 distinct kernels with 1 or 2 workers; items/s is the figure to compare.
+// Throughput: a batch of 8 distinct kernels with 1 or 2 parallel compiles; items/s is the figure to compare.
 void BM_BatchThroughput(benchmark::State& state) {
   const auto iso = state.range(1) == 0 ? sb::Isolation::trusted_in_process : sb::Isolation::process;
   sb::Compiler c(config(iso, static_cast<unsigned>(state.range(0))));
@@ -379,7 +380,7 @@ void BM_BatchThroughput(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 8);
 }
 BENCHMARK(BM_BatchThroughput)
-    ->ArgNames({"workers", "isolated"})
+    ->ArgNames({"parallel", "isolated"})
     ->Args({1, 0})
     ->Args({2, 0})
     ->Args({1, 1})
@@ -432,9 +433,9 @@ void print_ratios(const RatioReporter& rep) {
     line("leap-sandbox compile, cold disk (process)", "BM_HeavyCliColdDisk" + tag, nvcc);
     line("leap-sandbox compile, warm disk (process)", "BM_HeavyCliWarmDisk" + tag, nvcc);
     line("confined child per compile (no PCH)", "BM_HeavyChild" + tag, nvcc);
-    line("fresh pooled worker (PCH created)", "BM_HeavyPoolFirst" + tag, nvcc);
-    line("fresh pooled worker, warm disk", "BM_HeavyPoolFirstWarmDisk" + tag, nvcc);
-    line("warm pooled worker (PCH hit, as serve)", "BM_HeavyPoolWarm" + tag, nvcc);
+    line("fresh pooled compiler (PCH created)", "BM_HeavyPoolFirst" + tag, nvcc);
+    line("fresh pooled compiler, warm disk", "BM_HeavyPoolFirstWarmDisk" + tag, nvcc);
+    line("warm pooled compiler (PCH hit, as serve)", "BM_HeavyPoolWarm" + tag, nvcc);
   }
   const std::optional<double> nvcc = rep.median("BM_NvccCubinProcess");
   std::printf(" saxpy (the benchmark kernel)\n");

@@ -24,7 +24,7 @@ struct Options {
   double ablation_gamma = 0.9;                          // reward γ of the GRPO arms of the 2x2 ablation
   double speed_tolerance = 0.05;                        // leap_speed's band
   std::vector<bool> mixes = {false};                    // hard_recoverable per mix
-  double compile_ms = 48.0;  // bench_compile: one worker, each compile in its own child, 20.9 per second
+  double compile_ms = 48.0;  // bench_compile: one compile at a time, each in its own child, 20.9 per second
   double gpu_ms = 100.0;     // assumed GPU time (trials + timed runs) of a candidate that compiles
   bool json = false;
   bool tables = false;  // the full tables on stdout instead of the short screen of claims

@@ -89,7 +89,8 @@ std::string tables(const Options& options, const std::vector<Variant>& variants,
   char model[320];
   std::snprintf(
       model, sizeof model,
-      "\nModelled wall clock: each evaluation costs %.0f ms of compile time (bench_compile: one worker, each compile "
+      "\nModelled wall clock: each evaluation costs %.0f ms of compile time (bench_compile: one compile at a time, "
+      "each "
       "in "
       "its own child) plus %.0f ms of GPU time when the candidate compiles (an assumption: correctness trials and "
       "timed runs); one evaluation at a time, no generation time.\n",

@@ -62,6 +62,10 @@ KEY_ENV = "LEAP_FLEET_KEY"
 KEY_MIN_BYTES = 16
 _CONNECTION_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 _TAG_VERSION = b"leap-fleet-v1"
+# The fields of the fleet's stream entries, as sandbox/src/fleet/fleet_fields.hpp spells them. A reply's
+# member name is in "worker", its 0.1 spelling, kept so that clients and members of 0.1 read each other.
+_F_REQUEST, _F_REPLY_STREAM, _F_SESSION, _F_ID, _F_TAG = "request", "reply", "session", "id", "tag"
+_F_RESPONSE, _F_MEMBER = "response", "worker"
 _log = logging.getLogger("leap.fleet")
 _MAKE_KEY = "umask 077; head -c 32 /dev/urandom | base64 > fleet.key"
 
@@ -242,9 +246,10 @@ class FleetClient:
             request_id = next(self._ids)
             self._waiting[request_id] = (future, deadline)
         line = json.dumps({"id": request_id, "op": op, **fields})
-        entry = {"request": line, "reply": self.reply_stream, "session": self._session, "id": str(request_id)}
+        entry = {_F_REQUEST: line, _F_REPLY_STREAM: self.reply_stream, _F_SESSION: self._session,
+                 _F_ID: str(request_id)}
         if self._key is not None:
-            entry["tag"] = _tag(self._key, b"request", self.stream.encode(), self.reply_stream.encode(),
+            entry[_F_TAG] = _tag(self._key, b"request", self.stream.encode(), self.reply_stream.encode(),
                                 self._session.encode(), str(request_id).encode(), line.encode())
         with self._submit_lock:
             attempt = 0
@@ -289,7 +294,8 @@ class FleetClient:
         """Why an answer entry is not signed for this client, or None when it is."""
         if self._key is None:
             return None
-        tag, request_id, line = fields.get(b"tag"), fields.get(b"id"), fields.get(b"response")
+        tag = fields.get(_F_TAG.encode())
+        request_id, line = fields.get(_F_ID.encode()), fields.get(_F_RESPONSE.encode())
         if tag is None:
             return "unsigned (no tag field)"
         if request_id is None or line is None:
@@ -359,7 +365,7 @@ class FleetClient:
                 for _, entries in batches or []:
                     for entry_id, fields in entries:
                         self._last_seen = entry_id
-                        session = fields.get(b"session")
+                        session = fields.get(_F_SESSION.encode())
                         if session is not None and session != self._session.encode():
                             # Another client of the same name shares the stream: its answers are its own.
                             with self._lock:
@@ -367,17 +373,17 @@ class FleetClient:
                             continue
                         done.append(entry_id)
                         why = self._forged(fields)
-                        if why is None and b"response" not in fields:
+                        if why is None and _F_RESPONSE.encode() not in fields:
                             why = "no 'response' field"
                         if why is None:
                             try:
-                                line = fields[b"response"].decode()
+                                line = fields[_F_RESPONSE.encode()].decode()
                             except UnicodeDecodeError:
                                 line = None
                                 why = "the response is not UTF-8"
                         if why is None:
-                            why = self._settle(line, fields.get(b"worker", b"").decode(errors="replace"),
-                                               fields.get(b"id"))
+                            why = self._settle(line, fields.get(_F_MEMBER.encode(), b"").decode(errors="replace"),
+                                               fields.get(_F_ID.encode()))
                         if why is not None:
                             self._drop_forged(entry_id, why)
                 if done:

@@ -56,9 +56,10 @@ CompileCommandLine parse(const Arguments& args) {
       c.pch_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 64, 1L << 24));
     else if (a == "--cache-max-mb")
       c.cache_max_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
-    else if (a == "-j") c.config.workers = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
+    else if (a == "-j")
+      c.config.parallel_compiles = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 256));
     else if (a.starts_with("-j") && a.size() > 2)
-      c.config.workers = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
+      c.config.parallel_compiles = static_cast<unsigned>(parse_number("-j", a.substr(2), 1, 256));
     else if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
       const std::string d = a == "-D" ? option_value(args, i) : a.substr(2);
       const std::size_t eq = d.find('=');

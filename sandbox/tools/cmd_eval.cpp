@@ -100,7 +100,7 @@ int run_eval(const Arguments& args) {
   }
   sb::EvaluatorConfig config = evaluator_config(arch, seed, time, unconfined, cache_max_mb);
   config.compiler.accept_weaker_confinement = accept_weaker;
-  config.worker.allow_pageable_host_access = allow_pageable;
+  config.gpu_runner.allow_pageable_host_access = allow_pageable;
   sb::Evaluator evaluator(std::move(config));
   const sb::EvalResult r = evaluator.evaluate(*task, source, headers);
   if (as_json) {
@@ -128,7 +128,7 @@ const Command eval_command{
     "eval", "eval [options] TASK CANDIDATE.cu",
     R"(  Evaluates CANDIDATE.cu against TASK (a built-in task name or a task spec file): compile, then run,
   check against the reference (fresh random inputs per trial, poisoned outputs, inputs checked
-  unchanged, guard zones) and time it (CUPTI) in a worker process that a watchdog kills past the
+  unchanged, guard zones) and time it (CUPTI) in the GPU runner, a process that a watchdog kills past the
   task's time limit. A candidate may declare its launch plan in `// leap-launch:` lines where the
   task allows it (see docs/sandbox.md, "Launch plans"); the plan is checked before anything runs, and an
   invalid or refused plan is a compile_error verdict. Without a GPU the compile verdict is real, the
@@ -151,7 +151,7 @@ const Command eval_command{
   --allow-pageable-host-access
                        evaluate even on a device whose kernels can read and write this machine's
                        pageable memory (its attribute PAGEABLE_MEMORY_ACCESS; info shows it); without
-                       it the worker refuses there, since a candidate could reach the harness's memory
+                       it the GPU runner refuses there, since a candidate could reach the harness's memory
   --cache-max-mb N     the disk cache's budget in MiB (default 1024)
   Exit status: 0 a verdict was reached, 3 no GPU (compiled, not run), 2 bad input (unknown task,
   malformed spec, unreadable file), 1 the harness failed.

@@ -92,15 +92,15 @@ int run_fleet_member(const Arguments& args) {
   sb::EvaluatorConfig config = evaluator_config(arch, std::nullopt, true);
   config.compile_timeout = compile_timeout;
   config.compiler.accept_weaker_confinement = accept_weaker;
-  config.worker.allow_pageable_host_access = allow_pageable;
+  config.gpu_runner.allow_pageable_host_access = allow_pageable;
   // A compile's CPU-time limit leaves its wall clock at the compiler's backstop, 10 x that limit
   // (CompileOptions::wall_backstop): what a claim must wait for before taking a compile over.
   options.compile_wall_limit = 10 * compile_timeout;
   if (no_cache) config.compiler.cache = nullptr;
-  // Compiles in long-lived confined workers with precompiled headers, one per handler, as serve does.
-  config.compiler.isolation = sb::Isolation::worker_pool;
+  // Compiles in long-lived confined pooled compilers with precompiled headers, one per handler, as serve does.
+  config.compiler.isolation = sb::Isolation::pooled;
   config.compiler.pool.size = options.jobs;
-  options.eval_start_timeout = config.worker.init_timeout;
+  options.eval_start_timeout = config.gpu_runner.init_timeout;
   sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator, limits);
 
@@ -142,7 +142,7 @@ const Command fleet_member_command{
                        members) is answered with an error and moved to S:dead (default 3)
   --claim-grace-ms MS  a dead member's request is taken over once idle for MS plus the wall-clock
                        time its limits allow it (a compile: 10 x its CPU limit; an eval: that, the
-                       evaluation worker's start-up and the task's time limit) (default 5000)
+                       GPU runner's start-up and the task's time limit) (default 5000)
   --compile-timeout-ms MS  a compile's CPU-time limit (default 10000)
   --reply-maxlen N     MAXLEN ~ cap of each reply stream (default 10000)
   --dead-letter-maxlen N  MAXLEN ~ cap of the dead-letter stream (default 10000)
@@ -151,7 +151,7 @@ const Command fleet_member_command{
   --accept-weaker-confinement  compile where the private root is missing (user namespaces off);
                        without it the member refuses to start on such a machine (see serve)
   --allow-pageable-host-access  evaluate even where device code can reach this machine's pageable
-                       memory (see eval; without it the evaluation worker refuses on such a device)
+                       memory (see eval; without it the GPU runner refuses on such a device)
   --key-file FILE      the fleet key (at least 16 bytes, a file only its owner may read); default: the
                        file named by $LEAP_FLEET_KEY_FILE, else the key in $LEAP_FLEET_KEY. Requests
                        without a valid tag under it are dropped unrun; every answer is signed

@@ -8,7 +8,7 @@
 #include <leap/sandbox/compiler.hpp>
 #include "confinement/confinement.hpp"
 #include <leap/sandbox/driver_probe.hpp>
-#include "evaluation/worker.hpp"
+#include "evaluation/gpu_runner.hpp"
 #include "evaluation/timer_choice.hpp"
 #include <leap/version.hpp>
 
@@ -42,7 +42,7 @@ json confinement_json() {
           {"missing", s.missing()},
           {"missing_layers", s.missing_layers()},
           {"layers", layers},
-          {"worker_executable", sb::find_worker_executable()}};
+          {"gpu_runner_executable", sb::find_gpu_runner_executable()}};
 }
 
 // The NVRTC compatibility layer, on by default (compile --no-compat-headers turns it off).
@@ -57,8 +57,8 @@ json compat_json() {
 json compile_pool_json() {
   const sb::CompilePoolSettings defaults;
   return {{"used_by", {"serve", "fleet-member"}},
-          {"workers", "one per -j handler"},
-          {"max_compiles_per_worker", defaults.max_compiles_per_worker},
+          {"processes", "one per -j handler"},
+          {"max_compiles_per_process", defaults.max_compiles_per_process},
           {"pch", defaults.pch},
           {"pch_scratch_bytes", defaults.pch_scratch_bytes},
           {"nvrtc_pch_heap_bytes", sb::nvrtc_pch_heap_bytes()}};
@@ -91,7 +91,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
          {"total_memory", d.total_memory},
          {"pageable_memory_access", d.pageable_memory_access},
          {"evaluations",
-          d.pageable_memory_access ? "refused unless the worker allows pageable host access" : "allowed"}});
+          d.pageable_memory_access ? "refused unless the GPU runner allows pageable host access" : "allowed"}});
   }
   const json j = {{"leap_version", leap::version_string},
                   {"nvrtc_version", std::to_string(v.major) + "." + std::to_string(v.minor)},
@@ -140,7 +140,7 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     if (d.pageable_memory_access) {
       std::cout
           << "    device code can read and write pageable host memory: evaluations are refused unless the operator "
-             "allows it (WorkerConfig::allow_pageable_host_access)\n";
+             "allows it (GpuRunnerConfig::allow_pageable_host_access)\n";
     }
   }
   const sb::ConfinementSupport& s = sb::confinement_support();
@@ -154,17 +154,18 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
     std::cout << "  " << l.name << ": " << (l.in_force ? "yes" : "no") << " - " << l.detail << "\n";
   }
   const sb::CompilePoolSettings pool;
-  std::cout << "compile workers (serve, fleet-member): one per -j handler, each confined once as above, replaced after "
-            << pool.max_compiles_per_worker << " compiles or any kill, limit or crash; NVRTC precompiled headers "
-            << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
-            << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per worker)\n";
+  std::cout
+      << "pooled compilers (serve, fleet-member): one per -j handler, each confined once as above, replaced after "
+      << pool.max_compiles_per_process << " compiles or any kill, limit or crash; NVRTC precompiled headers "
+      << (pool.pch ? "on" : "off") << " (" << (pool.pch_scratch_bytes >> 20) << " MiB PCH directory, "
+      << (sb::nvrtc_pch_heap_bytes() >> 20) << " MiB PCH heap per pooled compiler)\n";
   const std::optional<std::string> pch_dir = default_pch_dir();
   std::cout << "precompiled headers on disk (compile, eval, serve, fleet-member): "
             << (pch_dir ? *pch_dir : std::string("none (no cache directory)")) << ", "
             << (sb::CompilerConfig{}.pch_disk_bytes >> 20) << " MiB budget; " << k_stored_pch_heap << "\n";
-  const std::string worker = sb::find_worker_executable();
-  std::cout << "evaluation worker: "
-            << (worker.empty() ? "leap-sandbox-worker NOT FOUND (install it beside leap-sandbox)" : worker) << "\n";
+  const std::string runner = sb::find_gpu_runner_executable();
+  std::cout << "GPU runner: "
+            << (runner.empty() ? "leap-sandbox-gpu-runner NOT FOUND (install it beside leap-sandbox)" : runner) << "\n";
   return 0;
 }
 
@@ -185,11 +186,11 @@ const Command info_command{
     "info", "info [--json]",
     R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
   headers and the NVRTC compatibility headers (standard and runtime headers NVRTC lacks), the GPU
-  status (found through a probe in the worker program that loads libcuda.so.1; "no driver", "stub
+  status (found through a probe in the GPU runner program that loads libcuda.so.1; "no driver", "stub
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
   LEAP_SANDBOX_TIMER=events), and the OS confinement of compile children: each layer (Landlock
   with its ABI, seccomp, the private mount namespace, rlimits, process hygiene), in force or not and
-  why, what an untrusted compile needs where one is missing, and where the evaluation worker
+  why, what an untrusted compile needs where one is missing, and where the GPU runner
   program is. Exits 0.
   --json               one JSON object instead of text
 )",

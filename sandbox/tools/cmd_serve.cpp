@@ -109,20 +109,22 @@ int run_serve(const Arguments& args) {
     else if (a == "--max-depth") limits.max_depth = static_cast<int>(parse_number(a, option_value(args, i), 2, 10000));
     else if (a == "--cache-max-mb")
       cache_mb = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 1L << 24));
-    else if (a == "--worker-compiles")
+    else if (a == "--compiles-per-process" || a == "--worker-compiles") {
+      if (a == "--worker-compiles")  // the 0.1 spelling, accepted until 0.3
+        std::cerr << "leap-sandbox serve: --worker-compiles is deprecated; use --compiles-per-process\n";
       pool_max_compiles = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 1000000));
-    else if (a == "--no-pch") no_pch = true;
+    } else if (a == "--no-pch") no_pch = true;
     else usage_error("serve: unknown option '" + a + "'");
   }
   if (queue_capacity == 0) queue_capacity = 4 * jobs;
   sb::EvaluatorConfig config = evaluator_config("", std::nullopt, true, unconfined, cache_mb);
-  // Long-lived confined compile workers with precompiled headers: what a stream of candidates that
-  // share their headers wants. One worker per handler.
-  config.compiler.isolation = sb::Isolation::worker_pool;
+  // Long-lived confined pooled compilers with precompiled headers: what a stream of candidates that
+  // share their headers wants. One pooled compiler per handler.
+  config.compiler.isolation = sb::Isolation::pooled;
   config.compiler.accept_weaker_confinement = accept_weaker;
-  config.worker.allow_pageable_host_access = allow_pageable;
+  config.gpu_runner.allow_pageable_host_access = allow_pageable;
   config.compiler.pool.size = jobs;
-  if (pool_max_compiles) config.compiler.pool.max_compiles_per_worker = *pool_max_compiles;
+  if (pool_max_compiles) config.compiler.pool.max_compiles_per_process = *pool_max_compiles;
   if (no_pch) {
     config.compiler.pool.pch = false;
     config.compiler.pch_directory.reset();
@@ -177,11 +179,13 @@ const Command serve_command{
   --max-request-bytes N   longest request line (default 4194304); a longer one is not kept whole
   --max-depth N           deepest nesting of arrays and objects in a request (default 64)
   --cache-max-mb N        the disk cache's budget (default 1024); least recently used entries go first
-  --worker-compiles N     compiles a compile worker serves before it is replaced (default 256).
-                          Compiles run in -j long-lived workers, each confined once (Landlock,
-                          seccomp, a private root, rlimits) before it reads any source, keeping
+  --compiles-per-process N
+                          compiles a pooled compiler serves before it is replaced (default 256;
+                          --worker-compiles, its 0.1 spelling, is deprecated). Compiles run in
+                          -j long-lived pooled compilers, each confined once (Landlock, seccomp,
+                          a private root, rlimits) before it reads any source, keeping
                           NVRTC's precompiled headers; results say "pch": "hit" | "created" | "none"
-  --no-pch                no precompiled headers in the compile workers, neither their own nor
+  --no-pch                no precompiled headers in the pooled compilers, neither their own nor
                           those kept on disk (pch in the cache directory, shared with compile and
                           the fleet members)
   --unconfined            compile without Landlock, seccomp and the private root, for machines that
@@ -191,7 +195,7 @@ const Command serve_command{
                           other layers; without it serve refuses to start on such a machine
   --allow-pageable-host-access
                           evaluate even where device code can reach this machine's pageable memory
-                          (see eval; without it the worker refuses on such a device)
+                          (see eval; without it the GPU runner refuses on such a device)
 )",
     run_serve};
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer harness: the worker protocol's frame reader and CBOR decoder. The bytes go through a
-// pipe into read_frame exactly as a hostile worker would send them; whatever payload comes out is
+// libFuzzer harness: the GPU runner protocol's frame reader and CBOR decoder. The bytes go through a
+// pipe into read_frame exactly as a hostile GPU runner would send them; whatever payload comes out is
 // checked by the non-recursive CBOR walk and decoded. Only the documented failures may happen.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prints, as key=value lines, the device facts a GPU check records next to its figures: driver,
 // compute mode, clocks, and whether device code can read the host's pageable memory (on such
-// systems a kernel could read the worker's heap). tests/gpu/run.sh compiles it with only cuda.h
+// systems a kernel could read the GPU runner's heap). tests/gpu/run.sh compiles it with only cuda.h
 // and -ldl. Exits 1 when there is no usable driver or device.
 #include <cuda.h>
 #include <dlfcn.h>

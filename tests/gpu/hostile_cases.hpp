@@ -17,7 +17,7 @@ struct Case {
   std::string source;
   std::string expect;        // the one verdict: correct | wrong_answer | runtime_error | timeout | compile_error
   bool timed = false;        // needs the timed phase (its cheat shows only there)
-  bool uses_malloc = false;  // its module calls the device heap (the worker is replaced after it)
+  bool uses_malloc = false;  // its module calls the device heap (the GPU runner is replaced after it)
 };
 
 inline std::string scale_add_kernel(const std::string& body, const std::string& before = "",
@@ -114,7 +114,7 @@ inline std::vector<Case> cases() {
        scale_add_kernel(
            k_compute + "  if (base == 0 && leap_calls >= " + calls + "u) out[n + 5] = 1.0f;\n" + count_at_end, counter),
        "wrong_answer", true},
-      // Leaks the device heap until malloc fails, and handles the failure: correct. The worker is
+      // Leaks the device heap until malloc fails, and handles the failure: correct. The GPU runner is
       // replaced after it, so the next case's malloc finds a fresh heap.
       {"mallocs without free until the heap is exhausted",
        scale_add_kernel("  if (threadIdx.x == 0) { for (int k = 0; k < 1 << 16; ++k) { void* p = malloc(1 << 20); if "

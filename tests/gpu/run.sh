@@ -66,8 +66,8 @@ if g++ -std=c++20 -O1 -I"$cuda/include" tests/gpu/device_facts.cpp -ldl -o "$BUI
   timeout 20 "$BUILD/device_facts" >"$LOGS/device_facts.txt" 2>&1
   say "device facts: $(tr '\n' ' ' <"$LOGS/device_facts.txt")"
   if grep -q '^pageable_memory_access=1' "$LOGS/device_facts.txt"; then
-    say "  device code can read and write pageable host memory: evaluations are refused unless the worker allows it" \
-        "(WorkerConfig::allow_pageable_host_access); expect the hostile suite to report that refusal"
+    say "  device code can read and write pageable host memory: evaluations are refused unless the runner allows it" \
+        "(GpuRunnerConfig::allow_pageable_host_access); expect the hostile suite to report that refusal"
   fi
 else
   say "device facts: could not compile tests/gpu/device_facts.cpp (see device_facts.log in logs.tar.gz)"
@@ -78,8 +78,8 @@ fi
 targets=(leap-sandbox leap_sandbox_gpu_tests bench_timing sandbox_loop)
 if timeout "$(capped 60 330)" cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${deps[@]}" >"$LOGS/configure.log" 2>&1; then
   mode=full
-  # The evaluation worker may be a program of its own; build it when the project has it.
-  cmake --build "$BUILD" --target help 2>/dev/null | grep -q 'leap-sandbox-worker' && targets+=(leap-sandbox-worker)
+  # The GPU runner may be a program of its own; build it when the project has it.
+  cmake --build "$BUILD" --target help 2>/dev/null | grep -q 'leap-sandbox-gpu-runner' && targets+=(leap-sandbox-gpu-runner)
   timeout "$(capped 240 200)" cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]}" >"$LOGS/build.log" 2>&1 ||
     { say "BUILD FAILED or timed out (see build.log in logs.tar.gz)"; tail -20 "$LOGS/build.log" | add; exit 1; }
   gpu_tests="$BUILD/tests/sandbox/leap_sandbox_gpu_tests"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "evaluation/timer_choice.hpp"  // internal: which timer the worker uses here
+#include "evaluation/timer_choice.hpp"  // internal: which timer the GPU runner uses here
 #include "hostile_cases.hpp"
 
 namespace sb = leap::sandbox;

@@ -46,10 +46,10 @@ ChildSetup make_child_setup(const std::vector<std::string>& include_dirs, const 
                             bool confined);
 void remove_work_dir(const ChildSetup& setup) noexcept;
 
-// In a compiler process (a one-shot child or a pooled worker), once its descriptors are closed: enters
+// In a compiler process (a one-shot child or a pooled compiler), once its descriptors are closed: enters
 // the private root (or chdirs into the empty work directory), applies `limits` over what it maps now
 // and the address-space marker, then Landlock and seccomp. `root` and `landlock` may differ from the
-// setup's (a pooled worker adds its PCH directory). Returns 0, or an errno with `step` naming what
+// setup's (a pooled compiler adds its PCH directory). Returns 0, or an errno with `step` naming what
 // failed. Only system calls: safe after fork in a multithreaded parent.
 int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, const LandlockPlan& landlock,
                              const ChildLimits& limits, const char*& step) noexcept;

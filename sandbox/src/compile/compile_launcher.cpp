@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "compile/compile_frames.hpp"
-#include "compile/compile_worker.hpp"
+#include "compile/pooled_compiler.hpp"
 #include "compile/compiler_exit.hpp"
 #include "confinement/confinement.hpp"
 #include "common/fd_io.hpp"
@@ -34,9 +34,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int k_launcher_control_fd = 3;  // where keep_only_descriptors puts the launcher's control socket
 constexpr char k_release = 'R';
-// What the descriptor message asks for: a one-shot compile child, or a pooled compile worker.
+// What the descriptor message asks for: a one-shot compile child, or a pooled compiler.
 constexpr char k_kind_compile = 'L';
-constexpr char k_kind_worker = 'W';
+constexpr char k_kind_pooled = 'W';
 constexpr std::chrono::seconds k_start_limit{30};  // from the request to the child's pid
 // A released child has closed its answer, so it is exiting; past this it is killed rather than waited for.
 constexpr std::chrono::seconds k_exit_grace{2};
@@ -52,7 +52,7 @@ bool send_u64s(int fd, unsigned long long a, unsigned long long b) noexcept {
 
 // One byte (the kind of process asked for) with room for two descriptors beside it: the message that
 // hands the launcher the request's socket and the new process's descriptor (a compile child's result
-// pipe, a worker's end of its socket pair).
+// pipe, a pooled compiler's end of its socket pair).
 struct DescriptorMessage {
   char byte = k_kind_compile;
   iovec iov{&byte, 1};
@@ -140,7 +140,7 @@ struct Child {
   int control;
 };
 
-// Reaps a child (a compile child or a pooled worker) whose work is over and tells the Compiler how it
+// Reaps a child (a compile child or a pooled compiler) whose work is over and tells the Compiler how it
 // ended. `released`: the Compiler is done with it (it may still be exiting); otherwise it was
 // abandoned and is killed at once.
 void reap_and_report(const Child& child, bool released) noexcept {
@@ -201,14 +201,14 @@ void reap_and_report(const Child& child, bool released) noexcept {
       _exit(0);
     }
     if (got < 0) continue;
-    if ((kind != k_kind_compile && kind != k_kind_worker) || !read_frame(compile_socket, payload)) {
+    if ((kind != k_kind_compile && kind != k_kind_pooled) || !read_frame(compile_socket, payload)) {
       ::close(compile_socket);
       ::close(result);
       continue;
     }
     const pid_t pid = ::fork();
     if (pid == 0) {
-      if (kind == k_kind_worker) compile_worker_main(setup, payload, result, self);
+      if (kind == k_kind_pooled) pooled_compiler_main(setup, payload, result, self);
       compile_child_main(setup, self, result, payload);
     }
     ::close(result);
@@ -406,12 +406,12 @@ LaunchedCompile CompileLauncher::launch(const NvrtcRequest& request, const Child
   throw std::runtime_error("leap::sandbox: cannot start a compile child (the compile launcher could not fork one)");
 }
 
-LaunchedCompile CompileLauncher::start_worker(const std::string& settings, int worker_socket) {
+LaunchedCompile CompileLauncher::start_pooled_compiler(const std::string& settings, int compiler_socket) {
   const std::string message = frame(settings);
-  if (LaunchedCompile started = try_start(k_kind_worker, worker_socket, message); started.pid_ > 0) return started;
+  if (LaunchedCompile started = try_start(k_kind_pooled, compiler_socket, message); started.pid_ > 0) return started;
   restart_if_gone();  // as for a compile child: a launcher that is gone is replaced, a live one kept
-  if (LaunchedCompile started = try_start(k_kind_worker, worker_socket, message); started.pid_ > 0) return started;
-  throw std::runtime_error("leap::sandbox: cannot start a compile worker (the compile launcher could not fork one)");
+  if (LaunchedCompile started = try_start(k_kind_pooled, compiler_socket, message); started.pid_ > 0) return started;
+  throw std::runtime_error("leap::sandbox: cannot start a pooled compiler (the compile launcher could not fork one)");
 }
 
 }  // namespace leap::sandbox::detail

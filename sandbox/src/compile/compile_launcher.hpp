@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compile launcher: a single-threaded process, forked once when a Compiler is built, that forks
-// every one-shot compile child and every pooled compile worker (the stored-PCH creator too).
+// every one-shot compile child and every pooled compiler (the stored-PCH creator too).
 //
 // Why not fork the child from the Compiler's own process: fork() copies only the calling thread, so a
 // lock another thread held at that moment (the allocator's under a sanitizer, NVRTC's own, any
@@ -17,8 +17,8 @@
 //   time. The child stays unreaped until then, so its pid (and process group) cannot be reused while
 //   the Compiler may still signal it.
 // Closing the compile's socket without "release" abandons the child: the launcher kills and reaps it.
-// A pooled compile worker is started the same way (its kind byte differs; the second descriptor is the
-// worker's end of its socket pair and the frame carries its settings): the launcher sends its pid, and
+// A pooled compiler is started the same way (its kind byte differs; the second descriptor is the
+// pooled compiler's end of its socket pair and the frame carries its settings): the launcher sends its pid, and
 // it stays the launcher's unreaped child until the pool releases it after killing it or hanging up.
 #pragma once
 
@@ -78,12 +78,12 @@ class CompileLauncher {
   // started again, once.
   // Throws std::runtime_error when no child could be started.
   LaunchedCompile launch(const NvrtcRequest& request, const ChildBudget& budget);
-  // Starts one pooled compile worker (compile_worker.hpp) on `worker_socket`, the worker's end of its
-  // socket pair (the caller still closes its own copy), with `settings` as CompileWorker encodes them.
-  // The worker is the launcher's child like a compile child: unreaped until released, killed and
+  // Starts one pooled compiler (pooled_compiler.hpp) on `compiler_socket`, the pooled compiler's end of its
+  // socket pair (the caller still closes its own copy), with `settings` as PooledCompiler encodes them.
+  // The pooled compiler is the launcher's child like a compile child: unreaped until released, killed and
   // reaped by the launcher when its LaunchedCompile is dropped unreleased. Its result_fd() is -1.
-  // Throws std::runtime_error when no worker could be started.
-  LaunchedCompile start_worker(const std::string& settings, int worker_socket);
+  // Throws std::runtime_error when no pooled compiler could be started.
+  LaunchedCompile start_pooled_compiler(const std::string& settings, int compiler_socket);
 
   pid_t pid() const noexcept { return pid_; }  // for tests
 

@@ -8,25 +8,25 @@ namespace leap::sandbox::detail {
 CompilePool::CompilePool(CompileLauncher& launcher, const ChildSetup& setup, const CompilePoolSettings& settings)
     : launcher_(launcher), setup_(setup), settings_(settings) {
   settings_.size = std::max(settings_.size, 1u);
-  settings_.max_compiles_per_worker = std::max(settings_.max_compiles_per_worker, 1u);
+  settings_.max_compiles_per_process = std::max(settings_.max_compiles_per_process, 1u);
   pch_heap_bytes_ = nvrtc_pch_heap_bytes();
 }
 
 CompilePool::~CompilePool() = default;
 
-std::unique_ptr<CompileWorker> CompilePool::take() {
+std::unique_ptr<PooledCompiler> CompilePool::take() {
   std::unique_lock lock(mutex_);
   for (;;) {
     free_.wait(lock, [&] { return !idle_.empty() || live_ < settings_.size; });
     if (idle_.empty()) break;
-    std::unique_ptr<CompileWorker> w = std::move(idle_.back());
+    std::unique_ptr<PooledCompiler> w = std::move(idle_.back());
     idle_.pop_back();
     if (w->idle_and_alive()) {
       busy_pids_.push_back(w->pid());
       return w;
     }
-    // It died between compiles: it is replaced like a worker that died in one, and its place is free.
-    ++stats_.workers_replaced;
+    // It died between compiles: it is replaced like a process that died in one, and its place is free.
+    ++stats_.processes_replaced;
     --live_;
     free_.notify_one();
     lock.unlock();
@@ -36,11 +36,11 @@ std::unique_ptr<CompileWorker> CompilePool::take() {
   ++live_;
   lock.unlock();
   try {
-    auto w = std::make_unique<CompileWorker>(
+    auto w = std::make_unique<PooledCompiler>(
         launcher_, setup_,
-        WorkerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
+        PooledCompilerSettings{settings_.pch, settings_.pch_scratch_bytes, settings_.pch ? pch_heap_bytes_ : 0, {}});
     lock.lock();
-    ++stats_.workers_started;
+    ++stats_.processes_started;
     busy_pids_.push_back(w->pid());
     return w;
   } catch (...) {
@@ -51,22 +51,22 @@ std::unique_ptr<CompileWorker> CompilePool::take() {
   }
 }
 
-void CompilePool::give_back(std::unique_ptr<CompileWorker> worker, const CompileWorker::Outcome& outcome) {
-  const bool retire = !outcome.alive || worker->compiles() >= settings_.max_compiles_per_worker ||
+void CompilePool::give_back(std::unique_ptr<PooledCompiler> process, const PooledCompiler::Outcome& outcome) {
+  const bool retire = !outcome.alive || process->compiles() >= settings_.max_compiles_per_process ||
                       outcome.scratch_used > settings_.pch_scratch_bytes / 4 * 3;
-  std::unique_ptr<CompileWorker> retired;
+  std::unique_ptr<PooledCompiler> retired;
   {
     std::lock_guard lock(mutex_);
     ++stats_.compiles;
     if (outcome.result.pch == PchUse::hit) ++stats_.pch_hits;
     if (outcome.result.pch == PchUse::created) ++stats_.pch_created;
-    busy_pids_.erase(std::find(busy_pids_.begin(), busy_pids_.end(), worker->pid()));
+    busy_pids_.erase(std::find(busy_pids_.begin(), busy_pids_.end(), process->pid()));
     if (retire) {
-      ++stats_.workers_replaced;
+      ++stats_.processes_replaced;
       --live_;
-      retired = std::move(worker);
+      retired = std::move(process);
     } else {
-      idle_.push_back(std::move(worker));
+      idle_.push_back(std::move(process));
     }
     free_.notify_one();
   }
@@ -74,24 +74,24 @@ void CompilePool::give_back(std::unique_ptr<CompileWorker> worker, const Compile
 }
 
 CompileResult CompilePool::compile(const NvrtcRequest& request, ChildBudget budget) {
-  std::unique_ptr<CompileWorker> worker = take();
-  CompileWorker::Outcome outcome;
+  std::unique_ptr<PooledCompiler> process = take();
+  PooledCompiler::Outcome outcome;
   try {
-    outcome = worker->compile(request, budget);
+    outcome = process->compile(request, budget);
   } catch (...) {
     outcome.alive = false;
-    give_back(std::move(worker), outcome);
+    give_back(std::move(process), outcome);
     throw;
   }
-  give_back(std::move(worker), outcome);
+  give_back(std::move(process), outcome);
   return std::move(outcome.result);
 }
 
 CompilePoolStats CompilePool::stats() const {
   std::lock_guard lock(mutex_);
   CompilePoolStats s = stats_;
-  for (const auto& w : idle_) s.worker_pids.push_back(w->pid());
-  s.worker_pids.insert(s.worker_pids.end(), busy_pids_.begin(), busy_pids_.end());
+  for (const auto& w : idle_) s.pids.push_back(w->pid());
+  s.pids.insert(s.pids.end(), busy_pids_.begin(), busy_pids_.end());
   return s;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // sandbox/src/compile: the compile service. NVRTC behind the include jail and the compatibility
-// headers, run in one-shot children, pooled workers or in process; the compile cache, stored PCHs,
+// headers, run in one-shot children, pooled compilers or in process; the compile cache, stored PCHs,
 // the CUBIN's ELF reader and the kernel diagnostics. Not here: how a compile process is confined
 // (confinement/), running or checking kernels (evaluation/), serve's protocol (protocol/).
 #include "leap/sandbox/compiler.hpp"
@@ -34,7 +34,7 @@
 #include "compile/nvrtc_compile.hpp"
 #include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
-#include "compile/compile_worker.hpp"
+#include "compile/pooled_compiler.hpp"
 #include "compile/compat_headers.hpp"
 #include "confinement/confinement.hpp"
 #include "compile/include_jail.hpp"
@@ -176,10 +176,10 @@ struct Compiler::Impl {
   std::vector<PathScrub> scrubs;
   std::vector<std::string> jail_roots;  // diagnostics may point below these
   std::string version_tag;
-  detail::ChildSetup child;  // process isolation: the confinement every compile child (or worker) applies
+  detail::ChildSetup child;  // process isolation: the confinement every compile child (or pooled compiler) applies
   std::vector<std::string> missing_layers;    // what every result says was not in force
-  std::unique_ptr<detail::CompilePool> pool;  // Isolation::worker_pool
-  // Isolation::process and worker_pool: forks every compile child and compile worker
+  std::unique_ptr<detail::CompilePool> pool;  // Isolation::pooled
+  // Isolation::process and pooled: forks every compile child and pooled compiler
   std::unique_ptr<detail::CompileLauncher> launcher;
   std::unique_ptr<detail::PchStore> pch_store;  // CompilerConfig::pch_directory, where usable
   std::uint64_t pch_heap = 0;
@@ -188,10 +188,10 @@ struct Compiler::Impl {
   std::set<std::string> pch_failed;  // prefixes whose PCH could not be made: not tried again by this Compiler
 
   // Sets request.use_pch to the stored PCH of the source's trusted header prefix, making it first
-  // when there is none. The PCH is made by a fresh compile worker that is sent the prefix alone (never
+  // when there is none. The PCH is made by a fresh pooled compiler that is sent the prefix alone (never
   // the candidate's source) and the request's options and in-memory headers, all of them in the key:
   // so what it writes is a function of the key, and a candidate can choose which PCH it uses, not what
-  // is in it. The worker is confined like any other (Landlock, seccomp, private root); its one
+  // is in it. The pooled compiler is confined like any other (Landlock, seccomp, private root); its one
   // writable place is a fresh directory of the store's, where NVRTC writes the file, which the parent
   // then renames into place and records.
   void attach_stored_pch(detail::NvrtcRequest& request) {
@@ -220,12 +220,12 @@ struct Compiler::Impl {
     const std::string incoming = pch_store->make_incoming();
     std::optional<std::string> stored;
     {
-      detail::WorkerSettings settings;
+      detail::PooledCompilerSettings settings;
       settings.pch = false;
       settings.scratch_bytes = config.pool.pch_scratch_bytes;
       settings.pch_heap_bytes = pch_heap;
       settings.scratch_source = incoming;
-      detail::CompileWorker creator(*launcher, child, settings);
+      detail::PooledCompiler creator(*launcher, child, settings);
       detail::NvrtcRequest make;
       make.source = prefix;
       make.file_name = "leap-pch-prefix.cu";
@@ -236,7 +236,7 @@ struct Compiler::Impl {
       // The sandbox's own work, not charged to the candidate that asked for it.
       const detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600),
                                        std::chrono::milliseconds(60000), config.idle_limit};
-      const detail::CompileWorker::Outcome outcome = creator.compile(make, budget);
+      const detail::PooledCompiler::Outcome outcome = creator.compile(make, budget);
       if (outcome.result.status == CompileStatus::ok) stored = pch_store->adopt(key, incoming + "/prefix.pch");
     }  // the creator is gone before its directory is
     pch_store->remove_incoming(incoming);
@@ -339,7 +339,7 @@ struct Compiler::Impl {
       if (config.isolation == Isolation::process) {
         r = detail::run_compile_child(*launcher, child,
                                       {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
-      } else if (config.isolation == Isolation::worker_pool) {
+      } else if (config.isolation == Isolation::pooled) {
         // A PCH directory per set of in-memory headers and flags: NVRTC does not tell two "task.h" apart.
         if (config.pool.pch && request.use_pch.empty()) request.pch_dir = detail::pch_key(request);
         r = pool->compile(request, {budget - charged, wall, job.options.timeout, config.idle_limit});
@@ -372,7 +372,7 @@ struct Compiler::Impl {
   bool unconfined() const noexcept { return config.isolation == Isolation::trusted_in_process || config.unconfined; }
 
   ~Impl() {
-    pool.reset();  // the workers and children go before the directory they were confined in
+    pool.reset();  // the pooled compilers and children go before the directory they were confined in
     launcher.reset();
     detail::remove_work_dir(child);
   }
@@ -445,14 +445,14 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
     for (const std::string& layer : m.missing_layers) without += " without " + layer;
     m.version_tag += without;
   }
-  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
+  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::pooled) {
     std::string error;
     if (!preload_nvrtc_builtins(v, error) && !m.config.unconfined) {
       throw std::runtime_error("leap::sandbox: " + error +
-                               " (a confined compile child or worker cannot load it itself)");
+                               " (a confined compile child or pooled compiler cannot load it itself)");
     }
     m.child = detail::make_child_setup(m.include_dirs, m.config.limits, !m.config.unconfined);
-    // Before the launcher and the workers are forked: they carry the heap's placement and the binds.
+    // Before the launcher and the pooled compilers are forked: they carry the heap's placement and the binds.
     const bool pch_wanted = m.config.isolation == Isolation::process || m.config.pool.pch;
     if (m.config.pch_directory && pch_wanted) {
       auto store = std::make_unique<detail::PchStore>(*m.config.pch_directory, m.config.pch_disk_bytes);
@@ -469,14 +469,15 @@ Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
       }
     }
   }
-  if (m.config.workers == 0) m.config.workers = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  if (m.config.pool.size == 0) m.config.pool.size = m.config.workers;
+  if (m.config.parallel_compiles == 0)
+    m.config.parallel_compiles = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (m.config.pool.size == 0) m.config.pool.size = m.config.parallel_compiles;
   // Forked now, while the caller most likely has one thread: see compile_launcher.hpp. It forks the
-  // pool's workers and the stored-PCH creator too, so no compile process is forked from a caller's thread.
-  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::worker_pool) {
+  // pool's pooled compilers and the stored-PCH creator too, so no compile process is forked from a caller's thread.
+  if (m.config.isolation == Isolation::process || m.config.isolation == Isolation::pooled) {
     m.launcher = std::make_unique<detail::CompileLauncher>(m.child);
   }
-  if (m.config.isolation == Isolation::worker_pool)
+  if (m.config.isolation == Isolation::pooled)
     m.pool = std::make_unique<detail::CompilePool>(*m.launcher, m.child, m.config.pool);
 }
 
@@ -494,7 +495,8 @@ std::vector<CompileResult> Compiler::compile_batch(std::span<const CompileJob> j
   std::size_t done = 0;
   std::mutex progress_mutex;
   std::exception_ptr failure;
-  auto worker = [&] {
+  // Each batch thread claims the next job not yet taken until none is left.
+  auto compile_unclaimed_jobs = [&] {
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
       try {
         results[i] = impl_->compile(jobs[i]);
@@ -508,12 +510,12 @@ std::vector<CompileResult> Compiler::compile_batch(std::span<const CompileJob> j
       if (progress) progress(BatchProgress{done, jobs.size(), i, &results[i]});
     }
   };
-  const std::size_t n = std::min<std::size_t>(impl_->config.workers, jobs.size());
+  const std::size_t n = std::min<std::size_t>(impl_->config.parallel_compiles, jobs.size());
   if (n <= 1) {
-    worker();
+    compile_unclaimed_jobs();
   } else {
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 0; t < n; ++t) pool.emplace_back(worker);
+    std::vector<std::jthread> batch_threads;
+    for (std::size_t t = 0; t < n; ++t) batch_threads.emplace_back(compile_unclaimed_jobs);
   }
   if (failure) std::rethrow_exception(failure);
   return results;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the end of a compiler process reads in its result, in the words a one-shot compile child and
-// a pooled compile worker share: which limit stopped it, or how it died. Internal.
+// a pooled compiler share: which limit stopped it, or how it died. Internal.
 #pragma once
 
 #include <sys/time.h>

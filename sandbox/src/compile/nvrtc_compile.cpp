@@ -19,7 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct FlowPayload {
-  clockid_t clock;  // the compile's CPU clock: the child's or worker's process clock, or this thread's
+  clockid_t clock;  // the compile's CPU clock: the child's or pooled compiler's process clock, or this thread's
   std::chrono::nanoseconds cpu_deadline;
   Clock::time_point wall_deadline;
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One NVRTC compile on the calling thread, from a request that holds everything NVRTC is given, so a
-// compile child or a pooled compile worker runs the same code the trusted in-process path does.
+// compile child or a pooled compiler runs the same code the trusted in-process path does.
 #pragma once
 
 #include <time.h>
@@ -33,7 +33,7 @@ struct NvrtcRequest {
   // Authenticated by the parent before the request is sent. A compile that does not use it (NVRTC
   // refused it, or it is gone) is compiled again without it, so the result never depends on it.
   std::string use_pch;
-  // A compile worker that creates a stored PCH: the file name (no directory) to write it to in its
+  // A pooled compiler that creates a stored PCH: the file name (no directory) to write it to in its
   // scratch directory; empty = none.
   std::string create_pch;
 };
@@ -52,7 +52,7 @@ CompileResult nvrtc_compile(const NvrtcRequest& request, clockid_t clock, std::c
 // The PCH lines NVRTC writes with --pch-messages for `file_name`, taken out of `log`; says which.
 PchUse take_pch_messages(std::string& log, std::string_view file_name, std::string_view pch_dir);
 
-// A self-delimiting binary form of a request, for a compile worker's pipe.
+// A self-delimiting binary form of a request, for a pooled compiler's pipe.
 std::string encode_request(const NvrtcRequest& request);
 std::optional<NvrtcRequest> decode_request(std::string_view bytes);
 

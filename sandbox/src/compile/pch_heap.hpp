@@ -31,7 +31,7 @@ std::uintptr_t pin_nvrtc_pch_heap(std::uintptr_t address, std::string& why);
 // when made (MAP_POPULATE) instead of page by page on first touch. Measured on the shared 2-core
 // machine, a fresh process compiling a cooperative-groups kernel with a stored 140 MB PCH: 0.85 s of
 // system time in 26,000 page faults without, 0.18 s with; the compile 1.3 s against 0.63 s. Turned on
-// only around a compile given a stored PCH (nvrtc_compile.cpp): a pooled worker's own automatic PCH
+// only around a compile given a stored PCH (nvrtc_compile.cpp): a pooled compiler's own automatic PCH
 // was measured slower with it (see docs/sandbox.md, "Precompiled headers on disk"). Effective only once
 // pin_nvrtc_pch_heap succeeded.
 void populate_nvrtc_file_mappings(bool on) noexcept;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Precompiled headers kept on disk and shared by every Compiler on the machine that names the same
-// directory: the CLI's one-shot compiles, serve's pooled workers and fleet workers.
+// directory: the CLI's one-shot compiles, serve's pooled compilers and fleet workers.
 //
 // Layout of the directory (0700, the user's own, never followed through a symlink):
 //   mac.key            32 random bytes, 0600: authenticates the records
@@ -48,7 +48,7 @@ class PchStore {
   // The path of the authenticated PCH for `key` (hex), or nullopt: none, or one that fails its record
   // (then removed, and `refused` set).
   std::optional<std::string> find(const std::string& key, bool* refused = nullptr) const;
-  // Holds the store's lock: one creation at a time on the machine, so N workers that miss together
+  // Holds the store's lock: one creation at a time on the machine, so N pooled compilers that miss together
   // create a PCH once.
   class Lock {
    public:

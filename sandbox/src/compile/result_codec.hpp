@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A CompileResult as bytes, the form the compile child, the compile workers and the disk cache pass
+// A CompileResult as bytes, the form the compile child, the pooled compilers and the disk cache pass
 // and keep it in.
 #pragma once
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // sandbox/src/confinement: the OS layers (Landlock, seccomp, the private root, rlimits, process
-// hygiene) that a compile child and the evaluation worker apply to themselves, and the probe of
+// hygiene) that a compile child and the GPU runner apply to themselves, and the probe of
 // which this machine offers. Not here: what runs confined or when (compile/ and evaluation/ decide),
 // nor the include jail (compile/), which explains refusals and guarantees nothing.
 //

@@ -3,7 +3,7 @@
 // allocates is prepared in the parent; the apply_* functions only make system calls, so they are safe
 // in a child forked from a multithreaded process. Each returns 0 or an errno value.
 //
-// What the operating system confines a compile child (and the evaluation worker) with, and which of
+// What the operating system confines a compile child (and the GPU runner) with, and which of
 // those layers this machine offers. The guarantee that no candidate reads a host file comes from
 // these layers, never from the include jail's lexer:
 //
@@ -98,7 +98,7 @@ struct SeccompFilter {
 // A deny-list filter (see the file for the list and why a deny-list): forbidden calls kill the process
 // with SIGSYS; clone3 answers ENOSYS so thread creation falls back to clone, where only threads pass.
 SeccompFilter compile_child_filter();
-SeccompFilter worker_filter();  // the same without the thread and signal rules a CUDA driver needs
+SeccompFilter gpu_runner_filter();  // the same without the thread and signal rules a CUDA driver needs
 int apply_seccomp(const SeccompFilter& filter) noexcept;  // sets no_new_privs
 bool seccomp_available(std::string& reason);
 
@@ -111,7 +111,7 @@ struct PrivateRoot {
   };
   std::vector<Bind> binds;  // read-only
   // A writable tmpfs of at most scratch_bytes at this path inside the new root (a pooled compile
-  // worker's PCH directory); empty = none. It lives as long as the namespace: it goes with the worker.
+  // compiler's PCH directory); empty = none. It lives as long as the namespace: it goes with the process.
   std::string scratch;
   std::uint64_t scratch_bytes = 0;
   // When set, the scratch directory is this host directory bound read-write instead of a tmpfs: the
@@ -162,16 +162,16 @@ inline constexpr int k_exit_address_space = 86;
 inline constexpr int k_exit_confinement_failed = 87;
 inline constexpr int k_exit_parent_gone = 88;
 
-// ---- the evaluation worker (confinement_worker.cpp) ----
-struct WorkerConfinement {
+// ---- the GPU runner (confinement_gpu_runner.cpp) ----
+struct GpuRunnerConfinement {
   int landlock_abi = 0;  // 0 = none applied
   bool seccomp = false;
   std::string error;  // a layer that was available but could not be applied
 };
 // Landlock (mapped libraries' directories, the loader's cache, /proc/self and /sys/devices read-only;
-// /dev/nvidia* read and write) and the worker's seccomp filter, with what this kernel offers.
-// Remembered for reports (ping, probe): worker_confinement() is what the last call applied.
-WorkerConfinement confine_worker();
-const WorkerConfinement& worker_confinement();
+// /dev/nvidia* read and write) and the GPU runner's seccomp filter, with what this kernel offers.
+// Remembered for reports (ping, probe): gpu_runner_confinement() is what the last call applied.
+GpuRunnerConfinement confine_gpu_runner();
+const GpuRunnerConfinement& gpu_runner_confinement();
 
 }  // namespace leap::sandbox::detail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The directories the sandbox makes on the host (the private root's probe and mountpoint, a compile
-// worker's scratch directory without a private root). A predictable name in a shared directory lets
+// compiler's scratch directory without a private root). A predictable name in a shared directory lets
 // anyone plant a file, a link or a directory there first, and a mount on a planted file fails: the
 // private root would be lost without a word. So every one is made by mkdtemp (a random name,
 // created exclusively) inside a base directory of this process's own, itself made by mkdtemp with

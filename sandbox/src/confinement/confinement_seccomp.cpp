@@ -164,7 +164,7 @@ SeccompFilter build(bool compile_child) {
 }  // namespace
 
 SeccompFilter compile_child_filter() { return build(true); }
-SeccompFilter worker_filter() { return build(false); }
+SeccompFilter gpu_runner_filter() { return build(false); }
 
 int apply_seccomp(const SeccompFilter& filter) noexcept {
   if (!k_arch_known) return ENOSYS;

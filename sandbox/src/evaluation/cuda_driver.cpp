@@ -135,7 +135,7 @@ constexpr unsigned k_printf_fifo_bytes = 1u << 20;  // a printf flood costs at m
 
 class CudaDriver final : public GpuDriver {
  public:
-  std::string open(const WorkerConfig& config) {
+  std::string open(const GpuRunnerConfig& config) {
     if (std::string e = cu_.load(config.driver_library); !e.empty()) return e;
     const TimerChoice timer = timer_choice();
     if (timer.method == "events") {
@@ -481,7 +481,7 @@ class CudaDriver final : public GpuDriver {
 
 }  // namespace
 
-std::unique_ptr<GpuDriver> open_cuda_driver(const WorkerConfig& config, std::string& error) {
+std::unique_ptr<GpuDriver> open_cuda_driver(const GpuRunnerConfig& config, std::string& error) {
   auto d = std::make_unique<CudaDriver>();
   error = d->open(config);
   if (!error.empty()) return nullptr;

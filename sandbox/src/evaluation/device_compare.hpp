@@ -2,7 +2,7 @@
 // Every timed run's outputs against the reference's on the same inputs, compared on the device by a
 // kernel of the harness's own (compiled with the input generator, see input_generator.hpp), so that
 // checking every run costs a kernel launch and a 16-byte download, not a copy of every output. The
-// rule is compare()'s (check.hpp): |a - e| <= atol + rtol * |e|, NaN matches only NaN, an infinity
+// rule is compare()'s (output_comparison.hpp): |a - e| <= atol + rtol * |e|, NaN matches only NaN, an infinity
 // only the same infinity; `exact` compares the bits instead (a candidate's inputs after its run).
 // The same code is compiled here for the host: the CPU fake of the driver compares with it, and a
 // test holds it to compare() element for element. Internal.

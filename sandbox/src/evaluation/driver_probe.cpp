@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "evaluation/driver_probe.hpp"
-#include "evaluation/worker.hpp"
-#include "protocol/worker_control.hpp"
+#include "evaluation/gpu_runner.hpp"
+#include "protocol/runner_control.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -158,17 +158,17 @@ std::string_view to_string(GpuState state) noexcept {
 }
 
 GpuStatus probe_gpu(const ProbeOptions& options) {
-  // Preferred: the worker program, spawned fresh, so no fork of this (perhaps multithreaded) process
+  // Preferred: the runner program, spawned fresh, so no fork of this (perhaps multithreaded) process
   // ever loads the driver.
-  if (const std::string exe = find_worker_executable(); !exe.empty()) {
-    WorkerConfig config;
+  if (const std::string exe = find_gpu_runner_executable(); !exe.empty()) {
+    GpuRunnerConfig config;
     config.driver_library = options.library;
-    config.worker_executable = exe;
+    config.executable = exe;
     config.init_timeout = options.timeout;
-    WorkerProcess worker(config);
-    const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(detail::worker_request(detail::WorkerOp::probe));
+    GpuRunner runner(config);
+    const std::vector<std::uint8_t> request = nlohmann::json::to_cbor(detail::runner_request(detail::RunnerOp::probe));
     const CallResult r =
-        worker.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
+        runner.call(std::string_view(reinterpret_cast<const char*>(request.data()), request.size()), options.timeout);
     if (r.status == CallStatus::timeout)
       return GpuStatus{GpuState::error, 0, {}, "the driver probe did not finish within the timeout"};
     if (r.status != CallStatus::ok) return GpuStatus{GpuState::error, 0, {}, "the driver probe failed: " + r.detail};

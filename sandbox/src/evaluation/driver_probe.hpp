@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The two halves of the driver probe behind leap::sandbox::probe_gpu: the one that loads the driver
-// (in the process that runs it: the worker program, or a forked child where the program is missing)
+// (in the process that runs it: the runner program, or a forked child where the program is missing)
 // and the one that reads its report in the parent, which never loads the driver itself.
 #pragma once
 

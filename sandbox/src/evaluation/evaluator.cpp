@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // sandbox/src/evaluation: a candidate against a task. Task specs and the built-in tasks, launch
-// plans and size expressions, the driver probe, the evaluation worker (its process, loop and rules),
+// plans and size expressions, the driver probe, the GPU runner (its process, loop and rules),
 // the GPU harness over the driver interface (gpu_driver.hpp), inputs, checks and timing. Not here:
 // compiling (compile/, through the Compiler), the confinement layers (confinement/), serve (protocol/).
 #include "leap/sandbox/evaluator.hpp"
 
-#include "evaluation/worker_reply.hpp"
+#include "evaluation/runner_reply.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,10 +20,11 @@
 #include "protocol/bounded_json.hpp"
 #include "protocol/evaluation_reply.hpp"
 #include "protocol/evaluation_request.hpp"
+#include "protocol/runner_stages.hpp"
 #include "compile/elf_kernels.hpp"
 #include "protocol/frames.hpp"
 #include "compile/kernel_diagnostics.hpp"
-#include "evaluation/worker.hpp"
+#include "evaluation/gpu_runner.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -70,7 +71,7 @@ std::string first_errors(std::string_view log, int max_lines) {
   std::string out;
   int taken = 0;
   for (std::size_t i = 0; i < lines.size() && taken < max_lines; ++i) {
-    if (lines[i].find("error") == std::string_view::npos) continue;
+    if (lines[i].find("error") == std::string_view::npos) continue;  // NVRTC's word: not a protocol key
     // The diagnostic and the source excerpt and caret NVRTC prints under it.
     for (std::size_t k = i; k < lines.size() && k < i + 3 && taken < max_lines; ++k) {
       if (k > i && lines[k].find("): ") != std::string_view::npos) break;
@@ -87,22 +88,22 @@ struct Evaluator::Impl {
   GpuStatus gpu;
   std::string arch;
   std::unique_ptr<Compiler> compiler;
-  WorkerProcess worker;
-  std::mutex worker_mutex;
+  GpuRunner runner;
+  std::mutex runner_mutex;
   std::mutex ref_mutex;
   // By task name and source. Only results the source decided (nvrtc_verdict: compiled, or a genuine
   // compile error) are kept: a limit, a killed or dead compile child says nothing about the reference,
   // and kept it would fail every later evaluation of the task in this process.
   std::map<std::string, CompileResult> references;
 
-  explicit Impl(EvaluatorConfig c) : config(std::move(c)), worker(config.worker) {
+  explicit Impl(EvaluatorConfig c) : config(std::move(c)), runner(config.gpu_runner) {
     gpu = config.gpu ? *config.gpu : probe_gpu();
     arch = config.arch;
     if (arch.empty()) {
       arch = "sm_90";
       if (gpu.ok() && !gpu.devices.empty()) {
         const DeviceInfo& d =
-            gpu.devices[static_cast<std::size_t>(std::max(0, config.worker.device)) % gpu.devices.size()];
+            gpu.devices[static_cast<std::size_t>(std::max(0, config.gpu_runner.device)) % gpu.devices.size()];
         if (d.cc_major > 0) arch = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
       }
     }
@@ -128,7 +129,7 @@ Evaluator::~Evaluator() = default;
 const GpuStatus& Evaluator::gpu() const noexcept { return impl_->gpu; }
 const std::string& Evaluator::arch() const noexcept { return impl_->arch; }
 Compiler& Evaluator::compiler() noexcept { return *impl_->compiler; }
-WorkerProcess& Evaluator::worker() noexcept { return impl_->worker; }
+GpuRunner& Evaluator::gpu_runner() noexcept { return impl_->runner; }
 
 CompileResult Evaluator::compile(std::string_view source) { return impl_->compiler->compile(impl_->job(source)); }
 
@@ -259,7 +260,7 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     return done();
   }
 
-  // 4. Run, check and time in the worker.
+  // 4. Run, check and time in the runner.
   r.seed = m.config.seed
                ? *m.config.seed
                : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
@@ -272,15 +273,15 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   if (plan.source == PlanSource::candidate) request.plan = to_directives(plan.plan);
   const std::vector<std::uint8_t> bytes = json::to_cbor(detail::to_json(request));
   CallResult call;
-  // The worker's reply, read once; a reply that cannot be read is reported as malformed below.
+  // The runner's reply, read once; a reply that cannot be read is reported as malformed below.
   std::optional<detail::EvaluationReply> reply;
   std::string malformed;
   {
-    std::lock_guard lock(m.worker_mutex);
-    call = m.worker.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+    std::lock_guard lock(m.runner_mutex);
+    call = m.runner.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                          std::chrono::milliseconds(task.time_limit_ms));
     // The device heap outlives the module that used it, and a sticky error the context: either way
-    // the next evaluation gets a fresh worker. Decided under the same lock as the call.
+    // the next evaluation gets a fresh runner. Decided under the same lock as the call.
     bool restart = detail::references_device_malloc(r.compile.ptx);
     if (call.status == CallStatus::ok) {
       try {
@@ -291,9 +292,9 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
         restart = true;
       }
     }
-    if (restart) m.worker.restart_next();
+    if (restart) m.runner.restart_next();
   }
-  const bool in_candidate = detail::is_candidate_stage(call.last_stage);
+  const bool in_candidate = detail::stage::is_candidate_stage(call.last_stage);
   if (call.status == CallStatus::timeout) {
     if (in_candidate) {
       verdict(Verdict::timeout);
@@ -302,28 +303,28 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
       r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
     } else {
       r.status = EvalStatus::error;
-      r.error = "the worker timed out outside the candidate's runs: " + call.detail;
+      r.error = "the runner timed out outside the candidate's runs: " + call.detail;
     }
     return done();
   }
   if (call.status == CallStatus::died && in_candidate) {
     verdict(Verdict::runtime_error);
-    r.cuda_error = "WORKER_DIED";
+    r.cuda_error = "GPU_RUNNER_DIED";
     r.detail = "the evaluation process died while running the candidate: " + call.detail;
     r.feedback = "Runtime error: " + r.detail;
     return done();
   }
   if (call.status != CallStatus::ok) {
     r.status = EvalStatus::error;
-    r.error = "evaluation worker " + std::string(to_string(call.status)) + ": " + call.detail;
+    r.error = "GPU runner " + std::string(to_string(call.status)) + ": " + call.detail;
     return done();
   }
   if (!reply) {
     r.status = EvalStatus::error;
-    r.error = "malformed worker reply: " + malformed;
+    r.error = "malformed runner reply: " + malformed;
     return done();
   }
-  detail::read_worker_reply(*reply, r);
+  detail::read_runner_reply(*reply, r);
   return done();
 }
 

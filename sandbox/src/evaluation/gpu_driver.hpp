@@ -64,9 +64,9 @@ class GpuDriver {
   virtual std::string error_name(DeviceStatus status) const = 0;  // "CUDA_ERROR_ILLEGAL_ADDRESS"
   virtual std::string error_text(DeviceStatus status) const = 0;  // the driver's sentence, may be empty
   virtual std::string device_name() const = 0;
-  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read and write the worker's ordinary
-  // host memory (its stack, the host copies of inputs and outputs). The worker refuses to evaluate
-  // there unless the operator allowed it (WorkerConfig::allow_pageable_host_access).
+  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read and write the runner's ordinary
+  // host memory (its stack, the host copies of inputs and outputs). The runner refuses to evaluate
+  // there unless the operator allowed it (GpuRunnerConfig::allow_pageable_host_access).
   virtual bool reads_pageable_host_memory() const = 0;
   // The device memory's peak bandwidth in bytes per second (memory clock x bus width x 2, from
   // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE and _GLOBAL_MEMORY_BUS_WIDTH); 0 when the device does not

@@ -20,11 +20,14 @@
 #include "evaluation/input_generator.hpp"
 #include "evaluation/timing_floor.hpp"
 #include "evaluation/timing_statistics.hpp"
-#include "evaluation/check.hpp"
+#include "evaluation/correctness_inputs.hpp"
+#include "evaluation/output_comparison.hpp"
+#include "evaluation/output_poison.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
-#include "evaluation/worker_rules.hpp"
+#include "evaluation/runner_rules.hpp"
 #include "evaluation/size_expr.hpp"
+#include "protocol/runner_stages.hpp"
 
 namespace leap::sandbox::detail {
 namespace {
@@ -104,7 +107,7 @@ struct Series {
 // harness's).
 struct Side {
   bool candidate = false;
-  const char* name = "";  // in stage names: "warmup:candidate", "timing:reference"
+  std::string_view name;  // stage::candidate or stage::reference, as stage names use it
   std::string image;      // the module image as the request carried it
   ModuleHandle module = nullptr;
   LaunchPlan plan;  // the candidate's: its declared plan, else the task's
@@ -116,7 +119,7 @@ struct Side {
   Series series;                          // while timing
   std::uint64_t warm_up_draw = 0;         // which warm-up draw seeds this side's inputs
 
-  Side(bool is_candidate, const char* side_name, std::uint64_t warm_up_input_draw)
+  Side(bool is_candidate, std::string_view side_name, std::uint64_t warm_up_input_draw)
       : candidate(is_candidate), name(side_name), warm_up_draw(warm_up_input_draw) {}
 };
 
@@ -131,9 +134,12 @@ EvaluationReply plan_refusal(const std::string& why) {
   return r;
 }
 
-class Evaluation {
+// One evaluation request carried out: the modules loaded, the correctness trials of both sides,
+// the timing, and everything freed again (zeroed first) however it ends. Not leap::Evaluation, the
+// verdict a trainer sees; this is the work that leads to one.
+class EvaluationRun {
  public:
-  Evaluation(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
+  EvaluationRun(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
       : d_(d), stage_(stage), start_(Clock::now()) {
     task_ = parse_task(request.task);
     cand_.image = request.candidate;
@@ -157,9 +163,9 @@ class Evaluation {
     deadline_ = start_ + std::chrono::milliseconds(static_cast<long long>(k_time_limit_share * task_.time_limit_ms));
   }
 
-  Evaluation(const Evaluation&) = delete;
-  Evaluation& operator=(const Evaluation&) = delete;
-  ~Evaluation() { clean_up(); }
+  EvaluationRun(const EvaluationRun&) = delete;
+  EvaluationRun& operator=(const EvaluationRun&) = delete;
+  ~EvaluationRun() { clean_up(); }
 
   // Buffers scrubbed and freed, modules unloaded, activity records dropped; false when any of it
   // failed (the context is then suspect). Idempotent.
@@ -174,8 +180,8 @@ class Evaluation {
     return clean_ok_;
   }
 
-  // The most local memory per thread of any candidate kernel loaded so far (the worker's rules decide
-  // whether the reservation it grew is worth a fresh worker).
+  // The most local memory per thread of any candidate kernel loaded so far (the runner's rules decide
+  // whether the reservation it grew is worth a fresh runner).
   std::size_t local_bytes_per_thread() const { return local_bytes_; }
 
   EvaluationReply run() {
@@ -229,7 +235,7 @@ class Evaluation {
   }
 
   void load_modules() {
-    stage_("load");
+    stage_(stage::load);
     if (DeviceStatus rc = d_.load_module(ref_.image, ref_.module); rc != k_device_ok)
       harness(rc, "loading the reference module failed");
     ref_.functions.clear();
@@ -610,13 +616,13 @@ class Evaluation {
           if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
         }
         // The candidate first: nothing in memory holds this trial's answer yet.
-        stage_("candidate");
+        stage_(stage::candidate);
         prepare_from_host(cand_, host, seed);
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok)
           candidate_failed(rc, where + in_kernel(*cand_.args, failed));
         if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
-        stage_("check");
+        stage_(stage::check);
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (p.kind != ParamKind::buffer) continue;
@@ -625,12 +631,12 @@ class Evaluation {
             throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
         }
         check_guards(where, false);
-        stage_("reference");
+        stage_(stage::reference);
         prepare_from_host(ref_, host, seed);
         std::size_t ref_failed = 0;
         check(launch_all(*ref_.args, ref_failed), "the reference kernel failed " + where);
         check(d_.synchronize(), "the reference kernel failed " + where);
-        stage_("check");
+        stage_(stage::check);
         for (std::size_t i = 0; i < np; ++i) {
           const Param& p = task_.params[i];
           if (!is_output(p)) continue;
@@ -677,7 +683,7 @@ class Evaluation {
   // Runs of one plan back to back in doubling batches until k_warmup_gpu_ms of GPU time.
   WarmUpReport warm_up(Side& side) {
     LaunchArgs& a = *side.args;
-    stage_(std::string("warmup:") + side.name);
+    stage_(stage::warmup(side.name));
     prepare_on_device(side, timing_seed(Draw::warm_up, side.warm_up_draw));
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
@@ -715,7 +721,7 @@ class Evaluation {
   // that ties CUPTI's records to them).
   void timed_run(int rep, Side& side) {
     LaunchArgs& a = *side.args;
-    stage_(std::string("timing:") + side.name);
+    stage_(stage::timing(side.name));
     prepare_on_device(side, timing_seed(Draw::timed, static_cast<std::uint64_t>(rep)));
     check(d_.flush_caches(), "flushing the caches");
     check(d_.synchronize(), "preparing a timed run");
@@ -750,7 +756,7 @@ class Evaluation {
   // untouched copy, on the device, outside every timed window. Every run gets exactly this work,
   // whatever it holds, so nothing a kernel can observe tells it which run counts.
   void check_timed_run(int rep) {
-    stage_("check");
+    stage_(stage::check);
     const std::string where = "(timed run " + std::to_string(rep + 1) + ")";
     const DevBuf& rec = compare_records_.front();
     const std::vector<CompareRecord> fresh(task_.params.size());
@@ -793,7 +799,7 @@ class Evaluation {
     const TimingSettings& ts = task_.timing;
     std::random_device os_random;
     timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
-    stage_("reload");  // the candidate's __device__ globals do not survive into timing
+    stage_(stage::reload);  // the candidate's __device__ globals do not survive into timing
     if (!unload(cand_.module)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
     build_args(cand_, task_.sizes);  // the launch arguments, built before any timed run
@@ -835,7 +841,7 @@ class Evaluation {
 
     // The guards, after the last timed run and outside every window: damage persists, so one look
     // covers every run.
-    stage_("check");
+    stage_(stage::check);
     check_guards("while timed", true);
 
     TimingReport timing = summarise(reps);
@@ -951,7 +957,7 @@ class Evaluation {
   std::uint64_t base_seed_ = 1;
   std::uint64_t timing_secret_ = 0;  // the request's seed mixed with OS randomness (timing_seed)
   bool time_ = true;
-  Side cand_{true, "candidate", 0}, ref_{false, "reference", 1};
+  Side cand_{true, stage::candidate, 0}, ref_{false, stage::reference, 1};
   bool declared_plan_ = false;
   std::string plan_error_;
   std::vector<DevBuf> scratch_;          // the candidate's, by its plan's scratch declarations
@@ -965,7 +971,7 @@ class Evaluation {
 }  // namespace
 
 EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage) {
-  Evaluation e(driver, stage, request);
+  EvaluationRun e(driver, stage, request);
   EvaluationReply reply;
   try {
     reply = e.run();
@@ -973,28 +979,28 @@ EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driv
     reply = std::move(f.reply);
   }
   reply.local_bytes_per_thread = e.local_bytes_per_thread();
-  if (!e.clean_up()) reply.restart = true;  // the next evaluation gets a fresh worker and context
+  if (!e.clean_up()) reply.restart = true;  // the next evaluation gets a fresh runner and context
   return reply;
 }
 
-EvaluationReply gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage) {
+EvaluationReply gpu_eval(const nlohmann::json& request, const GpuRunnerConfig& config, const StageFn& stage) {
   static std::unique_ptr<GpuDriver> driver;
   static std::string open_error;
   if (driver == nullptr && open_error.empty()) {
-    stage("init");
+    stage(stage::init);
     driver = open_cuda_driver(config, open_error);
-    // The driver, its context and the input generator are up: from here on the worker keeps what it
+    // The driver, its context and the input generator are up: from here on the runner keeps what it
     // has opened and may open nothing else on the host.
     if (driver != nullptr && config.confine) {
-      if (const WorkerConfinement c = confine_worker(); !c.error.empty()) {
-        open_error = "cannot confine the worker: " + c.error;
+      if (const GpuRunnerConfinement c = confine_gpu_runner(); !c.error.empty()) {
+        open_error = "cannot confine the runner: " + c.error;
         driver.reset();
       }
     }
-    if (driver != nullptr) stage("ready");
+    if (driver != nullptr) stage(stage::ready);
   }
   if (driver == nullptr) return harness_error("GPU initialisation failed: " + open_error);
-  return evaluate_under_worker_rules(evaluation_request_from_json(request), *driver, config, stage);
+  return evaluate_under_runner_rules(evaluation_request_from_json(request), *driver, config, stage);
 }
 
 }  // namespace leap::sandbox::detail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The evaluation protocol: runs, checks and times a candidate against the reference through a
-// GpuDriver. Internal; runs inside a worker process (or, with the CPU fake, inside a test).
+// GpuDriver. Internal; runs inside a runner process (or, with the CPU fake, inside a test).
 //
 // A run is the candidate's whole launch plan: its kernels in order, its scratch poisoned before it.
 // Correctness trials: for each size set and trial, fresh host-drawn inputs; the candidate runs first
@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "evaluation/gpu_driver.hpp"
-#include "evaluation/worker.hpp"
+#include "evaluation/gpu_runner.hpp"
 #include "protocol/evaluation_reply.hpp"
 #include "protocol/evaluation_request.hpp"
 
@@ -39,8 +39,8 @@ constexpr double k_time_limit_share = 0.8;
 // compile_error verdict with its plan_error.
 EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage);
 
-// The worker's entry: the real driver, opened once per worker process. The request is decoded only
-// once the driver is up, so a worker that cannot open the GPU says so whatever it was sent.
-EvaluationReply gpu_eval(const nlohmann::json& request, const WorkerConfig& config, const StageFn& stage);
+// The runner's entry: the real driver, opened once per runner process. The request is decoded only
+// once the driver is up, so a runner that cannot open the GPU says so whatever it was sent.
+EvaluationReply gpu_eval(const nlohmann::json& request, const GpuRunnerConfig& config, const StageFn& stage);
 
 }  // namespace leap::sandbox::detail

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which clock times kernels, and why: CUPTI kernel activity (device timestamps of every kernel the
 // launch ran) unless LEAP_SANDBOX_TIMER=events asks for CUDA events only, for machines where CUPTI
-// misbehaves. The worker may still fall back to events at run time (each result's timing says so).
+// misbehaves. The runner may still fall back to events at run time (each result's timing says so).
 #pragma once
 
 #include <string>

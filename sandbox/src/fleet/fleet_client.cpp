@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "fleet/fleet_auth.hpp"
+#include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
+#include "protocol/request_codec.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -26,6 +28,7 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+namespace fields = fleet::fields;
 
 std::string default_client_name() {
   static std::atomic<unsigned> counter{0};
@@ -124,18 +127,20 @@ struct FleetClient::Impl {
 
   // Why the entry is not an answer signed for this client, or nullopt when it is.
   std::optional<std::string> forged_reason(const fleet::StreamEntry& entry, const std::string& line) const {
-    const std::string* id = entry.field("id");
+    const std::string* id = entry.field(fields::id);
     if (!key) return std::nullopt;
-    const std::string* tag = entry.field("tag");
+    const std::string* tag = entry.field(fields::tag);
     if (tag == nullptr) return "unsigned (no tag field)";
     if (id == nullptr) return "no 'id' field";
-    const fleet::SignedFields fields{
+    const fleet::SignedFields signed_fields{
         fleet::MessageKind::reply, options.stream, reply_stream, session, *id, sha256(line)};
-    if (!fleet::verify(*key, fields, *tag)) return "the tag does not match (forged, or copied from another request)";
+    if (!fleet::verify(*key, signed_fields, *tag))
+      return "the tag does not match (forged, or copied from another request)";
     return std::nullopt;
   }
 
-  void settle(std::uint64_t id, const json& response, const std::string& line, const std::string& member) {
+  void settle(detail::ReadResponse response, const std::string& line, const std::string& member) {
+    const std::uint64_t id = response.id;
     std::promise<FleetReply> promise;
     {
       std::lock_guard lock(waiting_mutex);
@@ -149,10 +154,9 @@ struct FleetClient::Impl {
     }
     FleetReply reply;
     reply.id = id;
-    reply.ok = response.value("ok", false);
-    if (const auto r = response.find("result"); r != response.end()) reply.result = dump(*r);
-    if (const auto e = response.find("error"); e != response.end() && e->is_string())
-      reply.error = e->get<std::string>();
+    reply.ok = response.ok;
+    if (response.result) reply.result = std::move(*response.result);
+    reply.error = std::move(response.error);
     reply.member = member;
     reply.line = line;
     ++answered;
@@ -225,13 +229,13 @@ struct FleetClient::Impl {
           }
           // Another client of the same name (a fork that reused it) shares this stream: its answers are
           // left for it.
-          if (const std::string* s = entry.field("session"); s != nullptr && *s != session) {
+          if (const std::string* s = entry.field(fields::session); s != nullptr && *s != session) {
             ++duplicates;
             continue;
           }
           done.push_back(entry.id);
-          const std::string* line = entry.field("response");
-          const std::string* member = entry.field("worker");
+          const std::string* line = entry.field(fields::response);
+          const std::string* member = entry.field(fields::member);
           if (line == nullptr) {
             report_forged(entry.id, "no 'response' field");
             continue;
@@ -240,18 +244,18 @@ struct FleetClient::Impl {
             report_forged(entry.id, *why);
             continue;
           }
-          json response = json::parse(*line, nullptr, false);
-          if (!response.is_object() || !response.contains("id") || !response.at("id").is_number_unsigned()) {
+          std::optional<detail::ReadResponse> response = detail::read_response(json::parse(*line, nullptr, false));
+          if (!response) {
             ++duplicates;  // not an answer to any request of ours (ids we send are unsigned integers)
             continue;
           }
-          const std::uint64_t id = response.at("id").get<std::uint64_t>();
+          const std::uint64_t id = response->id;
           // The tag covers the id field; the line must answer that same id.
-          if (const std::string* signed_id = entry.field("id"); key && (!signed_id || to_id(*signed_id) != id)) {
+          if (const std::string* signed_id = entry.field(fields::id); key && (!signed_id || to_id(*signed_id) != id)) {
             report_forged(entry.id, "the response's id differs from the signed id");
             continue;
           }
-          settle(id, response, *line, member ? *member : std::string());
+          settle(std::move(*response), *line, member ? *member : std::string());
         }
         if (done.size() > 2) redis.command(done);
       } catch (const fleet::RedisDisconnected&) {
@@ -275,16 +279,26 @@ struct FleetClient::Impl {
       w.deadline = deadline;
       future = w.promise.get_future();
     }
-    request["id"] = id;
+    detail::set_request_id(request, id);
     const std::string line = dump(request);
     const std::string id_text = std::to_string(id);
-    std::vector<std::string> add = {
-        "XADD",    options.stream, "MAXLEN", "~",     std::to_string(options.request_maxlen),
-        "*",       "request",      line,     "reply", reply_stream,
-        "session", session,        "id",     id_text};
+    std::vector<std::string> add = {"XADD",
+                                    options.stream,
+                                    "MAXLEN",
+                                    "~",
+                                    std::to_string(options.request_maxlen),
+                                    "*",
+                                    fields::request,
+                                    line,
+                                    fields::reply_stream,
+                                    reply_stream,
+                                    fields::session,
+                                    session,
+                                    fields::id,
+                                    id_text};
     if (key) {
-      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::request, options.stream, reply_stream,
-                                                       session, id_text, sha256(line)})});
+      add.insert(add.end(), {fields::tag, fleet::sign(*key, {fleet::MessageKind::request, options.stream, reply_stream,
+                                                             session, id_text, sha256(line)})});
     }
     std::lock_guard lock(submit_mutex);
     for (int attempt = 0;; ++attempt) {
@@ -351,7 +365,7 @@ std::future<FleetReply> FleetClient::submit(std::string_view request_json, std::
         "leap::sandbox::FleetClient::submit: the request must be a JSON object such as "
         "{\"op\": \"compile\", \"source\": \"...\"}");
   }
-  if (request.contains("id")) {
+  if (detail::has_request_id(request)) {
     throw std::invalid_argument(
         "leap::sandbox::FleetClient::submit: leave \"id\" out; the client numbers its requests "
         "to match answers (FleetReply::id)");
@@ -362,35 +376,32 @@ std::future<FleetReply> FleetClient::submit(std::string_view request_json, std::
 std::future<FleetReply> FleetClient::compile(std::string_view source, std::string_view arch,
                                              std::optional<milliseconds> timeout) {
   impl_->check_process();
-  json request = {{"op", "compile"}, {"source", source}};
-  if (!arch.empty()) request["arch"] = arch;
-  return impl_->submit(std::move(request), timeout);
+  return impl_->submit(detail::compile_request(source, arch), timeout);
 }
 
 std::future<FleetReply> FleetClient::eval(const FleetTask& task, std::string_view source,
                                           std::optional<milliseconds> timeout) {
   impl_->check_process();
-  json request = {{"op", "eval"}, {"source", source}};
+  json requested_task;
   if (!task.spec_json.empty()) {
-    json spec = json::parse(task.spec_json, nullptr, false);
-    if (spec.is_discarded() || !spec.is_object()) {
+    requested_task = json::parse(task.spec_json, nullptr, false);
+    if (requested_task.is_discarded() || !requested_task.is_object()) {
       throw std::invalid_argument(
           "leap::sandbox::FleetClient::eval: FleetTask::spec needs a JSON object (a task spec)");
     }
-    request["task"] = std::move(spec);
   } else if (!task.name.empty()) {
-    request["task"] = task.name;
+    requested_task = task.name;
   } else {
     throw std::invalid_argument(
         "leap::sandbox::FleetClient::eval: the task is empty; use FleetTask::builtin(name) or "
         "FleetTask::spec(json)");
   }
-  return impl_->submit(std::move(request), timeout);
+  return impl_->submit(detail::eval_request(std::move(requested_task), source), timeout);
 }
 
 std::future<FleetReply> FleetClient::info(std::optional<milliseconds> timeout) {
   impl_->check_process();
-  return impl_->submit(json{{"op", "info"}}, timeout);
+  return impl_->submit(detail::info_request(), timeout);
 }
 
 FleetClientStats FleetClient::stats() const noexcept {

@@ -100,7 +100,7 @@ std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, 
   if (insecure_no_key) return std::nullopt;
   throw FleetKeyError(std::string(who) +
                       ": no fleet key. Requests and replies are signed with a key shared by the fleet's clients and "
-                      "workers; put at least " +
+                      "members; put at least " +
                       std::to_string(fleet_key_min_bytes) +
                       " random bytes in a file only you can read (umask 077; head -c 32 /dev/urandom | base64 > "
                       "fleet.key) and name it in $" +

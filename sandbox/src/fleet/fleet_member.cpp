@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "fleet/fleet_auth.hpp"
+#include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
+#include "protocol/request_line.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -20,22 +22,7 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-// The JSON "id" of a request line, verbatim, or null when the line has none.
-json request_id(std::string_view line) {
-  try {
-    const json request = json::parse(line);
-    if (request.is_object()) {
-      if (const auto it = request.find("id"); it != request.end()) return *it;
-    }
-  } catch (const json::exception&) {}
-  return nullptr;
-}
-
-std::string error_response(std::string_view request_line, const std::string& error) {
-  return json{{"id", request_id(request_line)}, {"ok", false}, {"error", error}}.dump(-1, ' ', false,
-                                                                                      json::error_handler_t::replace);
-}
+namespace fields = fleet::fields;
 
 // Log the 1st, 2nd, 4th, 8th, ... occurrence: a flood of bad entries cannot flood the log.
 bool worth_logging(std::uint64_t count) noexcept { return (count & (count - 1)) == 0; }
@@ -73,12 +60,15 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOpti
   milliseconds limit = options.compile_wall_limit;
   try {
     const json request = json::parse(request_line);
-    const std::string op = request.is_object() ? request.value("op", std::string()) : std::string();
-    if (op == "info") {
+    const auto op_it = request.is_object() ? request.find(detail::request_keys::op) : request.end();
+    const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : std::string();
+    if (op == detail::request_ops::info) {
       limit = milliseconds(0);
-    } else if (op == "eval") {
-      long long task_limit = 10000;
-      if (const auto task = request.find("task"); task != request.end()) {
+    } else if (op == detail::request_ops::eval) {
+      long long task_limit = TaskSpec{}.time_limit_ms;
+      // Read from the request as it stands, valid or not: a member must not take over a request that
+      // is still running within the limit it names (a spec the handler refuses is answered at once).
+      if (const auto task = request.find(detail::request_keys::task); task != request.end()) {
         if (task->is_string()) {
           if (const BuiltinTask* builtin = find_builtin_task(task->get<std::string>())) {
             task_limit = builtin->spec.time_limit_ms;
@@ -126,19 +116,21 @@ struct FleetMember::Impl {
   // the request's claim idle time has passed (after that another member answers it anyway).
   void deliver(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& reply_stream,
                const std::string& response, const std::atomic<bool>& stop) {
-    const std::string* request = entry.whole("request") ? entry.field("request") : nullptr;  // not a cut line
+    const std::string* request =
+        entry.whole(fields::request) ? entry.field(fields::request) : nullptr;  // not a cut line
     const auto give_up = Clock::now() + claim_idle_for(request ? *request : std::string_view(), options);
-    std::vector<std::string> add = {"XADD", reply_stream, "MAXLEN", "~",      std::to_string(options.reply_maxlen),
-                                    "*",    "response",   response, "worker", options.name};
+    std::vector<std::string> add = {
+        "XADD",           reply_stream, "MAXLEN",       "~",         std::to_string(options.reply_maxlen), "*",
+        fields::response, response,     fields::member, options.name};
     // The session and id come back as the request gave them: the client matches the answer by both.
-    const std::string* session = entry.field("session");
-    const std::string* id = entry.field("id");
-    if (session != nullptr) add.insert(add.end(), {"session", *session});
-    if (id != nullptr) add.insert(add.end(), {"id", *id});
+    const std::string* session = entry.field(fields::session);
+    const std::string* id = entry.field(fields::id);
+    if (session != nullptr) add.insert(add.end(), {fields::session, *session});
+    if (id != nullptr) add.insert(add.end(), {fields::id, *id});
     if (key) {
-      add.insert(add.end(), {"tag", fleet::sign(*key, {fleet::MessageKind::reply, options.stream, reply_stream,
-                                                       session ? *session : std::string_view(),
-                                                       id ? *id : std::string_view(), sha256(response)})});
+      add.insert(add.end(), {fields::tag, fleet::sign(*key, {fleet::MessageKind::reply, options.stream, reply_stream,
+                                                             session ? *session : std::string_view(),
+                                                             id ? *id : std::string_view(), sha256(response)})});
     }
     bool written = false;
     for (int attempt = 0;; ++attempt) {
@@ -178,28 +170,28 @@ struct FleetMember::Impl {
   void dead_letter(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, long long deliveries,
                    const std::string& last_consumer, const std::string& reason, const std::atomic<bool>& stop,
                    bool answer_client = true) {
-    const std::string* request = entry.field("request");
-    const std::string* reply = entry.field("reply");
+    const std::string* request = entry.field(fields::request);
+    const std::string* reply = entry.field(fields::reply_stream);
     std::vector<std::string> add = {"XADD",
                                     dead_letter_stream,
                                     "MAXLEN",
                                     "~",
                                     std::to_string(options.dead_letter_maxlen),
                                     "*",
-                                    "request_entry",
+                                    fields::request_entry,
                                     entry.id,
-                                    "deliveries",
+                                    fields::deliveries,
                                     std::to_string(deliveries),
-                                    "last_consumer",
+                                    fields::last_consumer,
                                     last_consumer,
-                                    "reason",
+                                    fields::reason,
                                     reason,
-                                    "worker",
+                                    fields::member,
                                     options.name};
     for (std::size_t i = 0; i < entry.fields.size(); ++i) {
       const auto& [name, value] = entry.fields[i];
       if (i < entry.lengths.size() && value.size() != entry.lengths[i]) {  // never held whole: its size only
-        add.insert(add.end(), {name + "_bytes", std::to_string(entry.lengths[i])});
+        add.insert(add.end(), {name + fields::size_suffix, std::to_string(entry.lengths[i])});
       } else {
         add.insert(add.end(), {name, value});
       }
@@ -209,7 +201,9 @@ struct FleetMember::Impl {
     say("dead-lettered " + entry.id + " to " + dead_letter_stream + ": " + reason);
     if (answer_client && reply != nullptr && valid_reply_stream(*reply) && !forged(entry)) {
       try {
-        deliver(redis, entry, *reply, error_response(request ? *request : std::string_view(), reason), stop);
+        deliver(redis, entry, *reply,
+                error_response(request ? *request : std::string_view(), detail::ErrorCode::dead_lettered, reason),
+                stop);
         return;
       } catch (const fleet::RedisCommandError&) {  // the reply stream cannot take it: dead letter only
       }
@@ -225,17 +219,18 @@ struct FleetMember::Impl {
   // Why the entry is not a request signed under the fleet key, or nullopt when it is (or no key is in use).
   std::optional<std::string> forged(const fleet::StreamEntry& entry) const {
     if (!key) return std::nullopt;
-    if (entry.field("tag") == nullptr) return "unsigned (no tag field): not from a client holding the fleet key";
-    for (const char* name : {"request", "reply", "session", "id"}) {
+    if (entry.field(fields::tag) == nullptr) return "unsigned (no tag field): not from a client holding the fleet key";
+    for (const char* name : {fields::request, fields::reply_stream, fields::session, fields::id}) {
       if (entry.field(name) == nullptr) return std::string("no '") + name + "' field";
     }
-    for (const char* name : {"reply", "session", "id", "tag"}) {
+    for (const char* name : {fields::reply_stream, fields::session, fields::id, fields::tag}) {
       if (!entry.whole(name)) return std::string("the '") + name + "' field is too long";
     }
-    const std::size_t request = entry.index("request");
-    const fleet::SignedFields signed_fields{fleet::MessageKind::request, options.stream,     *entry.field("reply"),
-                                            *entry.field("session"),     *entry.field("id"), entry.digests[request]};
-    if (!fleet::verify(*key, signed_fields, *entry.field("tag"))) {
+    const std::size_t request = entry.index(fields::request);
+    const fleet::SignedFields signed_fields{fleet::MessageKind::request,        options.stream,
+                                            *entry.field(fields::reply_stream), *entry.field(fields::session),
+                                            *entry.field(fields::id),           entry.digests[request]};
+    if (!fleet::verify(*key, signed_fields, *entry.field(fields::tag))) {
       return "the tag does not match (forged, signed under another key, or taken from another request)";
     }
     return std::nullopt;
@@ -251,21 +246,28 @@ struct FleetMember::Impl {
     redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
   }
 
+  // The protocol's failure response to a request line, with the line's id when it has one. Parsed
+  // within the handler's default depth limit: an id the handler could not read is not read here either.
+  std::string error_response(std::string_view request_line, detail::ErrorCode code, const std::string& error) const {
+    const std::optional<std::string> id =
+        detail::raw_request_id(request_line, RequestLimits{.max_request_bytes = options.max_request_bytes});
+    return detail::failure_response(id ? *id : "null", code, error);
+  }
+
   // The answer to a request line longer than max_request_bytes: only its length and tag were read.
   std::string too_large_response(const fleet::StreamEntry& entry) const {
+    // The signed id field, as the request line's "id" holds it: a number, else the text as a string.
     json id = nullptr;
-    if (const std::string* given = entry.field("id"); given != nullptr && entry.whole("id")) {
+    if (const std::string* given = entry.field(fields::id); given != nullptr && entry.whole(fields::id)) {
       id = json::parse(*given, nullptr, false);
       if (id.is_discarded() || !id.is_number()) id = *given;
     }
-    const std::size_t length = entry.lengths[entry.index("request")];
-    return json{{"id", id},
-                {"ok", false},
-                {"code", "request_too_large"},
-                {"error", "the request is " + std::to_string(length) + " bytes; this fleet member takes at most " +
-                              std::to_string(options.max_request_bytes) +
-                              " (leap-sandbox fleet-member --max-request-bytes); it was not read"}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::size_t length = entry.lengths[entry.index(fields::request)];
+    return detail::failure_response(
+        id.dump(-1, ' ', false, json::error_handler_t::replace), detail::ErrorCode::request_too_large,
+        "the request is " + std::to_string(length) + " bytes; this fleet member takes at most " +
+            std::to_string(options.max_request_bytes) +
+            " (leap-sandbox fleet-member --max-request-bytes); it was not read");
   }
 
   void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::atomic<bool>& stop) {
@@ -273,9 +275,9 @@ struct FleetMember::Impl {
       reject(redis, entry, *why);
       return;
     }
-    const std::string* request = entry.field("request");
-    const std::string* reply = entry.field("reply");
-    if (!entry.complete || request == nullptr || reply == nullptr || !entry.whole("reply") ||
+    const std::string* request = entry.field(fields::request);
+    const std::string* reply = entry.field(fields::reply_stream);
+    if (!entry.complete || request == nullptr || reply == nullptr || !entry.whole(fields::reply_stream) ||
         !valid_reply_stream(*reply)) {
       dead_letter(redis, entry, 1, options.name,
                   "malformed stream entry: a request needs the fields 'request' (the JSON line) and 'reply' (the "
@@ -298,18 +300,20 @@ struct FleetMember::Impl {
     } in_hand_guard(*this, entry.id);
     std::string response;
     try {
-      if (entry.whole("request")) {
+      if (entry.whole(fields::request)) {
         response = handler(*request);
       } else {
         const std::uint64_t n = ++too_large;
         if (worth_logging(n)) {
-          say("answered " + entry.id + " request_too_large (" + std::to_string(entry.lengths[entry.index("request")]) +
-              " bytes; " + std::to_string(n) + " so far)");
+          say("answered " + entry.id + " request_too_large (" +
+              std::to_string(entry.lengths[entry.index(fields::request)]) + " bytes; " + std::to_string(n) +
+              " so far)");
         }
         response = too_large_response(entry);
       }
     } catch (const std::exception& e) {  // the handler promises not to throw; an answer beats a lost request
-      response = error_response(*request, std::string("the member failed on this request: ") + e.what());
+      response = error_response(*request, detail::ErrorCode::internal_error,
+                                std::string("the member failed on this request: ") + e.what());
     }
     try {
       deliver(redis, entry, *reply, response, stop);
@@ -344,7 +348,7 @@ struct FleetMember::Impl {
       }
       const auto found = fleet::parse_entries(redis.bounded_command({"XRANGE", options.stream, id, id}, read_limits));
       const std::string* request =
-          found.empty() || !found.front().whole("request") ? nullptr : found.front().field("request");
+          found.empty() || !found.front().whole(fields::request) ? nullptr : found.front().field(fields::request);
       if (found.empty()) {  // trimmed or deleted: nothing left to run
         redis.command({"XACK", options.stream, options.group, id});
         continue;
@@ -363,7 +367,7 @@ struct FleetMember::Impl {
         dead_letter(redis, found.front(), deliveries, consumer,
                     "request delivered " + std::to_string(deliveries) +
                         " times without an answer (each time its "
-                        "worker died or stalled past the request's limits); not run again, moved to " +
+                        "fleet member died or stalled past the request's limits); not run again, moved to " +
                         dead_letter_stream,
                     stop);
         continue;
@@ -425,7 +429,7 @@ struct FleetMember::Impl {
 };
 
 FleetMember::FleetMember(FleetMemberOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
-  if (options.name.empty()) options.name = fleet_process_name("worker");
+  if (options.name.empty()) options.name = fleet_process_name("member");
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetMember: the handler is empty");
   impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetMember");

@@ -47,7 +47,7 @@ struct FleetMemberOptions {
   std::chrono::milliseconds claim_grace{5000};           // added to a request's limits (see claim_idle_for)
   std::chrono::milliseconds compile_wall_limit{100000};  // the most wall-clock time one compile may take
                                                          // (the compiler's backstop: 10 x its CPU-time limit)
-  std::chrono::milliseconds eval_start_timeout{60000};   // a fresh evaluation worker's start-up limit
+  std::chrono::milliseconds eval_start_timeout{60000};   // a fresh GPU runner's start-up limit
   std::chrono::milliseconds claim_interval{500};         // how often the pending list is scanned
   std::chrono::milliseconds block{500};  // XREADGROUP BLOCK; bounds how long a stop waits for an idle thread
   // How long a Redis reply may stay silent before the connection counts as lost. Redis is single-threaded:
@@ -75,7 +75,7 @@ struct FleetMemberStats {
 
 // How long a request may sit in a consumer's pending list before another member takes it over:
 // claim_grace + the wall-clock time its limits allow it to run (compile: compile_wall_limit; eval:
-// that + the evaluation worker's start-up limit + the task's time_limit_ms, times jobs since kernels
+// that + the GPU runner's start-up limit + the task's time_limit_ms, times jobs since kernels
 // run one at a time; info: none). A line that does not parse gets the compile's.
 std::chrono::milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOptions& options);
 

@@ -40,7 +40,7 @@ nlohmann::json parse_bounded_json(std::string_view text, const JsonLimits& limit
 std::optional<std::string_view> raw_member(std::string_view text, std::string_view key, bool first_only = false);
 
 // Walks CBOR without recursion: an empty string when `bytes` is exactly one well-formed item within
-// the limits, else what is wrong. Tags are refused (the worker protocol never writes one), and no
+// the limits, else what is wrong. Tags are refused (the runner protocol never writes one), and no
 // length may claim more items or bytes than remain.
 std::string cbor_problem(std::string_view bytes, const JsonLimits& limits);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol/evaluation_reply.hpp"
 
+#include "protocol/runner_control.hpp"
+
 namespace leap::sandbox::detail {
 namespace {
 
@@ -9,8 +11,8 @@ using nlohmann::json;
 // The reply's keys. Text and optional fields are sent only when they hold something; `ok`,
 // `restart` and `local_bytes_per_thread` always.
 namespace key {
-constexpr const char* ok = "ok";
-constexpr const char* error = "error";
+constexpr const char* ok = runner_keys::ok;  // runner_control.hpp
+constexpr const char* error = runner_keys::error;
 constexpr const char* verdict = "verdict";
 constexpr const char* plan_error = "plan_error";
 constexpr const char* cuda_error = "cuda_error";

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU worker's answer to an evaluation request, and its JSON form (sent as CBOR in a reply frame,
-// frames.hpp): what the harness found, what the worker's rules add, and what the evaluator reads back
-// into an EvalResult (worker_reply.hpp). The one place its keys are spelled. Internal.
+// The GPU runner's answer to an evaluation request, and its JSON form (sent as CBOR in a reply frame,
+// frames.hpp): what the harness found, what the runner's rules add, and what the evaluator reads back
+// into an EvalResult (runner_reply.hpp). The one place its keys are spelled. Internal.
 #pragma once
 
 #include <cmath>
@@ -72,10 +72,10 @@ struct Mismatch {
 };
 
 struct EvaluationReply {
-  bool ok = false;  // false: the harness (or the worker) failed; `error` says how; no verdict
+  bool ok = false;  // false: the harness (or the runner) failed; `error` says how; no verdict
   std::string error;
   std::optional<Verdict> verdict;  // correct, wrong_answer, runtime_error, or compile_error for a plan refusal
-  // The plan broke a rule, checked again in the worker with the device's limits (with compile_error).
+  // The plan broke a rule, checked again in the runner with the device's limits (with compile_error).
   std::optional<std::string> plan_error;
   std::string cuda_error;   // runtime_error: the CUDA error's name
   std::string detail;       // what happened, in a line or two
@@ -84,7 +84,7 @@ struct EvaluationReply {
   std::optional<Mismatch> mismatch;
   int trials = 0;  // correctness trials run
   std::string device;
-  bool restart = false;  // the worker exits after this reply: its context or memory is suspect
+  bool restart = false;  // the runner exits after this reply: its context or memory is suspect
   std::string restart_reason;
   std::size_t local_bytes_per_thread = 0;  // the most local memory of a candidate kernel
   std::optional<TimingReport> timing;

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "protocol/worker_control.hpp"
+#include "protocol/runner_control.hpp"
 
 namespace leap::sandbox::detail {
 namespace {
@@ -27,7 +27,7 @@ std::string image(const json& request, const char* key) {
 }  // namespace
 
 json to_json(const EvaluationRequest& request) {
-  json j = worker_request(WorkerOp::eval);
+  json j = runner_request(RunnerOp::eval);
   j[k_task] = request.task;
   j[k_candidate] = bytes(request.candidate);
   j[k_reference] = bytes(request.reference);

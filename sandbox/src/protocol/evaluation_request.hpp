@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The evaluation request the evaluator sends to the GPU worker, and its JSON form (sent as CBOR in a
+// The evaluation request the evaluator sends to the GPU runner, and its JSON form (sent as CBOR in a
 // request frame, frames.hpp). The one place its keys are spelled. Internal.
 #pragma once
 
@@ -20,12 +20,12 @@ struct EvaluationRequest {
   std::optional<std::string> plan;
 };
 
-// worker_request(WorkerOp::eval) (worker_control.hpp) with "task": text, "candidate": bytes, "reference": bytes,
+// runner_request(RunnerOp::eval) (runner_control.hpp) with "task": text, "candidate": bytes, "reference": bytes,
 // "seed": u64, "time": bool,
 //  "plan": text (only when declared)}
 nlohmann::json to_json(const EvaluationRequest& request);
 
-// The request back; a missing task or module throws nlohmann's exception (the worker answers it as
+// The request back; a missing task or module throws nlohmann's exception (the runner answers it as
 // a failure). A missing seed or time takes the default above; a plan that is not text is ignored.
 EvaluationRequest evaluation_request_from_json(const nlohmann::json& request);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The worker protocol's framing: [u32 little-endian length][u8 kind][payload]. The parent sends a
-// request; the worker answers with any number of stage announcements, then one reply (FrameKind).
+// The runner protocol's framing: [u32 little-endian length][u8 kind][payload]. The parent sends a
+// request; the runner answers with any number of stage announcements, then one reply (FrameKind).
 // Internal.
 #pragma once
 
@@ -22,12 +22,12 @@ constexpr JsonLimits k_frame_limits{k_max_frame, 32};
 
 // What a frame carries; the byte on the wire is the enumerator's value.
 enum class FrameKind : char {
-  // Parent to worker: one operation (CBOR), answered by exactly one reply.
+  // Parent to runner: one operation (CBOR), answered by exactly one reply.
   request = 'Q',
-  // Worker to parent: the step the worker is in now (text), so a timeout or a death can be blamed on
+  // Runner to parent: the step the runner is in now (text), so a timeout or a death can be blamed on
   // the candidate's code or on the harness.
   stage = 'S',
-  // Worker to parent: the answer to the request (CBOR); the call is over.
+  // Runner to parent: the answer to the request (CBOR); the call is over.
   reply = 'R',
 };
 
@@ -36,7 +36,7 @@ bool write_frame(int fd, FrameKind kind, std::string_view payload);
 enum class ReadStatus { ok, eof, timeout, error };
 // Reads one frame; gives up at the deadline.
 ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload, std::chrono::steady_clock::time_point deadline);
-// Blocking read of one frame (the worker side).
+// Blocking read of one frame (the runner side).
 ReadStatus read_frame(int fd, FrameKind& kind, std::string& payload);
 
 }  // namespace leap::sandbox::detail

@@ -42,12 +42,12 @@ TEST_CASE("cli: info --json reports versions, archs and the GPU status", "[sandb
   if (status != "available") CHECK_FALSE(j.at("gpu").at("reason").get<std::string>().empty());
   // The compile workers serve and the fleet members use, and NVRTC's PCH heap each one reserves.
   CHECK(j.at("compile_pool").at("pch") == true);
-  CHECK(j.at("compile_pool").at("max_compiles_per_worker").get<unsigned>() > 0);
+  CHECK(j.at("compile_pool").at("max_compiles_per_process").get<unsigned>() > 0);
   CHECK(j.at("compile_pool").at("nvrtc_pch_heap_bytes").get<std::uint64_t>() > 0);
   const Run text = run_cli("info", dir);
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("GPU: ") != std::string::npos);
-  CHECK(text.out.find("compile workers (serve, fleet-member)") != std::string::npos);
+  CHECK(text.out.find("pooled compilers (serve, fleet-member)") != std::string::npos);
 }
 
 TEST_CASE("cli: the fleet member's 0.1 command, worker, still runs it and says it is deprecated", "[sandbox][cli]") {

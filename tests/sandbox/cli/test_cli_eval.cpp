@@ -99,7 +99,7 @@ TEST_CASE("cli eval: exit codes and JSON without a GPU", "[sandbox][cli]") {
   CHECK(malformed.exit_code == 2);
   CHECK_THAT(malformed.err, Catch::Contains("task 'bad': params: empty"));
   // The operator's opt-in for devices whose kernels reach pageable host memory is an option of its
-  // own (the worker acts on it; without a GPU the evaluation ends at no_gpu as before).
+  // own (the GPU runner acts on it; without a GPU the evaluation ends at no_gpu as before).
   CHECK(run_cli("eval --json --allow-pageable-host-access row_sum '" + fast + "'", dir).exit_code == 3);
   CHECK_THAT(run_cli("--help", dir).out, Catch::Contains("--allow-pageable-host-access"));
   CHECK(run_cli("eval row_sum /no/such/file.cu", dir).exit_code == 2);
@@ -181,10 +181,29 @@ TEST_CASE("cli serve: responses matched by id, malformed lines answered with id 
   if (!gpu) CHECK(ef.at("result").at("status") == "no_gpu");
   CHECK(by_id.at("7").at("result").at("verdict") == "compile_error");
   CHECK(by_id.at("3").at("result").at("status") == "ok");
-  CHECK(by_id.at("3").at("result").at("pch") != "none");  // serve compiles in its pooled workers, with a PCH
+  CHECK(by_id.at("3").at("result").at("pch") != "none");  // serve compiles in its pooled compilers, with a PCH
   CHECK(by_id.at("4").at("result").contains("gpu"));
-  CHECK(by_id.at("4").at("result").at("compile_pool").at("isolation") == "worker_pool");
+  CHECK(by_id.at("4").at("result").at("compile_pool").at("isolation") == "pooled");
   CHECK(by_id.at("4").at("result").at("compile_pool").at("pch") == true);
   CHECK(by_id.at("5").at("ok") == false);
   CHECK_THAT(by_id.at("6").at("error").get<std::string>(), Catch::Contains("unknown task"));
+}
+
+TEST_CASE("cli: serve takes --compiles-per-process, and its 0.1 spelling --worker-compiles with a warning",
+          "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const std::string info = json{{"id", 1}, {"op", "info"}}.dump() + "\n";
+  const Run now = run_cli("serve --compiles-per-process 7", dir, info);
+  const Run old = run_cli("serve --worker-compiles 9", dir, info);
+  REQUIRE(now.exit_code == 0);
+  REQUIRE(old.exit_code == 0);
+  const std::vector<json> now_lines = json_lines(now.out), old_lines = json_lines(old.out);
+  REQUIRE(now_lines.size() == 1);
+  REQUIRE(old_lines.size() == 1);
+  const json& now_pool = now_lines[0].at("result").at("compile_pool");
+  CHECK(now_pool.at("isolation") == "pooled");
+  CHECK(now_pool.at("max_compiles_per_process") == 7);
+  CHECK(old_lines[0].at("result").at("compile_pool").at("max_compiles_per_process") == 9);
+  CHECK(now.err.find("deprecated") == std::string::npos);
+  CHECK_THAT(old.err, Catch::Contains("--worker-compiles is deprecated; use --compiles-per-process"));
 }

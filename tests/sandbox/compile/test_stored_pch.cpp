@@ -141,8 +141,8 @@ TEST_CASE(
     same_result(r, without_pch(second));
   }
   {
-    // The first compile of a fresh pooled worker, as in a new serve or fleet worker.
-    sb::Compiler pool(with_store(store, sb::Isolation::worker_pool));
+    // The first compile of a fresh pooled compiler, as in a new serve or fleet worker.
+    sb::Compiler pool(with_store(store, sb::Isolation::pooled));
     const sb::CompileResult r = pool.compile(second);
     CHECK(r.pch == sb::PchUse::hit);
     CHECK(pool.stored_pch_stats().created == 0);

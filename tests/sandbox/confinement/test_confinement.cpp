@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The OS confinement of compile children and the evaluation worker: no candidate reads a host file
+// The OS confinement of compile children and the GPU runner: no candidate reads a host file
 // whatever its text (with the include jail's lexer on and off), nothing outlives its parent, memory and
 // CPU limits end a compile as a result that says which limit it was, and the layers themselves.
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 
 #include <leap/sandbox/compiler.hpp>
 #include "confinement/confinement.hpp"
-#include "evaluation/worker.hpp"
+#include "evaluation/gpu_runner.hpp"
 
 #include "compile/compile_child.hpp"
 #include "compile/compiler_exit.hpp"
@@ -305,13 +305,13 @@ TEST_CASE("confinement: no include form leaks a host file, with the jail's lexer
   for (const std::string& line : shadow) CHECK_FALSE(contains(cached, line));
 }
 
-TEST_CASE("confinement: a pooled compile worker leaks no host file either, one candidate after another",
+TEST_CASE("confinement: a pooled compiler leaks no host file either, one candidate after another",
           "[sandbox][confinement][leak][pool]") {
   leap_test::require_confinement();
   const Canary canary;
-  // One worker for every form, the jail's lexer off: the worker's confinement, applied once before its
+  // One pooled compiler for every form, the jail's lexer off: its confinement, applied once before its
   // first source, holds for all of them, and its PCH directory lets nothing through.
-  sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
+  sb::CompilerConfig config = leap_test::config(sb::Isolation::pooled, 1);
   config.pool.size = 1;
   config.skip_include_jail_for_tests = true;
   sb::Compiler c(config);
@@ -336,8 +336,8 @@ TEST_CASE("confinement: a pooled compile worker leaks no host file either, one c
     CHECK_FALSE(contains(existing.log, "present"));
   }
   const sb::CompilePoolStats s = c.pool_stats();
-  CHECK(s.workers_started == 1);  // all of it went through the one worker
-  CHECK(s.pch_hits > 0);          // with its precompiled headers in use
+  CHECK(s.processes_started == 1);  // all of it went through the one pooled compiler
+  CHECK(s.pch_hits > 0);            // with its precompiled headers in use
 }
 
 TEST_CASE("confinement: without it the same sources do leak (the leak test can fail)", "[sandbox][confinement][leak]") {
@@ -415,7 +415,7 @@ TEST_CASE("confinement: a compile past its address-space limit ends promptly as 
 
 TEST_CASE("confinement: limits count the compile's own CPU time, not the queue", "[sandbox][confinement][limits]") {
   leap_test::require_confinement();
-  SECTION("a batch queued behind one worker finishes although it waits longer than each compile's limit") {
+  SECTION("a batch queued behind one pooled compiler finishes although it waits longer than each compile's limit") {
     sb::Compiler c(leap_test::config(sb::Isolation::process, 1));
     leap_test::check_queue_time_not_charged(c, 12);
   }
@@ -560,7 +560,7 @@ void check_dies_with_its_parent(const std::function<void()>& start, std::chrono:
   CHECK(lived < 1.0);
 }
 
-TEST_CASE("confinement: no compile child or worker outlives its parent by a second",
+TEST_CASE("confinement: no compile child or pooled compiler outlives its parent by a second",
           "[sandbox][confinement][lifetime]") {
   leap_test::require_confinement();
   const Subreaper subreaper;
@@ -578,37 +578,37 @@ TEST_CASE("confinement: no compile child or worker outlives its parent by a seco
         },
         std::chrono::milliseconds(300));  // well inside NVRTC by then
   }
-  SECTION("a pooled compile worker whose parent is killed, idle between compiles") {
+  SECTION("a pooled compiler whose parent is killed, idle between compiles") {
     check_dies_with_its_parent(
         [] {
-          sb::CompilerConfig config = leap_test::config(sb::Isolation::worker_pool, 1);
+          sb::CompilerConfig config = leap_test::config(sb::Isolation::pooled, 1);
           config.pool.size = 1;
           sb::Compiler c(config);
           (void)c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"});
-          ::pause();  // the idle worker lives with c
+          ::pause();  // the idle pooled compiler lives with c
         },
         std::chrono::milliseconds(500));
   }
-  SECTION("an evaluation worker whose parent is killed") {
+  SECTION("an GPU runner whose parent is killed") {
     check_dies_with_its_parent(
         [] {
-          sb::WorkerConfig config;
+          sb::GpuRunnerConfig config;
           config.fake = true;
-          sb::WorkerProcess w(config);
+          sb::GpuRunner w(config);
           const std::vector<std::uint8_t> ping = nlohmann::json::to_cbor(nlohmann::json{{"op", "ping"}});
           (void)w.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()),
                        std::chrono::seconds(30));
-          ::pause();  // the worker lives with w
+          ::pause();  // the GPU runner lives with w
         },
         std::chrono::milliseconds(300));
   }
 }
 
-TEST_CASE("confinement: the worker program starts without a GPU, confined, and answers its probe",
-          "[sandbox][confinement][worker]") {
+TEST_CASE("confinement: the GPU runner program starts without a GPU, confined, and answers its probe",
+          "[sandbox][confinement][gpu_runner]") {
   leap_test::require_confinement();
-  REQUIRE_FALSE(sb::find_worker_executable().empty());
-  auto call = [](sb::WorkerProcess& w, const char* op) {
+  REQUIRE_FALSE(sb::find_gpu_runner_executable().empty());
+  auto call = [](sb::GpuRunner& w, const char* op) {
     const std::vector<std::uint8_t> req = nlohmann::json::to_cbor(nlohmann::json{{"op", op}});
     const sb::CallResult r =
         w.call(std::string_view(reinterpret_cast<const char*>(req.data()), req.size()), std::chrono::seconds(30));
@@ -616,20 +616,20 @@ TEST_CASE("confinement: the worker program starts without a GPU, confined, and a
     REQUIRE(r.status == sb::CallStatus::ok);
     return nlohmann::json::from_cbor(r.reply);
   };
-  SECTION("a real worker: the driver probe answers with a state and a reason") {
-    sb::WorkerConfig config;
+  SECTION("a real GPU runner: the driver probe answers with a state and a reason") {
+    sb::GpuRunnerConfig config;
     if (std::string(LEAP_TEST_STUB_LIBCUDA).size() > 0) config.driver_library = LEAP_TEST_STUB_LIBCUDA;
-    sb::WorkerProcess w(config);
+    sb::GpuRunner w(config);
     const nlohmann::json probe = call(w, "probe");
     const std::string report = probe.at("report");
     CHECK(contains(report, "state "));
     CHECK(w.pid() != ::getpid());
     CHECK(::getpgid(w.pid()) == w.pid());  // its own process group
   }
-  SECTION("a fake worker: confined from the start, its own group, only its pipes open") {
-    sb::WorkerConfig config;
+  SECTION("a fake GPU runner: confined from the start, its own group, only its pipes open") {
+    sb::GpuRunnerConfig config;
     config.fake = true;
-    sb::WorkerProcess w(config);
+    sb::GpuRunner w(config);
     const nlohmann::json ping = call(w, "ping");
     CHECK(ping.at("pid") == w.pid());
     CHECK(ping.at("confinement").at("landlock_abi") == sb::confinement_support().landlock_abi);
@@ -786,7 +786,7 @@ TEST_CASE("confinement: info reports the layers in force, --unconfined results s
   }
   CHECK(c.at("layers").at("landlock").at("in_force") == true);
   CHECK(c.at("layers").at("seccomp").at("in_force") == true);
-  CHECK_FALSE(c.at("worker_executable").get<std::string>().empty());
+  CHECK_FALSE(c.at("gpu_runner_executable").get<std::string>().empty());
   const leap_test::CliRun text = leap_test::run_cli("info", dir);
   CHECK(contains(text.out, "confinement of compile children: in force"));
   CHECK(contains(text.out, "landlock: yes - ABI " + std::to_string(sb::confinement_support().landlock_abi)));

@@ -165,7 +165,7 @@ TEST_CASE(
       p.expect(l.in_force == (l.name != "mount namespace"),
                "describe_confinement says " + l.name + " is " + (l.in_force ? "" : "not ") + "in force");
     }
-    for (const sb::Isolation isolation : {sb::Isolation::process, sb::Isolation::worker_pool}) {
+    for (const sb::Isolation isolation : {sb::Isolation::process, sb::Isolation::pooled}) {
       try {
         sb::Compiler refused(unscanned(isolation));
         p.expect(false, "a Compiler started with a layer missing and no opt-in");
@@ -177,7 +177,7 @@ TEST_CASE(
       sb::CompilerConfig config = unscanned(isolation);
       config.accept_weaker_confinement = true;
       sb::Compiler weaker(config);
-      const std::string who = isolation == sb::Isolation::process ? "a compile child" : "a compile worker";
+      const std::string who = isolation == sb::Isolation::process ? "a compile child" : "a pooled compiler";
       const sb::CompileResult r = compile_source(weaker, leap_test::plain_kernel());
       p.expect(r.ok(), who + ": a plain kernel did not compile: " + r.log);
       p.expect(!r.unconfined, who + ": says unconfined");
@@ -200,7 +200,7 @@ TEST_CASE("confinement layers: a compiler process that cannot apply a layer it w
     // processes that fork their compilers, so those inherit the loss.
     p.expect(take_away_user_namespaces(), "the test's seccomp filter could not be installed");
     sb::Compiler child(unscanned(sb::Isolation::process));  // set up as if every layer were there
-    sb::Compiler pooled(unscanned(sb::Isolation::worker_pool));
+    sb::Compiler pooled(unscanned(sb::Isolation::pooled));
     for (sb::Compiler* c : {&child, &pooled}) {
       try {
         const sb::CompileResult r = compile_source(*c, leap_test::plain_kernel());
@@ -229,7 +229,7 @@ TEST_CASE("confinement layers: files planted at every path the sandbox makes cha
     ::setenv("TMPDIR", dir.c_str(), 1);
     // The probe's old path (this process's pid), the names every pattern starts from, and a few more.
     std::vector<std::string> planted = {"leap-probe-root-" + std::to_string(::getpid()), "leap-sandbox-XXXXXX",
-                                        "leap-compile-XXXXXX", "leap-compile-worker-XXXXXX"};
+                                        "leap-compile-XXXXXX", "leap-compiler-scratch-XXXXXX"};
     for (int i = 1; i <= 3; ++i) planted.push_back("leap-probe-root-" + std::to_string(::getpid() + i));
     for (const std::string& name : planted) {
       const fs::path at = dir / name;
@@ -244,8 +244,8 @@ TEST_CASE("confinement layers: files planted at every path the sandbox makes cha
     sb::detail::reprobe_confinement_for_tests();
     const sb::ConfinementSupport& s = sb::confinement_support();
     p.expect(s.full(), "a planted path turned a layer off: " + s.missing());
-    for (const sb::Isolation isolation : {sb::Isolation::process, sb::Isolation::worker_pool}) {
-      const std::string who = isolation == sb::Isolation::process ? "a compile child" : "a compile worker";
+    for (const sb::Isolation isolation : {sb::Isolation::process, sb::Isolation::pooled}) {
+      const std::string who = isolation == sb::Isolation::process ? "a compile child" : "a pooled compiler";
       sb::Compiler c(unscanned(isolation));
       const sb::CompileResult r = compile_source(c, leap_test::plain_kernel());
       p.expect(r.ok() && r.missing_layers.empty(), who + ": " + r.log);

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include "evaluation/check.hpp"
+#include "evaluation/correctness_inputs.hpp"
+#include "evaluation/element_values.hpp"
+#include "evaluation/output_comparison.hpp"
+#include "evaluation/output_poison.hpp"
 #include <limits>
 #include <random>
 #include <vector>

@@ -53,7 +53,7 @@ TEST_CASE("probe: whether device code reaches pageable host memory is read per d
   REQUIRE(s.devices.size() == 2);
   CHECK(s.devices[0].pageable_memory_access);
   CHECK_FALSE(s.devices[1].pageable_memory_access);  // a line for an ordinal that was not listed changes nothing
-  // A report without the line (an older worker program): not pageable, as before.
+  // A report without the line (an older runner program): not pageable, as before.
   const GpuStatus old = detail::parse_driver_probe("state available\ndevice 0 9 0 1000 H100\n");
   REQUIRE(old.devices.size() == 1);
   CHECK_FALSE(old.devices[0].pageable_memory_access);

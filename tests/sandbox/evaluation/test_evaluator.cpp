@@ -65,15 +65,15 @@ TEST_CASE("evaluator: a missing entry point, a refused include and a compile bom
 TEST_CASE("evaluator: a harness that cannot run kernels reports an error, not a verdict", "[sandbox][evaluator]") {
   sb::EvaluatorConfig c;
   c.gpu = sb::GpuStatus{sb::GpuState::available, 13000, {sb::DeviceInfo{0, "pretend", 9, 0, 0}}, ""};
-  c.worker.fake = true;  // a worker without CUDA: it must not be mistaken for a verdict
+  c.gpu_runner.fake = true;  // a runner without CUDA: it must not be mistaken for a verdict
   sb::Evaluator ev(c);
   CHECK(ev.arch() == "sm_90");
   const sb::BuiltinTask& t = task("row_sum");
   const sb::EvalResult r = ev.evaluate(t.spec, t.variant("fast")->source);
   CHECK(r.status == sb::EvalStatus::error);
   CHECK_FALSE(r.verdict.has_value());
-  CHECK_THAT(r.error, Catch::Contains("fake worker"));
-  // The compile verdict still works with a broken worker.
+  CHECK_THAT(r.error, Catch::Contains("fake runner"));
+  // The compile verdict still works with a broken runner.
   const sb::EvalResult broken = ev.evaluate(t.spec, t.variant("broken")->source);
   CHECK(broken.status == sb::EvalStatus::verdict);
 }

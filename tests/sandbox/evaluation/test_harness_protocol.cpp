@@ -24,8 +24,9 @@
 #include "fake_gpu_driver.hpp"
 #include "harness_runner.hpp"
 #include "evaluation/input_generator.hpp"
-#include "evaluation/worker_reply.hpp"
-#include "evaluation/worker_rules.hpp"
+#include "evaluation/runner_reply.hpp"
+#include "protocol/runner_stages.hpp"
+#include "evaluation/runner_rules.hpp"
 
 namespace sb = leap::sandbox;
 using leap::Verdict;
@@ -93,7 +94,7 @@ std::uint64_t count_call(FakeCall& c) { return ++c.globals["calls"]; }
 using Outcome = sb::test::HarnessOutcome;
 using sb::test::verdict_of;
 
-// The request the worker-rule tests send: the fake modules, seed 42, no timing.
+// The request the runner-rule tests send: the fake modules, seed 42, no timing.
 sb::detail::EvaluationRequest untimed_request() {
   sb::detail::EvaluationRequest request;
   request.task = sb::task_to_json(fake_task());
@@ -733,7 +734,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
   }
 }
 
-TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host memory is refused unless allowed",
+TEST_CASE("runner rules (fake GPU): a device whose kernels reach pageable host memory is refused unless allowed",
           "[sandbox][harness]") {
   const auto request = [] { return untimed_request(); };
   FakeGpu gpu;
@@ -742,10 +743,10 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
   gpu.add_module("fake:reference", {{"scale_add", reference}});
   for (const char* module : {"fake:candidate", "fake:reference"})
     gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
-  sb::WorkerConfig config;
+  sb::GpuRunnerConfig config;
   SECTION("refused by default, before anything is loaded, with the option named") {
     const json reply =
-        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+        sb::detail::to_json(sb::detail::evaluate_under_runner_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("ok") == false);
     CHECK_THAT(reply.at("error").get<std::string>(),
@@ -753,25 +754,25 @@ TEST_CASE("worker rules (fake GPU): a device whose kernels reach pageable host m
     CHECK_FALSE(reply.contains("verdict"));
     CHECK(gpu.log.empty());  // no module loaded, no buffer allocated, nothing launched
     sb::EvalResult r;
-    sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r);
+    sb::detail::read_runner_reply(sb::detail::evaluation_reply_from_json(reply), r);
     CHECK(r.status == sb::EvalStatus::error);
   }
   SECTION("an operator who opted in gets the evaluation") {
     config.allow_pageable_host_access = true;
     const json reply =
-        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+        sb::detail::to_json(sb::detail::evaluate_under_runner_rules(request(), gpu, config, [](std::string_view) {}));
     INFO(reply.dump());
     CHECK(reply.at("verdict") == "correct");
   }
   SECTION("a device without pageable access is evaluated as before") {
     gpu.pageable_host_access = false;
     const json reply =
-        sb::detail::to_json(sb::detail::evaluate_under_worker_rules(request(), gpu, config, [](std::string_view) {}));
+        sb::detail::to_json(sb::detail::evaluate_under_runner_rules(request(), gpu, config, [](std::string_view) {}));
     CHECK(reply.at("verdict") == "correct");
   }
 }
 
-TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the worker replaced after it",
+TEST_CASE("runner rules (fake GPU): a candidate with much local memory gets the runner replaced after it",
           "[sandbox][harness]") {
   const auto run = [](std::size_t local_bytes, std::size_t threshold, const FakeKernel& kernel) {
     FakeGpu gpu;
@@ -780,12 +781,12 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     for (const char* module : {"fake:candidate", "fake:reference"})
       gpu.set_params(module, "scale_add", FakeGpu::signature_params(fake_task()));
-    sb::WorkerConfig config;
+    sb::GpuRunnerConfig config;
     config.local_memory_restart_bytes = threshold;
     return sb::detail::to_json(
-        sb::detail::evaluate_under_worker_rules(untimed_request(), gpu, config, [](std::string_view) {}));
+        sb::detail::evaluate_under_runner_rules(untimed_request(), gpu, config, [](std::string_view) {}));
   };
-  const std::size_t default_threshold = sb::WorkerConfig{}.local_memory_restart_bytes;
+  const std::size_t default_threshold = sb::GpuRunnerConfig{}.local_memory_restart_bytes;
   CHECK(default_threshold == 64 * 1024);
   SECTION("over the threshold: restart, and why") {
     const json reply = run(default_threshold + 1, default_threshold, honest(1.0));
@@ -800,7 +801,7 @@ TEST_CASE("worker rules (fake GPU): a candidate with much local memory gets the 
     CHECK(reply.at("verdict") == "wrong_answer");
     CHECK(reply.at("restart") == true);
   }
-  SECTION("at or under the threshold: the worker is kept") {
+  SECTION("at or under the threshold: the runner is kept") {
     for (const std::size_t bytes : {std::size_t{0}, std::size_t{4096}, default_threshold}) {
       const json reply = run(bytes, default_threshold, honest(1.0));
       CHECK(reply.at("verdict") == "correct");
@@ -899,9 +900,9 @@ TEST_CASE("timer choice: LEAP_SANDBOX_TIMER=events turns CUPTI off, and says so"
 
 TEST_CASE("evaluator: which stages are the candidate's, and which modules use the device heap", "[sandbox][harness]") {
   for (const char* s : {"load", "candidate", "reload", "warmup:candidate", "timing:candidate"})
-    CHECK(sb::detail::is_candidate_stage(s));
+    CHECK(sb::detail::stage::is_candidate_stage(s));
   for (const char* s : {"init", "ready", "reference", "check", "warmup:reference", "timing:reference", ""}) {
-    CHECK_FALSE(sb::detail::is_candidate_stage(s));
+    CHECK_FALSE(sb::detail::stage::is_candidate_stage(s));
   }
   CHECK(sb::detail::references_device_malloc(
       ".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;"));
@@ -911,9 +912,9 @@ TEST_CASE("evaluator: which stages are the candidate's, and which modules use th
   CHECK_FALSE(sb::detail::references_device_malloc("// malloc in a comment\n.visible .entry k()\n{\n}\n"));
 }
 
-TEST_CASE("evaluator: a worker reply becomes the result the policy sees", "[sandbox][harness]") {
+TEST_CASE("evaluator: a runner reply becomes the result the policy sees", "[sandbox][harness]") {
   const auto read = [](const json& reply, sb::EvalResult& r) {
-    sb::detail::read_worker_reply(sb::detail::evaluation_reply_from_json(reply), r);
+    sb::detail::read_runner_reply(sb::detail::evaluation_reply_from_json(reply), r);
   };
   sb::EvalResult timed_wrong;
   read({{"ok", true},

@@ -2,14 +2,14 @@
 // The GPU suite's hostile kernels, compiled here on the CPU with the evaluator's own compile path:
 // each compiles (or fails to compile) as its expected verdict needs, so a case cannot drift into
 // failing for an unrelated reason unnoticed. The modules that call the device heap are the ones the
-// evaluator replaces its worker after.
+// evaluator replaces its runner after.
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/evaluator.hpp>
 #include <string>
 
 #include "../../gpu/hostile_cases.hpp"
-#include "evaluation/worker_reply.hpp"
+#include "evaluation/runner_reply.hpp"
 
 namespace sb = leap::sandbox;
 

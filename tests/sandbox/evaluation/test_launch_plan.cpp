@@ -245,7 +245,7 @@ TEST_CASE("launch plans: every broken directive in one answer, each once", "[san
   CHECK(std::count(error.begin(), error.end(), '\n') == 2);  // three problems, one per line
   CHECK(error.find("line 4") == std::string::npos);          // the valid directive is not mentioned
 
-  // The same problems reach eval's feedback and the worker as one LaunchPlanError.
+  // The same problems reach eval's feedback and the runner as one LaunchPlanError.
   const sb::PlanParse p = sb::parse_launch_plan(source);
   REQUIRE(p.ok());
   try {

@@ -43,8 +43,8 @@ TEST_CASE("a process is named in the fleet by its host and pid") {
   char host[256] = {};
   REQUIRE(::gethostname(host, sizeof host - 1) == 0);
   const std::string expected =
-      (host[0] != '\0' ? std::string(host) : std::string("worker")) + "-" + std::to_string(::getpid());
-  CHECK(leap::sandbox::fleet_process_name("worker") == expected);
+      (host[0] != '\0' ? std::string(host) : std::string("member")) + "-" + std::to_string(::getpid());
+  CHECK(leap::sandbox::fleet_process_name("member") == expected);
 }
 
 TEST_CASE("a request's claim idle time is the grace plus what its limits allow it to run") {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs the evaluation protocol against the CPU fake of the driver, as a worker would: the request,
+// Runs the evaluation protocol against the CPU fake of the driver, as a runner would: the request,
 // the harness's reply, and the EvalResult the evaluator reads from it. The caller adds the modules
 // "fake:candidate" and "fake:reference" to the fake first; a module's kernel named as the task's
 // entry, registered without parameters, is taken to have the task's signature.
@@ -15,7 +15,7 @@
 
 #include "fake_gpu_driver.hpp"
 #include "evaluation/gpu_harness.hpp"
-#include "evaluation/worker_reply.hpp"
+#include "evaluation/runner_reply.hpp"
 
 namespace leap::sandbox::test {
 
@@ -37,12 +37,12 @@ inline HarnessOutcome run_harness(FakeGpu& gpu, const TaskSpec& task, std::uint6
     if (!gpu.has_params(module, task.entry)) gpu.set_params(module, task.entry, FakeGpu::signature_params(task));
   }
   HarnessOutcome o;
-  // Through the wire format both ways, as the evaluator and the worker see it.
+  // Through the wire format both ways, as the evaluator and the runner see it.
   const detail::EvaluationRequest sent = detail::evaluation_request_from_json(detail::to_json(request));
   o.reply = detail::to_json(detail::run_evaluation(sent, gpu, [&](std::string_view s) {
     gpu.log.push_back({"stage", std::string(s)});
   }));
-  detail::read_worker_reply(detail::evaluation_reply_from_json(o.reply), o.result);
+  detail::read_runner_reply(detail::evaluation_reply_from_json(o.reply), o.result);
   return o;
 }
 

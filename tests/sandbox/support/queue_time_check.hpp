@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A batch queued behind one compile process: its later jobs wait longer than their own CPU limit,
 // and none is charged for the wait (the limit is the compile's own CPU time). Used for the one-shot
-// child and the pooled worker alike.
+// child and the pooled compiler alike.
 #pragma once
 
 #include <algorithm>

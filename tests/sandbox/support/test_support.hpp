@@ -62,11 +62,11 @@ inline const char* plain_kernel() {
 
 namespace leap_test {
 // Built member by member: GCC 12 -Wextra warns on designated initialisers that omit members.
-inline leap::sandbox::CompilerConfig config(leap::sandbox::Isolation iso, unsigned workers = 0,
+inline leap::sandbox::CompilerConfig config(leap::sandbox::Isolation iso, unsigned parallel_compiles = 0,
                                             std::shared_ptr<leap::sandbox::CompileCache> cache = {}) {
   leap::sandbox::CompilerConfig c;
   c.isolation = iso;
-  c.workers = workers;
+  c.parallel_compiles = parallel_compiles;
   c.cache = std::move(cache);
   return c;
 }

@@ -36,10 +36,10 @@ enum class CompileLimit {
 std::string_view to_string(CompileLimit limit) noexcept;
 
 // What NVRTC's automatic precompiled header did for a compile, as NVRTC itself reported it (a pooled
-// compile worker keeps the PCH of the headers its candidates share; see CompilePoolSettings).
+// pooled compiler keeps the PCH of the headers its candidates share; see CompilePoolSettings).
 enum class PchUse {
   none,     // no PCH: not a pooled compile, a cache hit, or NVRTC neither used nor created one
-  hit,      // NVRTC used a PCH an earlier compile in the same worker created ("using precompiled header")
+  hit,      // NVRTC used a PCH an earlier compile in the same pooled compiler created ("using precompiled header")
   created,  // NVRTC created a PCH from this compile's headers (nvrtcGetPCHCreateStatus says so)
 };
 std::string_view to_string(PchUse pch) noexcept;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compile service: NVRTC in confined, watchdogged processes (a one-shot child per compile, or a
-// pool of long-lived workers that keep precompiled headers; or in-process for trusted source), behind
+// pool of long-lived pooled compilers that keep precompiled headers; or in-process for trusted source), behind
 // the include jail and a cache.
 #pragma once
 
@@ -27,14 +27,16 @@ enum class Isolation {
   // see docs/sandbox.md, "Confinement") before NVRTC sees the source, and killed past its CPU time limit:
   // the only mode for untrusted source. A few ms a compile.
   process,
-  // Each compile runs in one of a few long-lived worker processes, each confined exactly as a
-  // per-compile child before it reads any source, that keep NVRTC's automatic precompiled headers
+  // Each compile runs in one of a few long-lived pooled compiler processes, each confined exactly as
+  // a per-compile child before it reads any source, that keep NVRTC's automatic precompiled headers
   // between compiles: a kernel whose time goes into cuda_fp16.h, cub or mma.h compiles several times
-  // faster from the second candidate that shares its headers on. Each compile is charged the worker's
-  // CPU time from request to reply (queue time is not charged) and kills the worker past its limit;
-  // a worker is replaced after a kill, a limit, a crash or CompilePoolSettings::max_compiles_per_worker
-  // compiles. What serve and the fleet worker use.
-  worker_pool,
+  // faster from the second candidate that shares its headers on. Each compile is charged the pooled
+  // compiler's CPU time from request to reply (queue time is not charged) and kills it past its limit;
+  // a pooled compiler is replaced after a kill, a limit, a crash or
+  // CompilePoolSettings::max_compiles_per_process compiles. What serve and the fleet member use.
+  pooled,
+  // The 0.1 name, when "worker" also meant the GPU runner and the fleet member. Removed in 0.3.
+  worker_pool [[deprecated("use Isolation::pooled")]] = pooled,
   // NVRTC runs on the calling thread, unconfined: it reads any file the process can and echoes it in
   // its log. The limit is enforced by NVRTC's flow callback, which NVRTC (13.0) calls only between
   // phases, so a front-end bomb runs to the end of parsing. For trusted sources and measurements only.
@@ -64,25 +66,26 @@ struct ConfinementLimits {
   unsigned max_open_files = 64;                    // RLIMIT_NOFILE
 };
 
-// The worker pool of Isolation::worker_pool.
+// The pool of Isolation::pooled.
 struct CompilePoolSettings {
-  unsigned size = 0;  // workers; 0 = CompilerConfig::workers. Started on first use, one per compile in flight
-  unsigned max_compiles_per_worker = 256;  // then the worker is replaced (bounds what NVRTC's heap may gather)
+  unsigned size =
+      0;  // pooled compilers; 0 = CompilerConfig::parallel_compiles. Started on first use, one per compile in flight
+  unsigned max_compiles_per_process = 256;  // then the process is replaced (bounds what NVRTC's heap may gather)
   bool pch = true;  // NVRTC's automatic precompiled headers, kept per set of in-memory headers and options
-  // The worker's private PCH directory (a tmpfs in its private root); a worker whose PCHs fill three
+  // Each pooled compiler's private PCH directory (a tmpfs in its private root); one whose PCHs fill three
   // quarters of it is replaced after the compile. One PCH of cuda_fp16.h + cub is about 175 MB.
   std::uint64_t pch_scratch_bytes = 1ull << 30;
 };
 
-// What a Compiler's worker pool has done so far.
+// What a Compiler's pool of pooled compilers has done so far.
 struct CompilePoolStats {
-  std::size_t workers_started = 0;
-  std::size_t workers_replaced =
+  std::size_t processes_started = 0;
+  std::size_t processes_replaced =
       0;  // retired after a kill, a limit, a crash, a full PCH directory or the compile count
   std::size_t compiles = 0;
   std::size_t pch_hits = 0;
   std::size_t pch_created = 0;
-  std::vector<int> worker_pids;  // the live workers
+  std::vector<int> pids;  // the live pooled compilers
 };
 
 struct CompilerConfig {
@@ -92,11 +95,12 @@ struct CompilerConfig {
   // each with what to use instead.
   bool compat_headers = true;
   Isolation isolation = Isolation::process;
-  unsigned workers = 0;  // batch parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
+  unsigned parallel_compiles =
+      0;  // compile_batch's parallelism; 0 = hardware threads, capped at 8 (each compile can hold GBs)
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
   std::string cuda_include_dir;         // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
-  ConfinementLimits limits;             // rlimits of a compile child or worker
-  CompilePoolSettings pool;             // Isolation::worker_pool
+  ConfinementLimits limits;             // rlimits of a compile child or pooled compiler
+  CompilePoolSettings pool;             // Isolation::pooled
   // Process isolation without Landlock, seccomp and the private root (rlimits and process hygiene
   // stay); every result says so and is cached apart. Without it, a Compiler refuses to start where
   // the machine lacks Landlock or seccomp. For trusted source and measurements: an unconfined NVRTC
@@ -107,16 +111,16 @@ struct CompilerConfig {
   // to start, naming the layer and why; with it, every result names the missing layers
   // (CompileResult::missing_layers) and is cached apart. leap-sandbox --accept-weaker-confinement.
   bool accept_weaker_confinement = false;
-  // A compile child or pooled worker whose CPU time stands still this long before it answers
+  // A compile child or pooled compiler whose CPU time stands still this long before it answers
   // (deadlocked, stopped by a signal) is ended, with limit `idle`, instead of holding its caller until
   // the wall-clock backstop. A process waiting for a busy machine's CPU is not idle. 0 = no window.
   std::chrono::milliseconds idle_limit{5000};
   // Precompiled headers kept on disk in this directory and shared by every Compiler on the machine that
-  // names it (the CLI's one-shot compiles, serve's and fleet workers' pools): a candidate whose source
+  // names it (the CLI's one-shot compiles, serve's and fleet members' pools): a candidate whose source
   // starts with `#include <...>` lines of toolkit headers compiles with the PCH of exactly those lines,
   // made once, from those lines alone, by a confined process that sees no candidate. Authenticated
-  // and budgeted like the disk cache (see docs/sandbox.md, "Compile workers and precompiled headers").
-  // nullopt = none. Isolation::process and worker_pool only.
+  // and budgeted like the disk cache (see docs/sandbox.md, "Pooled compilers and precompiled headers").
+  // nullopt = none. Isolation::process and pooled only.
   std::optional<std::filesystem::path> pch_directory;
   std::uint64_t pch_disk_bytes = 4ull << 30;  // the PCH files' budget; least recently used go first
   // Tests of the OS confinement only: every #include reaches NVRTC unscanned, so the tests show the
@@ -159,12 +163,12 @@ class Compiler {
   // Throws std::invalid_argument for bad options (naming option and value); everything the source
   // does is reported in the result.
   CompileResult compile(const CompileJob& job);
-  // Results in job order; `workers` compiles at a time. Options of every job are validated first.
+  // Results in job order; `parallel_compiles` compiles at a time. Options of every job are validated first.
   std::vector<CompileResult> compile_batch(std::span<const CompileJob> jobs, const ProgressCallback& progress = {});
 
   const CompilerConfig& config() const noexcept;
   CompileCache* cache() const noexcept;
-  CompilePoolStats pool_stats() const;  // all zero unless Isolation::worker_pool
+  CompilePoolStats pool_stats() const;  // all zero unless Isolation::pooled
   StoredPchStats stored_pch_stats() const;
 
  private:
@@ -177,6 +181,6 @@ std::vector<int> supported_archs();      // e.g. {75, 80, ..., 121}
 unsigned cupti_api_version();            // cuptiGetVersion; 0 when CUPTI cannot say
 std::string default_cuda_include_dir();  // what an empty CompilerConfig::cuda_include_dir resolves to
 std::string toolchain_versions();        // "leap X.Y.Z, NVRTC A.B, CUPTI API N", for --version and info
-std::uint64_t nvrtc_pch_heap_bytes();    // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per compile worker; 0 when unknown
+std::uint64_t nvrtc_pch_heap_bytes();    // NVRTC's PCH heap (nvrtcGetPCHHeapSize), per pooled compiler; 0 when unknown
 
 }  // namespace leap::sandbox

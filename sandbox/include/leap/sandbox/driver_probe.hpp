@@ -26,8 +26,8 @@ struct DeviceInfo {
   int cc_minor = 0;
   unsigned long long total_memory = 0;  // bytes
   // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: device code can read and write the host's pageable
-  // memory, the evaluation worker's included. Workers refuse to evaluate on such a device unless
-  // WorkerConfig::allow_pageable_host_access is set.
+  // memory, the GPU runner's included. The runner refuses to evaluate on such a device unless
+  // GpuRunnerConfig::allow_pageable_host_access is set.
   bool pageable_memory_access = false;
 };
 
@@ -45,7 +45,7 @@ struct ProbeOptions {
 };
 
 // Loads the driver and calls cuInit in a short-lived forked child, so this process never initialises
-// CUDA (evaluation workers forked later stay clean) and a crashing driver cannot take it down. The
+// CUDA (GPU runners started later stay clean) and a crashing driver cannot take it down. The
 // child only dlopens, queries and writes to a pipe; the parent kills it if it outlives the timeout.
 // Never throws for a missing or broken driver: that is the status.
 GpuStatus probe_gpu(const ProbeOptions& options = {});

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A candidate against a task: compile (through the compile service), then run, check and time it in a
-// worker process, and turn all of that into a verdict, a speedup and feedback for the next turn.
+// A candidate against a task: compile (through the compile service), then run, check and time it in the
+// GPU runner process, and turn all of that into a verdict, a speedup and feedback for the next turn.
 #pragma once
 
 #include <chrono>
@@ -25,7 +25,7 @@ namespace leap::sandbox {
 enum class EvalStatus {
   verdict,  // a verdict was reached (compile_error is one, with or without a GPU)
   no_gpu,   // the candidate compiled, but there is no GPU to run it: no verdict, never a made-up one
-  error,    // the harness failed (reference broken, worker would not start, ...); no verdict
+  error,    // the harness failed (reference broken, GPU runner would not start, ...); no verdict
 };
 std::string_view to_string(EvalStatus status) noexcept;
 
@@ -80,36 +80,38 @@ struct EvalResult {
   double seconds = 0.0;
 };
 
-// The evaluation worker: its own program, leap-sandbox-worker, that owns the CUDA context, so a kernel
-// that hangs, traps or corrupts memory costs one worker and never the harness.
-struct WorkerConfig {
-  std::string driver_library = "libcuda.so.1";  // dlopen'ed by the worker, never by the parent
+// The GPU runner: its own program, leap-sandbox-gpu-runner, that owns the CUDA context, so a kernel
+// that hangs, traps or corrupts memory costs one runner process and never the harness.
+struct GpuRunnerConfig {
+  std::string driver_library = "libcuda.so.1";  // dlopen'ed by the runner, never by the parent
   int device = 0;
-  // A worker with no CUDA at all that answers only the test operations (ping, sleep, crash, exit),
+  // A runner with no CUDA at all that answers only the test operations (ping, sleep, crash, exit),
   // for testing the protocol, the watchdog and kill-and-replace without a GPU.
   bool fake = false;
-  std::chrono::milliseconds init_timeout{60000};  // driver, context and CUPTI set-up of a fresh worker
-  // The leap-sandbox-worker program; empty = $LEAP_SANDBOX_WORKER, else beside the running program,
+  std::chrono::milliseconds init_timeout{60000};  // driver, context and CUPTI set-up of a fresh runner
+  // The leap-sandbox-gpu-runner program; empty = $LEAP_SANDBOX_GPU_RUNNER, else beside the running program,
   // else the install prefix's bin directory, else this build's.
-  std::string worker_executable;
-  // Landlock and seccomp once the driver is initialised (or at start, for a fake worker). Off only for
+  std::string executable;
+  // Landlock and seccomp once the driver is initialised (or at start, for a fake runner). Off only for
   // diagnosing a driver that needs more than the ruleset allows.
   bool confine = true;
   // Where the device reports CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, kernels can read and write
-  // the worker's ordinary host memory (its stack, the host copies of inputs and outputs): the worker
+  // the runner's ordinary host memory (its stack, the host copies of inputs and outputs): the runner
   // refuses to evaluate there unless this is set by an operator who accepts that.
   bool allow_pageable_host_access = false;
   // The driver grows a context's local memory to fit the largest kernel run so far and never
-  // shrinks it: after a candidate kernel with more local memory per thread than this, the worker is
+  // shrinks it: after a candidate kernel with more local memory per thread than this, the runner is
   // replaced before the next evaluation.
   std::size_t local_memory_restart_bytes = std::size_t{64} << 10;
 };
+// The 0.1 name, when "worker" also meant the pooled compiler and the fleet member. Removed in 0.3.
+using WorkerConfig [[deprecated("use leap::sandbox::GpuRunnerConfig")]] = GpuRunnerConfig;
 
-class WorkerProcess;  // the parent's end of the worker (internal)
+class GpuRunner;  // the parent's end of the runner (internal)
 
 struct EvaluatorConfig {
   CompilerConfig compiler;  // include jail, isolation, cache
-  WorkerConfig worker;
+  GpuRunnerConfig gpu_runner;
   std::string arch;                   // empty: the GPU's own sm_XY, or sm_90 without a GPU
   std::optional<std::uint64_t> seed;  // base seed; empty = a fresh random seed per evaluation
   bool time = true;                   // time correct candidates (false: verdict only, much faster)
@@ -124,7 +126,7 @@ class Evaluator {
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
-  // Thread-safe: compiles run in parallel, kernels one at a time in the worker. Throws only for
+  // Thread-safe: compiles run in parallel, kernels one at a time in the GPU runner. Throws only for
   // misuse (an invalid task); everything the candidate does is in the result.
   EvalResult evaluate(const TaskSpec& task, std::string_view candidate_source);
   // With headers the candidate includes, shipped under the same rules as a task's (CompileJob::headers).
@@ -134,7 +136,7 @@ class Evaluator {
   const GpuStatus& gpu() const noexcept;
   const std::string& arch() const noexcept;
   Compiler& compiler() noexcept;
-  WorkerProcess& worker() noexcept;  // for tests and diagnostics; lock-free access is the caller's problem
+  GpuRunner& gpu_runner() noexcept;  // for tests and diagnostics; lock-free access is the caller's problem
 
  private:
   struct Impl;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sandbox's request protocol: one JSON request in, one JSON response out. `leap-sandbox serve`
-// (requests on stdin) and a fleet worker (requests from a queue) both answer through this one
+// (requests on stdin) and a fleet member (requests from a queue) both answer through this one
 // handler, so a request means the same thing however it arrives.
 //
 //   {"id": 1, "op": "info"}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public API of leap::sandbox, every installed header but the fleet's (leap::sandbox_fleet:
 // fleet_client.hpp, fleet_environment.hpp, fleet_address.hpp, fleet_key.hpp). The library's
-// internals (the include jail, confinement, the evaluation worker, ...) are not installed.
+// internals (the include jail, confinement, the GPU runner, ...) are not installed.
 #pragma once
 
 #include "leap/sandbox/builtin_tasks.hpp"

@@ -112,7 +112,7 @@ struct TaskSpec {
   Tolerance tolerance[4] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}};  // by DType
   int trials = 3;  // correctness trials per size set, each with a fresh seed
   TimingSettings timing;
-  int time_limit_ms = 10000;  // a whole evaluation in the worker; past it the worker is killed
+  int time_limit_ms = 10000;  // a whole evaluation in the GPU runner; past it the runner is killed
   const Tolerance& tolerance_for(DType dtype) const noexcept { return tolerance[static_cast<int>(dtype)]; }
 };
 
@@ -150,7 +150,7 @@ void validate(const TaskSpec& task);
 // The spec as JSON text with the reference inline; parse_task(task_to_json(t)) == t.
 std::string task_to_json(const TaskSpec& task, int indent = -1);
 
-// Everything the worker needs for one size set, with every expression evaluated.
+// Everything the GPU runner needs for one size set, with every expression evaluated.
 struct ResolvedLaunch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};

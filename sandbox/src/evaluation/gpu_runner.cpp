@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "protocol/frames.hpp"
-#include "evaluation/worker.hpp"
+#include "protocol/runner_stages.hpp"
+#include "evaluation/gpu_runner.hpp"
 
 namespace leap::sandbox {
 namespace {
@@ -30,7 +31,7 @@ std::string describe_wait(int wstatus) {
   return "stopped";
 }
 
-// Writes with SIGPIPE blocked on this thread, so a dead worker is an error code and not a signal
+// Writes with SIGPIPE blocked on this thread, so a dead runner is an error code and not a signal
 // that kills the harness; a SIGPIPE left pending is consumed before the mask is restored.
 bool write_request(int fd, std::string_view payload) {
   sigset_t block, old;
@@ -47,26 +48,29 @@ bool write_request(int fd, std::string_view payload) {
 }
 
 int above_fixed_descriptors(int fd) {
-  if (fd > k_worker_reply_fd) return fd;
-  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, k_worker_reply_fd + 1);
+  if (fd > k_runner_reply_fd) return fd;
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, k_runner_reply_fd + 1);
   ::close(fd);
   return high;
 }
 
 }  // namespace
 
-std::string find_worker_executable() {
+std::string find_gpu_runner_executable() {
   auto usable = [](const std::filesystem::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (const char* env = std::getenv("LEAP_SANDBOX_WORKER"); env != nullptr && usable(env)) return env;
+  // LEAP_SANDBOX_WORKER is the 0.1 spelling, read until 0.3.
+  for (const char* name : {"LEAP_SANDBOX_GPU_RUNNER", "LEAP_SANDBOX_WORKER"}) {
+    if (const char* env = std::getenv(name); env != nullptr && usable(env)) return env;
+  }
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && usable(self.parent_path() / "leap-sandbox-worker"))
-    return (self.parent_path() / "leap-sandbox-worker").string();
-#ifdef LEAP_SANDBOX_WORKER_INSTALLED
-  if (usable(LEAP_SANDBOX_WORKER_INSTALLED)) return LEAP_SANDBOX_WORKER_INSTALLED;
+  if (!ec && usable(self.parent_path() / "leap-sandbox-gpu-runner"))
+    return (self.parent_path() / "leap-sandbox-gpu-runner").string();
+#ifdef LEAP_SANDBOX_GPU_RUNNER_INSTALLED
+  if (usable(LEAP_SANDBOX_GPU_RUNNER_INSTALLED)) return LEAP_SANDBOX_GPU_RUNNER_INSTALLED;
 #endif
-#ifdef LEAP_SANDBOX_WORKER_BUILT
-  if (usable(LEAP_SANDBOX_WORKER_BUILT)) return LEAP_SANDBOX_WORKER_BUILT;
+#ifdef LEAP_SANDBOX_GPU_RUNNER_BUILT
+  if (usable(LEAP_SANDBOX_GPU_RUNNER_BUILT)) return LEAP_SANDBOX_GPU_RUNNER_BUILT;
 #endif
   return {};
 }
@@ -81,18 +85,18 @@ std::string_view to_string(CallStatus status) noexcept {
   return "unknown";
 }
 
-WorkerProcess::WorkerProcess(WorkerConfig config) : config_(std::move(config)) {}
-WorkerProcess::~WorkerProcess() { stop(); }
+GpuRunner::GpuRunner(GpuRunnerConfig config) : config_(std::move(config)) {}
+GpuRunner::~GpuRunner() { stop(); }
 
-bool WorkerProcess::running() const noexcept { return pid_ > 0; }
-int WorkerProcess::pid() const noexcept { return pid_; }
-int WorkerProcess::started() const noexcept { return started_; }
-void WorkerProcess::restart_next() { restart_ = true; }
+bool GpuRunner::running() const noexcept { return pid_ > 0; }
+int GpuRunner::pid() const noexcept { return pid_; }
+int GpuRunner::started() const noexcept { return started_; }
+void GpuRunner::restart_next() { restart_ = true; }
 
-void WorkerProcess::stop() {
-  if (to_worker_ >= 0) ::close(to_worker_);
-  if (from_worker_ >= 0) ::close(from_worker_);
-  to_worker_ = from_worker_ = -1;
+void GpuRunner::stop() {
+  if (to_runner_ >= 0) ::close(to_runner_);
+  if (from_runner_ >= 0) ::close(from_runner_);
+  to_runner_ = from_runner_ = -1;
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
     ::kill(pid_, SIGKILL);
@@ -103,14 +107,14 @@ void WorkerProcess::stop() {
   restart_ = false;
 }
 
-bool WorkerProcess::start(std::string& error) {
-  const std::string exe = config_.worker_executable.empty() ? find_worker_executable() : config_.worker_executable;
+bool GpuRunner::start(std::string& error) {
+  const std::string exe = config_.executable.empty() ? find_gpu_runner_executable() : config_.executable;
   if (exe.empty() || ::access(exe.c_str(), X_OK) != 0) {
-    error =
-        "cannot find the worker program leap-sandbox-worker" +
-        (exe.empty() ? std::string(" (looked in $LEAP_SANDBOX_WORKER, beside this program and in the install prefix)")
-                     : " at " + exe) +
-        "; install it beside leap-sandbox or set WorkerConfig::worker_executable";
+    error = "cannot find the GPU runner program leap-sandbox-gpu-runner" +
+            (exe.empty()
+                 ? std::string(" (looked in $LEAP_SANDBOX_GPU_RUNNER, beside this program and in the install prefix)")
+                 : " at " + exe) +
+            "; install it beside leap-sandbox or set GpuRunnerConfig::executable";
     return false;
   }
   int to[2], from[2];
@@ -124,17 +128,17 @@ bool WorkerProcess::start(std::string& error) {
     ::close(to[1]);
     return false;
   }
-  // Above the worker's fixed numbers, so placing one end cannot overwrite the other.
+  // Above the runner's fixed numbers, so placing one end cannot overwrite the other.
   for (int* fd : {&to[0], &to[1], &from[0], &from[1]}) *fd = above_fixed_descriptors(*fd);
-  // The worker's ends become its descriptors 3 (requests) and 4 (replies); everything else is closed.
+  // The runner's ends become its descriptors 3 (requests) and 4 (replies); everything else is closed.
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_adddup2(&files, to[0], k_worker_request_fd);
-  posix_spawn_file_actions_adddup2(&files, from[1], k_worker_reply_fd);
+  posix_spawn_file_actions_adddup2(&files, to[0], k_runner_request_fd);
+  posix_spawn_file_actions_adddup2(&files, from[1], k_runner_reply_fd);
   posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY,
                                    0);  // device printf must not reach a protocol on stdout
-  posix_spawn_file_actions_addclosefrom_np(&files, k_worker_reply_fd + 1);
+  posix_spawn_file_actions_addclosefrom_np(&files, k_runner_reply_fd + 1);
   // Own process group, every signal at its default, nothing blocked.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -159,7 +163,7 @@ bool WorkerProcess::start(std::string& error) {
   args.insert(args.end(), {"--local-memory-restart-bytes", std::to_string(config_.local_memory_restart_bytes)});
   // A short environment: what the driver and the loader need, nothing of the harness's secrets.
   std::vector<std::string> env = {"CUDA_CACHE_DISABLE=1"};
-  // The sandbox's own switches are read in the worker (the timer, the L2 flush), so they pass too.
+  // The sandbox's own switches are read in the runner (the timer, the L2 flush), so they pass too.
   for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING",
                            "LEAP_SANDBOX_TIMER", "LEAP_SANDBOX_L2_FLUSH"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
@@ -181,15 +185,15 @@ bool WorkerProcess::start(std::string& error) {
     ::close(from[0]);
     return false;
   }
-  to_worker_ = to[1];
-  from_worker_ = from[0];
+  to_runner_ = to[1];
+  from_runner_ = from[0];
   pid_ = pid;
   ++started_;
   restart_ = false;
   return true;
 }
 
-CallResult WorkerProcess::call(std::string_view request, std::chrono::milliseconds limit) {
+CallResult GpuRunner::call(std::string_view request, std::chrono::milliseconds limit) {
   const auto t0 = Clock::now();
   CallResult r;
   auto finish = [&](CallStatus s) {
@@ -198,7 +202,7 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
     return r;
   };
   if (restart_) stop();
-  if (pid_ > 0) {  // a worker that died while idle is replaced before it is used
+  if (pid_ > 0) {  // a runner that died while idle is replaced before it is used
     int wstatus = 0;
     if (::waitpid(pid_, &wstatus, WNOHANG) == pid_) {
       pid_ = 0;
@@ -206,10 +210,10 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
     }
   }
   if (pid_ == 0 && !start(r.detail)) return finish(CallStatus::failed);
-  if (!write_request(to_worker_, request)) {
+  if (!write_request(to_runner_, request)) {
     stop();
-    if (!start(r.detail) || !write_request(to_worker_, request)) {
-      r.detail = "cannot send the request to the worker";
+    if (!start(r.detail) || !write_request(to_runner_, request)) {
+      r.detail = "cannot send the request to the runner";
       stop();
       return finish(CallStatus::failed);
     }
@@ -218,11 +222,11 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
   for (;;) {
     detail::FrameKind kind{};
     std::string payload;
-    const detail::ReadStatus s = detail::read_frame(from_worker_, kind, payload, deadline);
+    const detail::ReadStatus s = detail::read_frame(from_runner_, kind, payload, deadline);
     if (s == detail::ReadStatus::ok && kind == detail::FrameKind::stage) {
       r.last_stage = payload;
-      if (payload == "init") deadline = Clock::now() + config_.init_timeout;
-      else if (payload == "ready") deadline = Clock::now() + limit;
+      if (payload == detail::stage::init) deadline = Clock::now() + config_.init_timeout;
+      else if (payload == detail::stage::ready) deadline = Clock::now() + limit;
       continue;
     }
     if (s == detail::ReadStatus::ok && kind == detail::FrameKind::reply) {
@@ -231,11 +235,11 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
     }
     if (s == detail::ReadStatus::timeout) {
       r.detail = "no answer within " + std::to_string(limit.count()) + " ms" +
-                 (r.last_stage.empty() ? "" : " (last stage: " + r.last_stage + ")") + "; worker killed";
+                 (r.last_stage.empty() ? "" : " (last stage: " + r.last_stage + ")") + "; runner killed";
       stop();
       return finish(CallStatus::timeout);
     }
-    // EOF or garbage: give an exiting worker a moment so its own exit status is what we report.
+    // EOF or garbage: give an exiting runner a moment so its own exit status is what we report.
     int wstatus = 0;
     pid_t done = 0;
     for (int i = 0; i < 200 && done == 0; ++i) {
@@ -244,10 +248,10 @@ CallResult WorkerProcess::call(std::string_view request, std::chrono::millisecon
     }
     const bool exited = done == pid_;
     if (exited) {
-      r.detail = "worker " + describe_wait(wstatus);
+      r.detail = "runner " + describe_wait(wstatus);
       pid_ = 0;
     } else {
-      r.detail = s == detail::ReadStatus::eof ? "worker closed its pipe" : "worker sent a malformed frame";
+      r.detail = s == detail::ReadStatus::eof ? "runner closed its pipe" : "runner sent a malformed frame";
     }
     stop();
     return finish(s == detail::ReadStatus::eof || exited ? CallStatus::died : CallStatus::failed);

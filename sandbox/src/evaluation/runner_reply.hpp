@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The evaluator's reading of a worker's evaluation reply: verdict, CUDA error, detail, timing and
+// The evaluator's reading of a runner's evaluation reply: verdict, CUDA error, detail, timing and
 // speedup, and the feedback line the policy sees. Internal; tested with replies from the CPU fake.
 #pragma once
 
@@ -12,14 +12,10 @@ namespace leap::sandbox::detail {
 
 // Fills r.status, verdict, cuda_error, detail, feedback, timings, speedup, device, trials (or
 // r.error when the reply reports a harness failure or no verdict).
-void read_worker_reply(const EvaluationReply& reply, EvalResult& r);
+void read_runner_reply(const EvaluationReply& reply, EvalResult& r);
 
 // True when the module's PTX calls the device heap (malloc): the heap outlives the module, so the
-// worker that ran it is replaced before the next evaluation.
+// runner that ran it is replaced before the next evaluation.
 bool references_device_malloc(std::string_view ptx);
-
-// The worker stages during which the candidate's own code is what runs (a timeout there is the
-// candidate's, anywhere else the harness's).
-bool is_candidate_stage(std::string_view stage);
 
 }  // namespace leap::sandbox::detail

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// leap-sandbox-worker: the evaluation worker as its own program. WorkerProcess starts it with
+// leap-sandbox-gpu-runner: the GPU runner as its own program. GpuRunner starts it with
 // posix_spawn and speaks frames on descriptors 3 (requests) and 4 (replies); it is not meant to be run
 // by hand. It dies with the process that started it, closes whatever else it inherited, and confines
-// itself once the CUDA driver is up (see sandbox/src/evaluation/worker.hpp).
+// itself once the CUDA driver is up (see sandbox/src/evaluation/gpu_runner.hpp).
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,11 +15,11 @@
 #include <string_view>
 
 #include "common/sanitizer_build.hpp"
-#include "evaluation/worker.hpp"
+#include "evaluation/gpu_runner.hpp"
 
 // Under AddressSanitizer (the asan preset): LeakSanitizer's check at exit stops the world with a
-// tracer that the confined worker cannot run, and then waits for it for ever, so a worker asked to
-// exit never would. The worker's own memory is checked where it is not confined (the tests).
+// tracer that the confined runner cannot run, and then waits for it for ever, so a runner asked to
+// exit never would. The runner's own memory is checked where it is not confined (the tests).
 #ifdef LEAP_SANDBOX_UNDER_ASAN
 extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
 #endif
@@ -28,8 +28,8 @@ namespace {
 
 int usage(const char* problem) {
   std::fprintf(stderr,
-               "leap-sandbox-worker: %s\n"
-               "usage: leap-sandbox-worker --parent PID [--driver LIB] [--device N] [--fake] [--unconfined]\n"
+               "leap-sandbox-gpu-runner: %s\n"
+               "usage: leap-sandbox-gpu-runner --parent PID [--driver LIB] [--device N] [--fake] [--unconfined]\n"
                "       [--allow-pageable-host-access] [--local-memory-restart-bytes N]\n"
                "(started by leap-sandbox and the leap::sandbox library, with its pipes on descriptors 3 and 4)\n",
                problem);
@@ -39,7 +39,7 @@ int usage(const char* problem) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  leap::sandbox::WorkerConfig config;
+  leap::sandbox::GpuRunnerConfig config;
   long parent = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -77,9 +77,9 @@ int main(int argc, char** argv) {
   if (parent <= 0) return usage("--parent is required");
   // Death with the parent, and the re-check for a parent that died before the prctl.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != static_cast<pid_t>(parent)) return 1;
-  ::close_range(leap::sandbox::k_worker_reply_fd + 1, ~0u, 0);  // posix_spawn closed them too; belt and braces
+  ::close_range(leap::sandbox::k_runner_reply_fd + 1, ~0u, 0);  // posix_spawn closed them too; belt and braces
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   ::signal(SIGPIPE, SIG_DFL);
-  return leap::sandbox::run_worker(leap::sandbox::k_worker_request_fd, leap::sandbox::k_worker_reply_fd, config);
+  return leap::sandbox::run_gpu_runner(leap::sandbox::k_runner_request_fd, leap::sandbox::k_runner_reply_fd, config);
 }

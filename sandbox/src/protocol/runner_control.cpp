@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/worker_control.hpp"
+#include "protocol/runner_control.hpp"
 
 namespace leap::sandbox::detail {
 namespace {
@@ -8,8 +8,8 @@ using nlohmann::json;
 
 constexpr const char* k_op = "op";
 constexpr const char* k_ms = "ms";
-constexpr const char* k_ok = "ok";
-constexpr const char* k_error = "error";
+constexpr const char* k_ok = runner_keys::ok;
+constexpr const char* k_error = runner_keys::error;
 constexpr const char* k_pid = "pid";
 constexpr const char* k_fake = "fake";
 constexpr const char* k_confinement = "confinement";
@@ -19,8 +19,8 @@ constexpr const char* k_allow_pageable_host_access = "allow_pageable_host_access
 constexpr const char* k_local_memory_restart_bytes = "local_memory_restart_bytes";
 constexpr const char* k_report = "report";
 
-constexpr WorkerOp k_ops[] = {WorkerOp::ping,  WorkerOp::probe, WorkerOp::sleep,
-                              WorkerOp::crash, WorkerOp::exit,  WorkerOp::eval};
+constexpr RunnerOp k_ops[] = {RunnerOp::ping,  RunnerOp::probe, RunnerOp::sleep,
+                              RunnerOp::crash, RunnerOp::exit,  RunnerOp::eval};
 
 json confinement_json(const ConfinementReport& c) {
   return {{k_landlock_abi, c.landlock_abi}, {k_seccomp, c.seccomp}, {k_error, c.error}};
@@ -28,23 +28,23 @@ json confinement_json(const ConfinementReport& c) {
 
 }  // namespace
 
-std::string_view to_string(WorkerOp op) noexcept {
+std::string_view to_string(RunnerOp op) noexcept {
   switch (op) {
-    case WorkerOp::ping: return "ping";
-    case WorkerOp::probe: return "probe";
-    case WorkerOp::sleep: return "sleep";
-    case WorkerOp::crash: return "crash";
-    case WorkerOp::exit: return "exit";
-    case WorkerOp::eval: return "eval";
+    case RunnerOp::ping: return "ping";
+    case RunnerOp::probe: return "probe";
+    case RunnerOp::sleep: return "sleep";
+    case RunnerOp::crash: return "crash";
+    case RunnerOp::exit: return "exit";
+    case RunnerOp::eval: return "eval";
   }
   return "unknown";
 }
 
-json worker_request(WorkerOp op) { return {{k_op, to_string(op)}}; }
+json runner_request(RunnerOp op) { return {{k_op, to_string(op)}}; }
 
-std::optional<WorkerOp> worker_op_of(const json& request, std::string& name) {
+std::optional<RunnerOp> runner_op_of(const json& request, std::string& name) {
   name = request.value(k_op, "");
-  for (WorkerOp op : k_ops) {
+  for (RunnerOp op : k_ops) {
     if (to_string(op) == name) return op;
   }
   return std::nullopt;
@@ -67,8 +67,8 @@ json probe_reply(const std::string& report, const ConfinementReport& confinement
 
 std::string probe_report_of(const json& reply) { return reply.value(k_report, ""); }
 
-json worker_success() { return {{k_ok, true}}; }
+json runner_success() { return {{k_ok, true}}; }
 
-json worker_failure(const std::string& error) { return {{k_ok, false}, {k_error, error}}; }
+json runner_failure(const std::string& error) { return {{k_ok, false}, {k_error, error}}; }
 
 }  // namespace leap::sandbox::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "evaluation/worker_reply.hpp"
+#include "evaluation/runner_reply.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -31,7 +31,7 @@ KernelTiming timing_from(const SideTiming& k, TimingMethod method) {
 
 }  // namespace
 
-void read_worker_reply(const EvaluationReply& reply, EvalResult& r) {
+void read_runner_reply(const EvaluationReply& reply, EvalResult& r) {
   auto verdict = [&](Verdict v) {
     r.status = EvalStatus::verdict;
     r.verdict = v;
@@ -40,7 +40,7 @@ void read_worker_reply(const EvaluationReply& reply, EvalResult& r) {
   r.trials = reply.trials;
   if (!reply.ok) {
     r.status = EvalStatus::error;
-    r.error = reply.error.empty() ? "the worker reported a failure" : reply.error;
+    r.error = reply.error.empty() ? "the runner reported a failure" : reply.error;
     return;
   }
   r.detail = reply.detail;
@@ -86,7 +86,7 @@ void read_worker_reply(const EvaluationReply& reply, EvalResult& r) {
     }
   } else {
     r.status = EvalStatus::error;
-    r.error = "the worker gave no verdict";
+    r.error = "the runner gave no verdict";
   }
 }
 
@@ -106,11 +106,6 @@ bool references_device_malloc(std::string_view ptx) {
     if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc") return true;
   }
   return false;
-}
-
-bool is_candidate_stage(std::string_view stage) {
-  return stage == "load" || stage == "candidate" || stage == "reload" || stage == "warmup:candidate" ||
-         stage == "timing:candidate";
 }
 
 }  // namespace leap::sandbox::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compile/compile_worker.hpp"
+#include "compile/pooled_compiler.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -33,8 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the worker's end
-constexpr std::string_view k_ready = "leap compile worker ready";
+constexpr int k_socket_fd = 3;  // where keep_only_descriptors puts the process's end
+constexpr std::string_view k_ready = "leap pooled compiler ready";
 constexpr std::chrono::seconds k_start_limit{30};           // from fork to "ready": confining takes milliseconds
 constexpr const char* k_private_scratch = "/leap-scratch";  // inside the private root
 
@@ -49,23 +49,23 @@ std::uint64_t directory_bytes(const std::string& dir) {
   return total;
 }
 
-// Everything the worker needs before it confines itself: the setup's confinement plus its scratch
-// directory. Made in the worker, whose parent (the launcher) has a single thread, so allocating there
+// Everything the process needs before it confines itself: the setup's confinement plus its scratch
+// directory. Made in the process, whose parent (the launcher) has a single thread, so allocating there
 // cannot meet a lock left held by another thread.
 struct Prepared {
   const ChildSetup* setup;
   LandlockPlan landlock;
   PrivateRoot root;
-  std::string scratch;  // the scratch directory as the worker sees it
+  std::string scratch;  // the scratch directory as the process sees it
   std::string tmpdir;   // "TMPDIR=<scratch>": NVRTC's front end puts its temporary file there when making a PCH
   std::array<char*, 2> environment{};
-  WorkerSettings settings;
+  PooledCompilerSettings settings;
   Prepared() = default;
   Prepared(const Prepared&) = delete;  // `environment` points into `tmpdir`
 };
 
-// The frame the launcher passes on to the worker: its settings and where its scratch directory is.
-std::string encode_start(const WorkerSettings& settings, const std::string& scratch) {
+// The frame the launcher passes on to the process: its settings and where its scratch directory is.
+std::string encode_start(const PooledCompilerSettings& settings, const std::string& scratch) {
   std::string out;
   put_u64(out, settings.pch ? 1 : 0);
   put_u64(out, settings.scratch_bytes);
@@ -99,8 +99,8 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   return true;
 }
 
-// The worker's life: confine, say ready, then one compile per request until the parent hangs up.
-[[noreturn]] void worker_main(Prepared& p) {
+// The process's life: confine, say ready, then one compile per request until the parent hangs up.
+[[noreturn]] void serve_compiles(Prepared& p) {
   const ChildSetup& setup = *p.setup;
   ChildLimits limits;
   limits.address_space_extra = setup.limits.address_space_bytes + p.settings.pch_heap_bytes;
@@ -110,7 +110,7 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
   environ = p.environment.data();
   const char* step = "";
   if (const int e = confine_compiler_process(setup, p.root, p.landlock, limits, step); e != 0) {
-    exit_confinement_failed("worker", step, e);
+    exit_confinement_failed("pooled compiler", step, e);
   }
   if (!write_all(k_socket_fd, frame(k_ready))) _exit(3);
 
@@ -129,7 +129,7 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
     request->create_pch = name_ok && !request->create_pch.empty() ? p.scratch + "/" + request->create_pch : "";
     const std::chrono::nanoseconds budget(cpu_ns);
     // RLIMIT_CPU as the backstop of the parent's sampling: this compile's budget beyond what the
-    // worker has used so far (the soft limit may go up again for the next compile; the hard one stays).
+    // process has used so far (the soft limit may go up again for the next compile; the hard one stays).
     rlimit cpu{};
     ::getrlimit(RLIMIT_CPU, &cpu);
     const auto used = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
@@ -151,17 +151,18 @@ bool decode_start(std::string_view in, const ChildSetup& setup, Prepared& p) {
 
 }  // namespace
 
-void compile_worker_main(const ChildSetup& setup, const std::string& settings, int socket, pid_t launcher) {
+void pooled_compiler_main(const ChildSetup& setup, const std::string& settings, int socket, pid_t launcher) {
   if (!die_with_parent(launcher)) _exit(k_exit_parent_gone);
   reset_process_state();
   if (keep_only_descriptors(socket) != 0) _exit(k_exit_confinement_failed);
   // Never freed: this process ends with _exit, and its environment points into it.
   Prepared& p = *new Prepared;
   if (!decode_start(settings, setup, p)) _exit(3);
-  worker_main(p);
+  serve_compiles(p);
 }
 
-CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup, const WorkerSettings& settings)
+PooledCompiler::PooledCompiler(CompileLauncher& launcher, const ChildSetup& setup,
+                               const PooledCompilerSettings& settings)
     : address_space_bytes_(setup.limits.address_space_bytes) {
   std::string scratch;
   if (setup.confined && setup.private_root) {
@@ -169,7 +170,7 @@ CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup,
   } else if (!settings.scratch_source.empty()) {
     scratch = settings.scratch_source;
   } else {
-    host_scratch_.path = make_private_dir("worker-scratch");
+    host_scratch_.path = make_private_dir("compiler-scratch");
     scratch = host_scratch_.path;
   }
 
@@ -178,16 +179,16 @@ CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup,
     throw std::runtime_error(std::string("leap::sandbox: socketpair failed: ") + std::strerror(errno));
   }
   try {
-    process_.emplace(launcher.start_worker(encode_start(settings, scratch), sv[1]));
+    process_.emplace(launcher.start_pooled_compiler(encode_start(settings, scratch), sv[1]));
   } catch (...) {
     ::close(sv[0]);
     ::close(sv[1]);
     throw;
   }
-  ::close(sv[1]);  // the worker has its own copy now
+  ::close(sv[1]);  // the process has its own copy now
   pid_ = process_->pid();
   socket_ = sv[0];
-  // Wait for "ready": a worker that cannot confine itself says why and exits, which is an environment
+  // Wait for "ready": a process that cannot confine itself says why and exits, which is an environment
   // error for the caller, not a compile result.
   std::string data;
   const auto start_deadline = Clock::now() + k_start_limit;
@@ -207,15 +208,15 @@ CompileWorker::CompileWorker(CompileLauncher& launcher, const ChildSetup& setup,
         : WIFSIGNALED(wait_status_)
             ? "it died of signal " + std::to_string(WTERMSIG(wait_status_)) + " before it was ready"
             : "it exited with status " + std::to_string(WEXITSTATUS(wait_status_)) + " before it was ready";
-    throw std::runtime_error("leap::sandbox: the compile worker could not start (" + how +
+    throw std::runtime_error("leap::sandbox: the pooled compiler could not start (" + how +
                              "); its own errors, if any, are on this process's stderr");
   }
 }
 
-void CompileWorker::kill_and_reap() noexcept {
+void PooledCompiler::kill_and_reap() noexcept {
   if (reaped_ || !process_ || pid_ <= 0) return;
-  // The launcher has not reaped the worker yet, so neither id can belong to another process; a
-  // launcher that is gone took the worker with it (PR_SET_PDEATHSIG), and its id is no longer ours.
+  // The launcher has not reaped the process yet, so neither id can belong to another process; a
+  // launcher that is gone took the process with it (PR_SET_PDEATHSIG), and its id is no longer ours.
   if (process_->held()) {
     ::kill(-pid_, SIGKILL);  // its process group: anything it started goes too
     ::kill(pid_, SIGKILL);
@@ -229,21 +230,21 @@ void CompileWorker::kill_and_reap() noexcept {
   reaped_ = true;
 }
 
-bool CompileWorker::idle_and_alive() const noexcept {
+bool PooledCompiler::idle_and_alive() const noexcept {
   pollfd pfd{socket_, POLLIN, 0};
   if (reaped_ || socket_ < 0 || ::poll(&pfd, 1, 0) != 0) return false;
   const char state = process_state(pid_);
   return state != 'T' && state != 't';  // stopped (SIGSTOP, a debugger): it would not read a candidate
 }
 
-CompileWorker::HostScratch::~HostScratch() { remove_private_dir(path, true); }
+PooledCompiler::HostScratch::~HostScratch() { remove_private_dir(path, true); }
 
-CompileWorker::~CompileWorker() {
+PooledCompiler::~PooledCompiler() {
   if (socket_ >= 0) ::close(socket_);
   kill_and_reap();  // before host_scratch_, a member, is removed
 }
 
-CompileWorker::Outcome CompileWorker::compile(const NvrtcRequest& request, ChildBudget budget) {
+PooledCompiler::Outcome PooledCompiler::compile(const NvrtcRequest& request, ChildBudget budget) {
   const auto t0 = Clock::now();
   Outcome outcome;
   const std::optional<clockid_t> clock = cpu_clock_of(pid_);

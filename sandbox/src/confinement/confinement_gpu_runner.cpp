@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The evaluation worker's confinement, applied once the CUDA driver is initialised: from then on it
+// The GPU runner's confinement, applied once the CUDA driver is initialised: from then on it
 // may read the libraries it has mapped (the driver loads more of its own lazily) and use the GPU's
 // device nodes; nothing else on the host is readable, nothing is writable, nothing executes.
 #include <dirent.h>
@@ -32,17 +32,17 @@ std::set<std::string> mapped_directories() {
   return dirs;
 }
 
-WorkerConfinement& applied() {
-  static WorkerConfinement c;
+GpuRunnerConfinement& applied() {
+  static GpuRunnerConfinement c;
   return c;
 }
 
 }  // namespace
 
-const WorkerConfinement& worker_confinement() { return applied(); }
+const GpuRunnerConfinement& gpu_runner_confinement() { return applied(); }
 
-WorkerConfinement confine_worker() {
-  WorkerConfinement& c = applied();
+GpuRunnerConfinement confine_gpu_runner() {
+  GpuRunnerConfinement& c = applied();
   c = {};
   LandlockPlan plan;
   for (const std::string& dir : mapped_directories()) plan.rules.push_back({dir, false});
@@ -74,7 +74,7 @@ WorkerConfinement confine_worker() {
   }
   std::string reason;
   if (seccomp_available(reason)) {
-    if (const int e = apply_seccomp(worker_filter()); e != 0) {
+    if (const int e = apply_seccomp(gpu_runner_filter()); e != 0) {
       c.error = std::string("seccomp: ") + std::strerror(e);
       return c;
     }
