@@ -13,8 +13,10 @@
 //   have 4, 8 or 16 members                       advantage read from a table (other sizes in the batch
 //                                                 take the rows below)
 //   speedup or token key, every match worth 1,   banded keys in the same kind of loop: class and
-//   a batch whose groups have 4, 8 or 16 members  speedup band as one double compare, each pair once
-//                                                 (a group the bands cannot hold takes the rows below)
+//   a batch whose groups have 4, 8 or 16 members  speedup band as one double compare, each pair once,
+//                                                 in 32-byte lanes where the CPU has AVX2 (chosen at
+//                                                 run time), else 16-byte (a group the bands cannot
+//                                                 hold takes the rows below)
 //   KernelOrder, G <= 16                          the whole group in SIMD lanes, on the stack (banded
 //                                                 keys where they hold and every match is worth 1;
 //                                                 else with a speedup or token key, G <= 12: each pair
@@ -137,6 +139,45 @@ bool class_groups_of_one_size(std::span<const Outcome> results, std::span<const 
   }
 }
 
+#if LEAP_DETAIL_WIDE_LANES
+// band_groups_of_one_size's loop over the groups in 32-byte lanes, compiled for AVX2; called only
+// where wide_lanes_available(). A contiguous batch (the trainer's) is walked here as for_each_group
+// walks it, so that each group's kernel is inlined into the loop: for_each_group is compiled for the
+// baseline target and could only call the AVX2 code once per group. Any other batch (or one whose ids
+// turn out not to be monotone) takes for_each_group, which then rewrites every group.
+template <std::size_t N, BandTokens Tokens, class Real>
+LEAP_DETAIL_TARGET_AVX2 void band_groups_wide(std::span<const Outcome> results,
+                                              std::span<const std::uint32_t> group_ids, std::span<Real> out,
+                                              const KernelOrder& order, RankWorkspace& rank, BatchScratch& scratch) {
+  // A lambda does not inherit its function's target.
+  const auto group_of = [&](std::span<const Outcome> group, std::span<Real> group_out) LEAP_DETAIL_TARGET_AVX2 {
+    if (group.size() != N || !band_group_wide<N, Tokens>(group.data(), rank.encoder, group_out.data())) [[unlikely]] {
+      group_advantages(group, order, rank, group_out);
+    }
+  };
+  if (!spans_overlap(results, out)) {
+    const std::size_t n = group_ids.size();
+    int direction = 0;  // as in for_each_monotone_run
+    std::size_t begin = 0;
+    while (begin < n) {
+      if (begin > 0) {
+        const int step = group_ids[begin] > group_ids[begin - 1] ? 1 : -1;
+        if (direction == 0) direction = step;
+        if (step != direction) break;
+      }
+      const std::size_t end = run_end(group_ids, begin, N);
+      if (end - begin != N || !band_group_wide<N, Tokens>(results.data() + begin, rank.encoder, out.data() + begin))
+          [[unlikely]] {
+        group_advantages(results.subspan(begin, end - begin), order, rank, out.subspan(begin, end - begin));
+      }
+      begin = end;
+    }
+    if (begin == n) return;
+  }
+  for_each_group(group_ids, results, out, scratch, group_of);
+}
+#endif
+
 // An order with a speedup or token key and every match worth 1 (with_speedup, with_speedup_and_tokens)
 // on a batch whose first group has 4, 8 or 16 members: the banded lanes (rank_lanes.hpp) in a loop
 // compiled for that size and for how the token key is played (off; exact, when its factor is 1;
@@ -148,6 +189,14 @@ bool band_groups_of_one_size(std::span<const Outcome> results, std::span<const s
                              std::span<Real> out, const KernelOrder& order, RankWorkspace& rank,
                              BatchScratch& scratch) {
   const auto groups_of = [&]<std::size_t N, BandTokens Tokens>() {
+#if LEAP_DETAIL_WIDE_LANES
+    if (wide_lanes_available()) {
+      band_loop_taken = BandLoop::wide;
+      band_groups_wide<N, Tokens>(results, group_ids, out, order, rank, scratch);
+      return true;
+    }
+#endif
+    band_loop_taken = BandLoop::narrow;
     for_each_group(group_ids, results, out, scratch, [&](std::span<const Outcome> group, std::span<Real> group_out) {
       if (group.size() != N || !band_group_of_size<N, Tokens>(group.data(), rank.encoder, group_out.data()))
           [[unlikely]] {

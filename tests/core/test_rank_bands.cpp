@@ -111,6 +111,28 @@ std::vector<Outcome> edge_group(std::mt19937_64& rng, std::size_t size, const Ke
   return group;
 }
 
+// Sets the dispatch's test hook for a scope: with `narrow`, batches take the 16-byte kernels even
+// where the CPU has AVX2 (a no-op where there are no 32-byte kernels).
+struct NarrowLanes {
+  explicit NarrowLanes([[maybe_unused]] bool narrow) {
+#if LEAP_DETAIL_WIDE_LANES
+    leap::detail::wide_lanes_off = narrow;
+#endif
+  }
+  ~NarrowLanes() {
+#if LEAP_DETAIL_WIDE_LANES
+    leap::detail::wide_lanes_off = false;
+#endif
+  }
+  NarrowLanes(const NarrowLanes&) = delete;
+  NarrowLanes& operator=(const NarrowLanes&) = delete;
+};
+
+#if LEAP_DETAIL_WIDE_LANES
+// Whether this machine runs AVX2, asked here rather than through the library's dispatch.
+bool machine_has_avx2() { return __builtin_cpu_supports("avx2") != 0; }
+#endif
+
 }  // namespace
 
 TEST_CASE("a band edge: within (1 + tol) ties, one ulp past it wins, in every kernel", "[rank][bands]") {
@@ -206,6 +228,62 @@ TEST_CASE("fixed-size banded kernels (each pair once) == oracle, G = 4, 8, 16, b
   REQUIRE(fitted > 3000);
 }
 
+#if LEAP_DETAIL_WIDE_LANES
+// The 32-byte kernels (AVX2) against the 16-byte ones and the oracle on the same groups: band edges,
+// range edges, late turns past the bands, every token mode each order allows, float and double.
+TEST_CASE("32-byte banded kernels == 16-byte kernels == oracle, G = 4, 8, 16", "[rank][property][bands][avx2]") {
+  if (!machine_has_avx2()) {
+    WARN("this machine has no AVX2: the 32-byte kernels are not tested here");
+    return;
+  }
+  using leap::detail::BandTokens;
+  std::mt19937_64 rng(20261204);
+  std::size_t fitted = 0;
+  std::size_t misfits = 0;
+  for (int round = 0; round < 6000; ++round) {
+    const KernelOrder order = band_order(rng);
+    const leap::detail::KeyEncoder encode(order);
+    const auto check = [&]<std::size_t N, BandTokens Tokens>(const std::vector<Outcome>& group) {
+      const auto oracle = leap::rank_advantages_reference(group, order);
+      std::vector<double> narrow(N, -7.0), wide(N, -7.0);
+      std::vector<float> narrow_float(N, -7.0F), wide_float(N, -7.0F);
+      const bool took_narrow = leap::detail::band_group_of_size<N, Tokens>(group.data(), encode, narrow.data());
+      const bool took_wide = leap::detail::band_group_of_size_wide<N, Tokens>(group.data(), encode, wide.data());
+      leap::detail::band_group_of_size<N, Tokens>(group.data(), encode, narrow_float.data());
+      leap::detail::band_group_of_size_wide<N, Tokens>(group.data(), encode, wide_float.data());
+      REQUIRE(took_wide == took_narrow);
+      REQUIRE(took_wide == fits_bands(group, order));
+      if (!took_wide) {
+        ++misfits;
+        for (const double value : wide) REQUIRE(value == -7.0);  // nothing written
+        return;
+      }
+      ++fitted;
+      REQUIRE(wide == narrow);
+      REQUIRE(wide == oracle);
+      REQUIRE(wide_float == narrow_float);
+      for (std::size_t i = 0; i < N; ++i) REQUIRE(wide_float[i] == static_cast<float>(oracle[i]));
+    };
+    const auto sized = [&]<std::size_t N>() {
+      const auto group = edge_group(rng, N, order, round % 5 == 0);
+      switch (leap::detail::band_tokens(encode)) {
+        case BandTokens::off: check.template operator()<N, BandTokens::off>(group); break;
+        case BandTokens::exact:
+          check.template operator()<N, BandTokens::exact>(group);
+          check.template operator()<N, BandTokens::banded>(group);
+          break;
+        case BandTokens::banded: check.template operator()<N, BandTokens::banded>(group); break;
+      }
+    };
+    sized.template operator()<4>();
+    sized.template operator()<8>();
+    sized.template operator()<16>();
+  }
+  REQUIRE(fitted > 6000);
+  REQUIRE(misfits > 100);
+}
+#endif
+
 // The exact token lanes (token factor 1: tolerance 0, or one too small to move 1 + tol off 1) compare
 // the counts as the doubles 2^52 + t. Groups whose speeds tie, so that the counts decide, with counts
 // across the whole uint32 range (0, 2^31 - 1 / 2^31 / 2^31 + 1, 2^32 - 1 and neighbours), equal counts,
@@ -241,6 +319,15 @@ TEST_CASE("exact token lanes == banded lanes == oracle on counts across the uint
       REQUIRE(leap::detail::band_group_of_size<N, BandTokens::banded>(group.data(), encode, banded.data()));
       REQUIRE(exact == oracle);
       REQUIRE(banded == oracle);
+#if LEAP_DETAIL_WIDE_LANES
+      if (machine_has_avx2()) {
+        std::vector<double> wide_exact(N, -7.0), wide_banded(N, -7.0);
+        REQUIRE(leap::detail::band_group_of_size_wide<N, BandTokens::exact>(group.data(), encode, wide_exact.data()));
+        REQUIRE(leap::detail::band_group_of_size_wide<N, BandTokens::banded>(group.data(), encode, wide_banded.data()));
+        REQUIRE(wide_exact == oracle);
+        REQUIRE(wide_banded == oracle);
+      }
+#endif
       std::vector<std::uint32_t> ids(N, 3);
       leap::rank_advantages(group, ids, std::span<double>(batch), order);
       REQUIRE(batch == oracle);
@@ -311,6 +398,8 @@ TEST_CASE("a batch under a speed order (G = 4, 5, 8, 12, 16) == oracle group by 
     }
     if (round % 10 == 9 && group_count > 2) std::swap(ids.front(), ids.back());  // the gather path
 
+    // Both batch loops where the CPU has AVX2: the 32-byte kernels, then the 16-byte ones.
+    const NarrowLanes narrow((round / 4) % 2 == 1);  // independent of the order, the size and the ids
     std::vector<double> out(results.size(), -7.0);
     std::vector<float> out_float(results.size(), -7.0F);
     leap::rank_advantages(results, ids, std::span<double>(out), order);
@@ -362,3 +451,45 @@ TEST_CASE("a batch of 8s: a turn past the bands, or a speed outside them, takes 
     }
   }
 }
+
+#if LEAP_DETAIL_SIMD_LANES
+// The dispatch: a batch of one group size under a banded order runs the 32-byte kernels exactly where
+// the CPU has AVX2 (and the test hook does not ask for the 16-byte ones), and either loop gives the
+// oracle's numbers for every group size and token mode, misfits and band edges included, also when
+// the run ids are not monotone (the loop then falls back to gathering the groups).
+TEST_CASE("the batch loop takes the 32-byte kernels exactly where the CPU has AVX2", "[rank][bands][avx2]") {
+  using leap::detail::BandLoop;
+#if LEAP_DETAIL_WIDE_LANES
+  const bool wide_here = machine_has_avx2();
+#else
+  const bool wide_here = false;
+#endif
+  std::mt19937_64 rng(20261205);
+  constexpr std::uint32_t group_count = 24;
+  for (int round = 0; round < 120; ++round) {
+    const KernelOrder order = band_order(rng);
+    const std::size_t size = std::size_t{4} << (round % 3);
+    std::vector<Outcome> results;
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint32_t> shuffled_ids;  // each group still one run, the run ids out of order
+    std::vector<std::vector<double>> expected;
+    for (std::uint32_t g = 0; g < group_count; ++g) {
+      const auto group = edge_group(rng, size, order, g % 4 == 0);
+      results.insert(results.end(), group.begin(), group.end());
+      ids.insert(ids.end(), size, g);
+      shuffled_ids.insert(shuffled_ids.end(), size, g * 7 % group_count);
+      expected.push_back(leap::rank_advantages_reference(group, order));
+    }
+    for (const bool narrow : {false, true}) {
+      for (const auto* batch_ids : {&ids, &shuffled_ids}) {
+        const NarrowLanes hook(narrow);
+        leap::detail::band_loop_taken = BandLoop::none;
+        std::vector<double> out(results.size(), -7.0);
+        leap::rank_advantages(results, *batch_ids, std::span<double>(out), order);
+        REQUIRE(leap::detail::band_loop_taken == (wide_here && !narrow ? BandLoop::wide : BandLoop::narrow));
+        for (std::size_t i = 0; i < results.size(); ++i) REQUIRE(out[i] == expected[i / size][i % size]);
+      }
+    }
+  }
+}
+#endif

@@ -27,6 +27,13 @@
 // members, the size known to the compiler: the loop of a trainer's batch, whose groups have one size
 // (rank_advantage.hpp picks it). Both read each advantage from a table of score / (G - 1); the banded
 // one plays each pair once (a triangle of vector steps).
+// band_group_wide is band_group_of_size in 32-byte vectors, four members a vector, each pair once by
+// rotating lanes (6 vector steps for G = 8 where the 16-byte triangle takes 16, and half the vector
+// operations to encode the keys). x86-64 only, compiled for AVX2 by the target attribute and run only
+// where the CPU has it (wide_lanes_available(), asked once): the library is header-only and must not
+// need -mavx2, so the 16-byte kernels stay for other CPUs and targets, and the scalar pass for other
+// compilers. The same keys, compares and integer scores, so the same bits; tests hold the two to each
+// other and to the oracle where the machine has AVX2.
 // class_lanes and key_lanes also count T_j, the part of the score the turn decided (matches between
 // members solved at different turns), for turn_weight < 1: advantage_j = ((S_j - T_j) + w * T_j) /
 // (G - 1) as in weighted_advantage. The banded keys do not, so turn-weighted orders with a speedup
@@ -34,12 +41,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 #include "leap/detail/rank_kernels.hpp"
 #include "leap/detail/simd_lanes.hpp"
@@ -483,6 +492,162 @@ bool band_group_of_size(const Outcome* group, const KeyEncoder& encode, Real* ou
   write_score_vectors<N>(score, out);
   return true;
 }
+
+// Which batch loop the last batch of one group size under a banded order took on this thread: the
+// 16-byte kernels or the 32-byte ones. Written once per batch, read by the tests of the dispatch.
+enum class BandLoop : unsigned char { none, narrow, wide };
+inline thread_local BandLoop band_loop_taken = BandLoop::none;
+
+#if LEAP_DETAIL_WIDE_LANES
+// ---- The fixed-size banded pass in 32-byte lanes (AVX2, chosen at run time) ----------------------
+//
+// Four members per vector: a group of N is N / 4 vectors of keys. Each pair is played once by
+// rotating lanes instead of broadcasting members: vector k against itself rotated by 1 and by 2
+// (lane l meets l + 1 and l + 2; what l won against l + 1 is what l + 1 lost against l, so rotating
+// that result by 3 gives every lane its match against l - 1), and against each later vector m
+// rotated by 0..3 (the result, rotated back, subtracted from m's lanes). For N = 8 that is 8 vector
+// steps of four lanes and no horizontal sum, where the 16-byte triangle takes 16 of two lanes and
+// then sums across lanes; the keys of four members are encoded in one set of vector operations. Same
+// keys, compares and integer scores as band_triangle, so the same bits.
+
+// Test hook: true makes the batch loop take the 16-byte kernels even where AVX2 is available.
+inline std::atomic<bool> wide_lanes_off{false};
+
+// Whether the batch loop runs the 32-byte kernels: the CPU has AVX2 and no test asked otherwise.
+inline bool wide_lanes_available() noexcept {
+  return cpu_has_avx2() && !wide_lanes_off.load(std::memory_order_relaxed);
+}
+
+struct WideKeys {
+  wide_f64 win, threshold, tokens, tokens_scaled;
+};
+
+// Lane l of the result is lane (l + R) % 4 of v.
+template <int R, class V>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline V rotate_lanes(V v) noexcept {
+  return __builtin_shufflevector(v, v, R % 4, (R + 1) % 4, (R + 2) % 4, (R + 3) % 4);
+}
+
+template <int R, BandTokens Tokens>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline WideKeys rotate_keys(const WideKeys& keys) noexcept {
+  const wide_f64 tokens = rotate_lanes<R>(keys.tokens);
+  return {rotate_lanes<R>(keys.win), rotate_lanes<R>(keys.threshold), tokens,
+          Tokens == BandTokens::banded ? rotate_lanes<R>(keys.tokens_scaled) : tokens};
+}
+
+// mask ? yes : no, lane by lane (a function, not a lambda: GCC compiles a lambda's conversion to a
+// function pointer for the baseline target, and warns of the ABI).
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline wide_f64 wide_blend(wide_i64 mask, wide_f64 yes,
+                                                                          wide_f64 no) noexcept {
+  return reinterpret_cast<wide_f64>((reinterpret_cast<wide_i64>(yes) & mask) |
+                                    (reinterpret_cast<wide_i64>(no) & ~mask));
+}
+
+// band_pair for four members (see there).
+template <BandTokens Tokens>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline WideKeys wide_keys(const Outcome* m, const KeyEncoder& encode,
+                                                                         wide_i64& misfit) noexcept {
+  const std::size_t i0 = KeyEncoder::band_index(m[0]), i1 = KeyEncoder::band_index(m[1]);
+  const std::size_t i2 = KeyEncoder::band_index(m[2]), i3 = KeyEncoder::band_index(m[3]);
+  const wide_f64 zero = {};
+  const wide_f64 scale = {encode.band_scale[i0], encode.band_scale[i1], encode.band_scale[i2], encode.band_scale[i3]};
+  const wide_f64 speedup = wide_f64{m[0].speedup, m[1].speedup, m[2].speedup, m[3].speedup} +
+                           wide_f64{encode.band_speedup_off[i0], encode.band_speedup_off[i1],
+                                    encode.band_speedup_off[i2], encode.band_speedup_off[i3]};
+  const wide_f64 threshold = encode.speedup_factor * speedup;
+  const wide_i64 known = speedup > zero;
+  const wide_f64 win = wide_blend(known, speedup, zero + band_speed_low);
+  const wide_f64 high = wide_blend(known, threshold, zero + band_speed_high);
+  misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
+  const wide_i64 token_bits = wide_i64{static_cast<std::int64_t>(m[0].tokens), static_cast<std::int64_t>(m[1].tokens),
+                                       static_cast<std::int64_t>(m[2].tokens), static_cast<std::int64_t>(m[3].tokens)} |
+                              static_cast<std::int64_t>(token_bias_bits);
+  wide_f64 tokens = reinterpret_cast<wide_f64>(token_bits);            // 2^52 + t
+  if constexpr (Tokens != BandTokens::exact) tokens -= zero + 0x1p52;  // t, exactly
+  tokens += wide_f64{encode.band_tokens_off[i0], encode.band_tokens_off[i1], encode.band_tokens_off[i2],
+                     encode.band_tokens_off[i3]};
+  return {win * scale, high * scale, tokens, Tokens == BandTokens::banded ? encode.token_factor * tokens : tokens};
+}
+
+// Lane l: +1 where member j (lane l of `j`) beats member i (lane l of `i`), -1 where it loses, as in
+// band_triangle.
+template <BandTokens Tokens>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline wide_i64 wide_match(const WideKeys& j,
+                                                                          const WideKeys& i) noexcept {
+  const wide_i64 beats = j.win > i.threshold, beaten = j.threshold < i.win;
+  wide_i64 result = beaten - beats;
+  if constexpr (Tokens != BandTokens::off) {
+    const wide_i64 token_beats = j.tokens_scaled < i.tokens;  // fewer tokens win
+    const wide_i64 token_beaten = j.tokens > i.tokens_scaled;
+    result |= ~(beats | beaten) & (token_beaten - token_beats);
+  }
+  return result;
+}
+
+// Writes the N / 4 score vectors of a group of exactly N (lanes hold the score plus N - 1), or
+// returns false having written nothing when the group does not fit the bands.
+template <std::size_t N, BandTokens Tokens>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline bool band_wide_scores(const Outcome* group,
+                                                                            const KeyEncoder& encode,
+                                                                            wide_i64* score) noexcept {
+  constexpr std::size_t K = N / 4;
+  WideKeys keys[K];
+  wide_i64 misfit = {};
+  for (std::size_t k = 0; k < K; ++k) keys[k] = wide_keys<Tokens>(group + 4 * k, encode, misfit);
+  const wide_i64 folded = misfit | __builtin_shufflevector(misfit, misfit, 2, 3, 0, 1);
+  if ((folded | __builtin_shufflevector(folded, folded, 1, 0, 3, 2))[0] != 0) [[unlikely]]
+    return false;
+  for (std::size_t k = 0; k < K; ++k) score[k] = wide_i64{} + static_cast<std::int64_t>(N - 1);
+#pragma GCC unroll 4
+  for (std::size_t k = 0; k < K; ++k) {
+    const wide_i64 next = wide_match<Tokens>(keys[k], rotate_keys<1, Tokens>(keys[k]));  // l against l + 1
+    score[k] += next + wide_match<Tokens>(keys[k], rotate_keys<2, Tokens>(keys[k])) - rotate_lanes<3>(next);
+#pragma GCC unroll 4
+    for (std::size_t m = k + 1; m < K; ++m) {
+      const wide_i64 r0 = wide_match<Tokens>(keys[k], keys[m]);
+      const wide_i64 r1 = wide_match<Tokens>(keys[k], rotate_keys<1, Tokens>(keys[m]));
+      const wide_i64 r2 = wide_match<Tokens>(keys[k], rotate_keys<2, Tokens>(keys[m]));
+      const wide_i64 r3 = wide_match<Tokens>(keys[k], rotate_keys<3, Tokens>(keys[m]));
+      score[k] += (r0 + r1) + (r2 + r3);
+      score[m] -= (r0 + rotate_lanes<3>(r1)) + (rotate_lanes<2>(r2) + rotate_lanes<1>(r3));
+    }
+  }
+  return true;
+}
+
+// band_group_of_size in 32-byte lanes. The advantage score / (N - 1) is divided in the lanes: the
+// score plus N - 1 in the low bits of 2^52, less 2^52 + N - 1, is the score as a double exactly, and
+// IEEE division gives ScoreAdvantages' bits.
+template <std::size_t N, BandTokens Tokens, class Real>
+[[gnu::always_inline]] LEAP_DETAIL_TARGET_AVX2 inline bool band_group_wide(const Outcome* group,
+                                                                           const KeyEncoder& encode,
+                                                                           Real* out) noexcept {
+  static_assert(N % 4 == 0 && N <= 16, "whole vectors");
+  wide_i64 score[N / 4];
+  if (!band_wide_scores<N, Tokens>(group, encode, score)) return false;
+  const wide_f64 zero = {};
+  for (std::size_t k = 0; k < N / 4; ++k) {
+    const wide_f64 biased = reinterpret_cast<wide_f64>(score[k] | static_cast<std::int64_t>(token_bias_bits));
+    const wide_f64 advantage = (biased - (zero + (0x1p52 + static_cast<double>(N - 1)))) / static_cast<double>(N - 1);
+    if constexpr (std::is_same_v<Real, double>) {
+      std::memcpy(out + 4 * k, &advantage, sizeof advantage);
+    } else {
+      typedef float wide_f32 __attribute__((vector_size(16)));
+      const wide_f32 narrow = __builtin_convertvector(advantage, wide_f32);
+      std::memcpy(out + 4 * k, &narrow, sizeof narrow);
+    }
+  }
+  return true;
+}
+
+// band_group_wide as a function of its own, for calls from baseline code (the tests): the batch loop
+// inlines band_group_wide itself.
+template <std::size_t N, BandTokens Tokens, class Real>
+LEAP_DETAIL_TARGET_AVX2 bool band_group_of_size_wide(const Outcome* group, const KeyEncoder& encode,
+                                                     Real* out) noexcept {
+  return band_group_wide<N, Tokens>(group, encode, out);
+}
+#endif
 
 // Scores one group of 2..16 members in lanes; see the file comment.
 template <class Real>
