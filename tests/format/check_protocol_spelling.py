@@ -58,7 +58,8 @@ def check(ROOT):
                 elif c == '"':
                     in_string = False
             elif c == '"':
-                in_string, _ = True, out.append(c)
+                in_string = True
+                out.append(c)
             elif line.startswith("//", i):
                 break
             else:

@@ -60,8 +60,7 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOpti
   milliseconds limit = options.compile_wall_limit;
   try {
     const json request = json::parse(request_line);
-    const auto op_it = request.is_object() ? request.find(detail::request_keys::op) : request.end();
-    const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : std::string();
+    const std::string op = detail::requested_op(request);
     if (op == detail::request_ops::info) {
       limit = milliseconds(0);
     } else if (op == detail::request_ops::eval) {

@@ -72,6 +72,12 @@ json eval_request(json task, std::string_view source) {
 
 bool has_request_id(const json& request) { return request.contains(request_keys::id); }
 
+std::string requested_op(const json& request) {
+  if (!request.is_object()) return {};
+  const auto op = request.find(request_keys::op);
+  return op != request.end() && op->is_string() ? op->get<std::string>() : std::string();
+}
+
 void set_request_id(json& request, std::uint64_t id) { request[request_keys::id] = id; }
 
 std::optional<ReadResponse> read_response(const json& response) {

@@ -234,8 +234,7 @@ RequestHandler::RequestHandler(Evaluator& evaluator, RequestLimits limits) : eva
 
 std::string RequestHandler::handle(std::string_view request_line) const noexcept {
   return detail::answer_request_line(request_line, limits_, [this](const json& request) -> json {
-    const auto op_it = request.find(request_keys::op);
-    const std::string op = op_it != request.end() && op_it->is_string() ? op_it->get<std::string>() : "";
+    const std::string op = detail::requested_op(request);
     if (op == request_ops::info) {
       only_fields(request, request_ops::info, {request_keys::id, request_keys::op});
       return info_result(*evaluator_);
