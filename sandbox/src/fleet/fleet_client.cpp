@@ -36,8 +36,6 @@ std::string default_client_name() {
   return fleet_process_name("client") + "-" + std::to_string(counter++) + "-" + std::to_string(random() % 100000);
 }
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 std::optional<std::uint64_t> to_id(std::string_view text) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -280,7 +278,7 @@ struct FleetClient::Impl {
       future = w.promise.get_future();
     }
     detail::set_request_id(request, id);
-    const std::string line = dump(request);
+    const std::string line = detail::protocol_line(request);
     const std::string id_text = std::to_string(id);
     std::vector<std::string> add = {"XADD",
                                     options.stream,

@@ -7,12 +7,6 @@ namespace leap::sandbox::detail {
 
 using nlohmann::json;
 
-namespace {
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-}  // namespace
-
 std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
     case ErrorCode::parse_error: return "parse_error";
@@ -26,7 +20,7 @@ std::string_view to_string(ErrorCode code) noexcept {
 }
 
 std::string response_with_id(std::string_view raw_id, const json& body) {
-  const std::string rest = dump(body);  // "{...}"
+  const std::string rest = protocol_line(body);  // "{...}"
   std::string out;
   out.reserve(raw_id.size() + rest.size() + 8);
   out += "{\"";
@@ -70,6 +64,8 @@ json eval_request(json task, std::string_view source) {
   return {{request_keys::op, request_ops::eval}, {request_keys::task, std::move(task)}, {request_keys::source, source}};
 }
 
+std::string protocol_line(const json& message) { return message.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 bool has_request_id(const json& request) { return request.contains(request_keys::id); }
 
 std::string requested_op(const json& request) {
@@ -87,7 +83,8 @@ std::optional<ReadResponse> read_response(const json& response) {
   ReadResponse r;
   r.id = id->get<std::uint64_t>();
   if (const auto ok = response.find(request_keys::ok); ok != response.end() && ok->is_boolean()) r.ok = ok->get<bool>();
-  if (const auto result = response.find(request_keys::result); result != response.end()) r.result = dump(*result);
+  if (const auto result = response.find(request_keys::result); result != response.end())
+    r.result = protocol_line(*result);
   if (const auto e = response.find(request_keys::error); e != response.end() && e->is_string()) {
     r.error = e->get<std::string>();
   }

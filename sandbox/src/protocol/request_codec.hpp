@@ -68,6 +68,8 @@ nlohmann::json info_request();
 nlohmann::json compile_request(std::string_view source, std::string_view arch);  // arch empty: the server's
 nlohmann::json eval_request(nlohmann::json task, std::string_view source);       // a built-in's name or a spec object
 bool has_request_id(const nlohmann::json& request);
+// A request or response as one line of the protocol (invalid UTF-8 replaced, never thrown on).
+std::string protocol_line(const nlohmann::json& message);
 // The op a request names; empty when it is not an object or its "op" is missing or not a string.
 std::string requested_op(const nlohmann::json& request);
 void set_request_id(nlohmann::json& request, std::uint64_t id);
