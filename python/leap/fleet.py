@@ -15,11 +15,12 @@ client's reply stream ``<stream>:reply:<name>``); a member answers on the reply 
 
 Authentication: requests and answers are signed under the fleet's shared key (HMAC-SHA256, the same
 tags as the C++ client and the members), read from ``key``/``key_file``, else the file named by
-$LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; at least 16 bytes, and a key file only its owner may read.
-Without a key the client refuses to start unless ``insecure_no_key=True``. An answer without a valid
-tag for this client's reply stream, session and request id is dropped
-(``stats()["forged_dropped"]``) and logged (logger ``leap.fleet``); the real answer still settles the
-future.
+$LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; at least 16 bytes. A key file must be a regular file of
+this user's, that group and others may not read, of at most 4096 bytes (read_fleet_key says which
+rule a file breaks and how to fix it; a FIFO or a directory is refused, never waited on). Without a
+key the client refuses to start unless ``insecure_no_key=True``. An answer without a valid tag for this
+client's reply stream, session and request id is dropped (``stats()["forged_dropped"]``) and logged
+(logger ``leap.fleet``); the real answer still settles the future.
 
 Fork: a client belongs to the process that made it. Used in a forked child it raises RuntimeError
 saying to create a new client there; answers are matched by (session, id), the session random per
@@ -41,6 +42,7 @@ import itertools
 import json
 import logging
 import os
+import pwd
 import secrets
 import socket
 import stat
@@ -61,6 +63,7 @@ KEY_FILE_ENV = "LEAP_FLEET_KEY_FILE"
 KEY_ENV = "LEAP_FLEET_KEY"
 KEY_MIN_BYTES = 16
 _CONNECTION_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+KEY_FILE_MAX_BYTES = 4096
 _TAG_VERSION = b"leap-fleet-v1"
 # The fields of the fleet's stream entries, as sandbox/src/fleet/fleet_fields.hpp spells them. A reply's
 # member name is in "worker", its 0.1 spelling, kept so that clients and members of 0.1 read each other.
@@ -82,22 +85,60 @@ def _checked_key(data: bytes, where: str) -> bytes:
     return data
 
 
-def _key_from_file(path: Union[str, os.PathLike[str]]) -> bytes:
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _user(uid: int) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _key_from_file(path: Union[str, os.PathLike[str]]) -> bytes:
+    """The key in a key file, checked as the fleet's C++ side checks one; FleetKeyError naming the rule a
+    file breaks and what to do: it must open (without waiting: O_NONBLOCK, so that a FIFO is refused rather
+    than waited on), be a regular file, belong to this user, be closed to group and others, and hold at
+    most 4096 bytes."""
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as e:
-        raise FleetKeyError(f"cannot read the fleet key file {path}: {e.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
+        raise FleetKeyError(f"cannot read the fleet key file {name}: {e.strerror}") from None
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FleetKeyError(f"the fleet key file {path} is not a regular file")
+            kind = next((what for test, what in _FILE_KINDS if test(st.st_mode)), "not a file")
+            raise FleetKeyError(f"the fleet key file {name} is {kind}, not a regular file; name the file that holds "
+                                f"the key")
+        me = os.geteuid()
+        if st.st_uid != me:
+            raise FleetKeyError(f"the fleet key file {name} belongs to {_user(st.st_uid)}, not to this user "
+                                f"({_user(me)}); a key file is trusted only from its own user: copy the key into a "
+                                f"file of this user's (umask 077; cp {name} fleet.key) or chown it")
         if st.st_mode & 0o077:
-            raise FleetKeyError(f"the fleet key file {path} may be read by group or others (mode "
-                                f"{stat.S_IMODE(st.st_mode):04o}); make it private with: chmod 600 {path}")
-        data = f.read(4097)
-    if len(data) > 4096:
-        raise FleetKeyError(f"the fleet key file {path} holds more than one key (over 4096 bytes)")
-    return _checked_key(data, f"in {path}")
+            raise FleetKeyError(f"the fleet key file {name} may be read by group or others (mode "
+                                f"{stat.S_IMODE(st.st_mode):04o}); make it private with: chmod 600 {name}")
+        if st.st_size > KEY_FILE_MAX_BYTES:
+            raise FleetKeyError(f"the fleet key file {name} is {st.st_size} bytes; a key file holds one key (at most "
+                                f"{KEY_FILE_MAX_BYTES} bytes)")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= KEY_FILE_MAX_BYTES:
+            chunk = os.read(fd, KEY_FILE_MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise FleetKeyError(f"cannot read the fleet key file {name}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > KEY_FILE_MAX_BYTES:
+        raise FleetKeyError(f"the fleet key file {name} grew past {KEY_FILE_MAX_BYTES} bytes while read; a key file "
+                            f"holds one key")
+    return _checked_key(b"".join(chunks), f"in {name}")
 
 
 def read_fleet_key(key: Union[str, bytes, None] = None,

@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import types
 
@@ -160,6 +161,11 @@ def test_the_key_is_long_enough_private_and_never_silently_absent(tmp_path, monk
     private.write_text("0123456789abcdef0123\n")
     private.chmod(0o600)
     assert read_fleet_key(key_file=str(private)) == b"0123456789abcdef0123"
+    large = tmp_path / "large.key"
+    large.write_bytes(b"k" * 5000)
+    large.chmod(0o600)
+    with pytest.raises(FleetKeyError, match="is 5000 bytes; a key file holds one key"):
+        read_fleet_key(key_file=large)
     monkeypatch.setenv("LEAP_FLEET_KEY", "key-in-the-variable-0")
     assert read_fleet_key() == b"key-in-the-variable-0"
     monkeypatch.setenv("LEAP_FLEET_KEY_FILE", str(private))  # the file's variable comes first
@@ -232,3 +238,44 @@ def test_a_client_used_in_a_forked_child_says_to_make_a_new_one(fleet):
             assert any(f"scale_{k}" in n for n in future.result(timeout=60)["kernels"])  # its own kernel's answer
         stats = parent.stats()
         assert stats["answered"] == 17 and stats["duplicates_dropped"] == 0 and stats["forged_dropped"] == 0
+
+
+def test_a_directory_as_the_key_file_is_a_fleet_key_error(tmp_path):
+    """It raised IsADirectoryError, not the fleet's key error."""
+    with pytest.raises(FleetKeyError, match="is a directory, not a regular file; name the file that holds the key"):
+        read_fleet_key(key_file=tmp_path)
+
+
+def test_a_fifo_as_the_key_file_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Opening a FIFO waited for a writer: start-up hung. It is opened without blocking and refused."""
+    fifo = tmp_path / "fleet.fifo"
+    os.mkfifo(fifo, 0o600)
+    outcome = []
+
+    def read_fifo():
+        try:
+            read_fleet_key(key_file=fifo)
+        except FleetKeyError as e:
+            outcome.append(str(e))
+
+    reader = threading.Thread(target=read_fifo, daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    if reader.is_alive():  # blocked opening the FIFO: let it go, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=30)
+        pytest.fail("reading a FIFO as the key file waited for a writer")
+    assert outcome and "is a FIFO, not a regular file" in outcome[0]
+
+
+def test_a_key_file_of_another_user_is_refused(tmp_path):
+    """A 0600 file that another user owns was taken; like the sandbox cache's key file, a fleet key file
+    must be this user's own."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    theirs = tmp_path / "theirs.key"
+    theirs.write_text("0123456789abcdef0123\n")
+    theirs.chmod(0o600)
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(FleetKeyError, match=r"belongs to .*uid 65534.*, not to this user .*chown"):
+        read_fleet_key(key_file=theirs)
