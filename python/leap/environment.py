@@ -14,7 +14,9 @@ your own task objects to one). The kernel is taken from the completion (extract_
 sandbox says becomes the feedback of the next turn, bounded in length (default_feedback): its first
 compile errors, the mismatch summary, the timing. A completion with no kernel, or with host code, is
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
-compiled) is its feedback, with one line saying what was wrong with the answer.
+compiled) is its feedback, with one line saying what was wrong with the answer. A source the client
+refuses to send (a lone surrogate, which has no UTF-8 form; a request line past the server's limit) is
+a compile_error decided here, with feedback saying why: the candidate's text earned it.
 
 What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
 carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
@@ -36,7 +38,7 @@ from typing import Any, Protocol
 
 from ._core import Verdict
 from .episode import Completion, Evaluation, SampleKey
-from .sandbox import SandboxError
+from .sandbox import RequestEncodingError, SandboxError
 
 __all__ = ["KernelSource", "NoVerdict", "SandboxClient", "SandboxEnvironment", "SandboxError", "SandboxReply",
            "default_feedback", "extract_kernel"]
@@ -166,6 +168,15 @@ class SandboxClient(Protocol):
     def eval(self, task: Any, source: str, **fields: Any) -> Future[Any]: ...
 
 
+def _unsendable_source(error: RequestEncodingError) -> dict[str, Any]:
+    """The sandbox's kind of answer to a source it refuses, for a source the client refused to send (a lone
+    surrogate, a line past the server's limit): a compile_error the candidate's text earned, decided here,
+    never an environment failure (which would let a candidate choose to go unranked)."""
+    text = f"Compile error: the source was not compiled: it {error.problem}."
+    return {"status": "verdict", "verdict": "compile_error", "speedup": None, "detail": text, "feedback": text,
+            "compile": {"status": "refused", "log": text}}
+
+
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
@@ -211,9 +222,16 @@ class SandboxEnvironment:
 
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
-        future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
-        answer = asyncio.wrap_future(future)
-        result: Any = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        result: Any
+        try:
+            future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
+        except RequestEncodingError as error:
+            if error.field != "source":
+                raise  # the task or the fields, not the candidate's doing
+            result = _unsendable_source(error)
+        else:
+            answer = asyncio.wrap_future(future)
+            result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)

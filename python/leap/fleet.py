@@ -22,6 +22,11 @@ key the client refuses to start unless ``insecure_no_key=True``. An answer witho
 client's reply stream, session and request id is dropped (``stats()["forged_dropped"]``) and logged
 (logger ``leap.fleet``); the real answer still settles the future.
 
+Every future resolves. A request a member could not read is refused at submit with
+``leap.sandbox.RequestEncodingError``, naming the field (a NaN, a lone surrogate, nesting past 64, a
+line past ``max_request_bytes``); a member's answer to a line it could not read (``"id": null``) fails
+the request whose signed id it carries.
+
 Fork: a client belongs to the process that made it. Used in a forked child it raises RuntimeError
 saying to create a new client there; answers are matched by (session, id), the session random per
 client and process, so an answer never reaches another client's future.
@@ -52,6 +57,7 @@ from typing import Any, Optional, Union
 
 import redis
 
+from ._request_line import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REQUEST_BYTES, encode_request
 from .sandbox import Result, SandboxError
 
 __all__ = ["FleetClient", "FleetKeyError", "parse_redis_url", "read_fleet_key", "PASSWORD_ENV", "USER_ENV",
@@ -210,7 +216,8 @@ class FleetClient:
     def __init__(self, url: str = "redis://127.0.0.1:6379", *, stream: str = "leap:requests",
                  name: Optional[str] = None, timeout: float = 600.0, request_maxlen: int = 1_000_000,
                  block_ms: int = 200, key: Union[str, bytes, None] = None,
-                 key_file: Union[str, os.PathLike[str], None] = None, insecure_no_key: bool = False) -> None:
+                 key_file: Union[str, os.PathLike[str], None] = None, insecure_no_key: bool = False,
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
         """url: redis://HOST:PORT[/DB]; the password comes from $LEAP_SANDBOX_REDIS_PASSWORD.
         stream: the fleet's request stream (the members' --stream).
         name: names this client's reply stream; unique per client (default <hostname>-<pid>-<random>).
@@ -219,7 +226,9 @@ class FleetClient:
         block_ms: how long the reader blocks for answers; also how often deadlines are checked.
         key, key_file: the fleet key (bytes or str) or a file holding it; default: $LEAP_FLEET_KEY_FILE,
         else $LEAP_FLEET_KEY. insecure_no_key: with no key anywhere, run unauthenticated (anyone who can
-        write to Redis can then forge verdicts) instead of raising FleetKeyError."""
+        write to Redis can then forge verdicts) instead of raising FleetKeyError.
+        max_request_bytes: the members' --max-request-bytes (default 4 MiB): a longer request line is
+        refused at submit."""
         host, port, db = parse_redis_url(url)
         self._key = read_fleet_key(key, key_file)
         if self._key is None and not insecure_no_key:
@@ -231,8 +240,9 @@ class FleetClient:
                 "verdicts), pass insecure_no_key=True")
         self._pid = os.getpid()
         self._session = f"{self._pid}-{secrets.token_hex(16)}"
-        if timeout <= 0 or block_ms <= 0 or request_maxlen < 1:
-            raise ValueError("timeout, block_ms and request_maxlen must be positive")
+        if timeout <= 0 or block_ms <= 0 or request_maxlen < 1 or max_request_bytes < 1:
+            raise ValueError("timeout, block_ms, request_maxlen and max_request_bytes must be positive")
+        self._max_request_bytes = int(max_request_bytes)
         self.stream = stream
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(6)}"
         self.reply_stream = f"{stream}:reply:{self.name}"
@@ -275,7 +285,8 @@ class FleetClient:
 
     # -- requests ---------------------------------------------------------------------------------
     def submit(self, op: str, *, timeout: Optional[float] = None, **fields: Any) -> concurrent.futures.Future[Result]:
-        """Any request: submit("compile", source=...); the client sets "id". Returns a Future."""
+        """Any request: submit("compile", source=...); the client sets "id". Returns a Future. A request a
+        member could not read raises leap.sandbox.RequestEncodingError (a ValueError) here, naming the field."""
         self._check_process()
         if "id" in fields:
             raise ValueError('leave "id" out: the client numbers its requests to match answers')
@@ -283,15 +294,18 @@ class FleetClient:
             raise RuntimeError("the FleetClient is closed")
         deadline = time.monotonic() + (self._timeout if timeout is None else float(timeout))
         future: concurrent.futures.Future[Result] = concurrent.futures.Future()
-        with self._lock:
-            request_id = next(self._ids)
-            self._waiting[request_id] = (future, deadline)
-        line = json.dumps({"id": request_id, "op": op, **fields})
+        request_id = next(self._ids)
+        # Checked before anything waits for it: a request a member could not read is refused here, naming
+        # the field, instead of being answered "id": null.
+        line = encode_request({"id": request_id, "op": op, **fields}, max_bytes=self._max_request_bytes,
+                              max_depth=DEFAULT_MAX_DEPTH)
         entry = {_F_REQUEST: line, _F_REPLY_STREAM: self.reply_stream, _F_SESSION: self._session,
                  _F_ID: str(request_id)}
         if self._key is not None:
             entry[_F_TAG] = _tag(self._key, b"request", self.stream.encode(), self.reply_stream.encode(),
                                 self._session.encode(), str(request_id).encode(), line.encode())
+        with self._lock:
+            self._waiting[request_id] = (future, deadline)
         with self._submit_lock:
             attempt = 0
             while True:
@@ -304,6 +318,10 @@ class FleetClient:
                         return future
                     time.sleep(_delay(attempt))
                     attempt += 1
+                except BaseException:
+                    with self._lock:  # Redis refused the entry: nothing will answer it
+                        self._waiting.pop(request_id, None)
+                    raise
             with self._lock:
                 self._stats["submitted"] += 1
                 if attempt:
@@ -357,28 +375,37 @@ class FleetClient:
                          why, n)
 
     def _settle(self, line: str, member: str, signed_id: Optional[bytes]) -> Optional[str]:
-        """Settles the future the response answers; returns why the response is refused, or None."""
+        """Settles the future the response answers; returns why the response is refused, or None. A response
+        with "id": null answers a request line the member could not read: the entry's id field (signed, with
+        a key) says which request that was."""
         try:
             response = json.loads(line)
-            request_id = response["id"]
-        except (ValueError, KeyError, TypeError):
-            response, request_id = None, None
-        if self._key is not None and signed_id != str(request_id).encode():
+        except (ValueError, RecursionError):
+            response = None
+        if not isinstance(response, dict) or "id" not in response:
+            return "the response is not a JSON object with an id"
+        request_id: Any = response["id"]
+        if request_id is None and signed_id is not None and signed_id.isdigit():
+            request_id = int(signed_id)
+        elif self._key is not None and signed_id != str(request_id).encode():
             return "the response's id differs from the signed id"
         with self._lock:
-            entry = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
+            entry = self._waiting.pop(request_id, None) if type(request_id) is int else None
             if entry is None:
                 self._stats["duplicates_dropped"] += 1
                 return None
             self._stats["answered"] += 1
         future = entry[0]
-        if future.done():  # cancelled by the caller
-            return None
-        if response.get("ok"):
-            future.set_result(response.get("result"))
-        else:
-            future.set_exception(SandboxError(f"{response.get('error', 'error')} (request {request_id}, member {member})",
-                                              code=response.get("code")))
+        try:
+            if response.get("ok"):
+                result: Any = response.get("result")
+                future.set_result(result)
+            else:
+                future.set_exception(SandboxError(
+                    f"{response.get('error', 'error')} (request {request_id}, member {member})",
+                    code=response.get("code") if isinstance(response.get("code"), str) else None))
+        except concurrent.futures.InvalidStateError:
+            pass  # cancelled by the caller
         return None
 
     def _expire(self, now: float) -> None:

@@ -20,7 +20,7 @@ redis = pytest.importorskip("redis", reason="python3-redis is not installed")
 
 from leap.fleet import FleetClient, FleetKeyError, parse_redis_url, read_fleet_key  # noqa: E402
 from leap import fleet as fleet_module  # noqa: E402
-from leap.sandbox import SandboxError  # noqa: E402
+from leap.sandbox import RequestEncodingError, SandboxError  # noqa: E402
 
 KERNEL = 'extern "C" __global__ void scale_{k}(float* x, int n) {{ int i = threadIdx.x; if (i < n) x[i] *= {k}.5f; }}\n'
 
@@ -67,10 +67,20 @@ def fleet(tmp_path):
     env.pop("LEAP_FLEET_KEY_FILE", None)
     members = []
 
+    def has_group(stream):
+        try:
+            return any(g["name"] == b"leap-sandbox" for g in probe.xinfo_groups(stream))
+        except redis.exceptions.ResponseError:
+            return False  # no such stream yet
+
     def start_member(stream="leap:requests", name="py0"):
+        first = not has_group(stream)
         with open(tmp_path / f"{name}.log", "w") as log:
             members.append(subprocess.Popen([sandbox, "fleet-member", "--redis", url, "--name", name, "-j", "2",
                                              "--stream", stream], env=env, stdout=log, stderr=log))
+        # The first member of a stream makes its group once it runs, after its SIGTERM handler is in place:
+        # waiting for that lets a short test stop it cleanly.
+        assert not first or wait_for(lambda: has_group(stream), 60), f"member {name} did not start on {stream}"
 
     start_member()
     try:
@@ -238,6 +248,47 @@ def test_a_client_used_in_a_forked_child_says_to_make_a_new_one(fleet):
             assert any(f"scale_{k}" in n for n in future.result(timeout=60)["kernels"])  # its own kernel's answer
         stats = parent.stats()
         assert stats["answered"] == 17 and stats["duplicates_dropped"] == 0 and stats["forged_dropped"] == 0
+
+
+def test_requests_a_member_could_not_read_are_refused_at_submit_naming_the_field(fleet):
+    with FleetClient(fleet.url, stream="nobody:listens", timeout=60, key=fleet.key, max_request_bytes=2048) as client:
+        cases = {"task.params[0].min": {"task": {"params": [{"min": float("nan")}]}, "source": ""},
+                 "source": {"task": "softmax", "source": "x\ud800"}}
+        for field, fields in cases.items():
+            with pytest.raises(RequestEncodingError) as error:
+                client.submit("eval", **fields)
+            assert error.value.field == field
+        nested = []
+        for _ in range(64):
+            nested = [nested]
+        with pytest.raises(RequestEncodingError, match="past the sandbox's limit of 64"):
+            client.submit("eval", task=nested, source="")
+        with pytest.raises(RequestEncodingError, match="limit of 2048 bytes") as error:
+            client.compile("x" * 3000)
+        assert error.value.field == "source"
+        assert client.stats()["pending"] == 0 and client.stats()["submitted"] == 0  # nothing left waiting
+        assert redis.Redis.from_url(fleet.url).xlen("nobody:listens") == 0
+
+
+def test_a_members_answer_to_a_line_it_could_not_read_settles_the_signed_request(fleet):
+    """A member answers a line it cannot parse "id": null, signed over the entry's id field. The client
+    counted that genuine answer as forged and the request timed out; it fails the signed request now."""
+    r = redis.Redis.from_url(fleet.url)
+    with FleetClient(fleet.url, stream="unread:requests", timeout=60, key=fleet.key) as client:
+        future = client.info()
+        (entry_id, request), = r.xrange("unread:requests")
+        # What a client whose checks let a bad line through would send: the same request, a NaN in it.
+        line = b'{"id": 1, "op": "info", "x": NaN}'
+        tag = fleet_module._tag(fleet.key.encode(), b"request", b"unread:requests", request[b"reply"],
+                                request[b"session"], b"1", line)
+        r.xdel("unread:requests", entry_id)
+        r.xadd("unread:requests", {**request, b"request": line, b"tag": tag.encode()})
+        fleet.start_member(stream="unread:requests", name="unread0")
+        error = future.exception(timeout=60)
+        assert isinstance(error, SandboxError) and error.code == "parse_error", error
+        assert "malformed request" in str(error)
+        stats = client.stats()
+        assert stats["answered"] == 1 and stats["forged_dropped"] == 0 and stats["timeouts"] == 0
 
 
 def test_a_directory_as_the_key_file_is_a_fleet_key_error(tmp_path):
