@@ -20,12 +20,16 @@ this user's, that group and others may not read, of at most 4096 bytes (read_fle
 rule a file breaks and how to fix it; a FIFO or a directory is refused, never waited on). Without a
 key the client refuses to start unless ``insecure_no_key=True``. An answer without a valid tag for this
 client's reply stream, session and request id is dropped (``stats()["forged_dropped"]``) and logged
-(logger ``leap.fleet``); the real answer still settles the future.
+(logger ``leap.fleet``); the real answer still settles the future. An entry that carries another
+session is another client's of the same name when its tag is valid for that session (left for it,
+counted in ``duplicates_dropped``), else a forgery.
 
 Every future resolves. A request a member could not read is refused at submit with
 ``leap.sandbox.RequestEncodingError``, naming the field (a NaN, a lone surrogate, nesting past 64, a
 line past ``max_request_bytes``); a member's answer to a line it could not read (``"id": null``) fails
-the request whose signed id it carries.
+the request whose signed id it carries. The reply stream is read with bounded memory, as the C++ client
+reads it: an entry with a value over 32 MiB is streamed past, never held, and dropped as a forgery
+(no answer is that large), and one read keeps at most 64 MiB.
 
 Fork: a client belongs to the process that made it. Used in a forked child it raises RuntimeError
 saying to create a new client there; answers are matched by (session, id), the session random per
@@ -57,6 +61,7 @@ from typing import Any, Optional, Union
 
 import redis
 
+from ._bounded_redis import Array, BoundedRedis, RedisReplyError, StreamEntry, stream_entries
 from ._request_line import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REQUEST_BYTES, encode_request
 from .sandbox import Result, SandboxError
 
@@ -69,7 +74,10 @@ KEY_FILE_ENV = "LEAP_FLEET_KEY_FILE"
 KEY_ENV = "LEAP_FLEET_KEY"
 KEY_MIN_BYTES = 16
 _CONNECTION_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+# What the bounded reader raises when Redis is away or sends what is not RESP (socket.timeout is an OSError).
+_READER_ERRORS = (ConnectionError, OSError, RedisReplyError)
 KEY_FILE_MAX_BYTES = 4096
+_READ_COUNT = 512  # answers taken in one read of the reply stream
 _TAG_VERSION = b"leap-fleet-v1"
 # The fields of the fleet's stream entries, as sandbox/src/fleet/fleet_fields.hpp spells them. A reply's
 # member name is in "worker", its 0.1 spelling, kept so that clients and members of 0.1 read each other.
@@ -249,17 +257,20 @@ class FleetClient:
         self._timeout = float(timeout)
         self._maxlen = int(request_maxlen)
         self._block_ms = int(block_ms)
-        credentials = dict(password=os.environ.get(PASSWORD_ENV) or None, username=os.environ.get(USER_ENV) or None)
+        password, username = os.environ.get(PASSWORD_ENV) or None, os.environ.get(USER_ENV) or None
         self._submitter = redis.Redis(host=host, port=port, db=db, decode_responses=True, socket_timeout=5,
-                                      socket_connect_timeout=5, **credentials)
-        # Answers are read as bytes: a tag is over the bytes, and a forged entry need not be UTF-8.
-        self._reader_redis = redis.Redis(host=host, port=port, db=db, decode_responses=False,
-                                         socket_timeout=5 + block_ms / 1000, socket_connect_timeout=5, **credentials)
+                                      socket_connect_timeout=5, password=password, username=username)
+        # Answers are read as bytes (a tag is over the bytes, and a forged entry need not be UTF-8) and with
+        # bounded memory: anyone who can write to the reply stream can put an entry of hundreds of MB there.
+        self._reader_redis = BoundedRedis(host, port, db, username=username, password=password)
+        self._read_timeout = 5 + block_ms / 1000
         try:
-            last = self._submitter.xrevrange(self.reply_stream, "+", "-", count=1)
-        except _CONNECTION_ERRORS as e:
+            # Answers already in a reused reply stream belong to an earlier client of that name: start after them.
+            last = stream_entries(self._reader_redis.command(["XREVRANGE", self.reply_stream, "+", "-", "COUNT", "1"],
+                                                             timeout=5))
+        except _READER_ERRORS as e:
             raise ConnectionError(f"cannot reach Redis at {url}: {e} (is it running, and reachable from here?)") from e
-        self._last_seen: bytes = last[0][0].encode() if last else b"0-0"
+        self._last_seen: bytes = last[0].id if last else b"0-0"
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._submit_lock = threading.Lock()
@@ -349,8 +360,8 @@ class FleetClient:
             return dict(self._stats, pending=len(self._waiting))
 
     # -- answers ----------------------------------------------------------------------------------
-    def _forged(self, fields: dict[bytes, bytes]) -> Optional[str]:
-        """Why an answer entry is not signed for this client, or None when it is."""
+    def _forged(self, fields: dict[bytes, bytes], session: bytes) -> Optional[str]:
+        """Why an answer entry is not signed for `session` on this client's reply stream, or None when it is."""
         if self._key is None:
             return None
         tag = fields.get(_F_TAG.encode())
@@ -359,8 +370,7 @@ class FleetClient:
             return "unsigned (no tag field)"
         if request_id is None or line is None:
             return "no 'id' or 'response' field"
-        expected = _tag(self._key, b"reply", self.stream.encode(), self.reply_stream.encode(), self._session.encode(),
-                        request_id, line)
+        expected = _tag(self._key, b"reply", self.stream.encode(), self.reply_stream.encode(), session, request_id, line)
         if not hmac.compare_digest(expected.encode(), tag):
             return "the tag does not match (forged, or copied from another request)"
         return None
@@ -423,46 +433,73 @@ class FleetClient:
         attempt = 0
         while not self._closing.is_set():
             try:
-                batches = self._reader_redis.xread({self.reply_stream: self._last_seen}, count=512,
-                                                   block=self._block_ms)
+                reply = self._reader_redis.command(
+                    ["XREAD", "COUNT", str(_READ_COUNT), "BLOCK", str(self._block_ms), "STREAMS", self.reply_stream,
+                     self._last_seen], timeout=self._read_timeout)
                 if attempt:
                     with self._lock:
                         self._stats["reconnects"] += 1
                     attempt = 0
-                done: list[bytes] = []
-                for _, entries in batches or []:
-                    for entry_id, fields in entries:
-                        self._last_seen = entry_id
-                        session = fields.get(_F_SESSION.encode())
-                        if session is not None and session != self._session.encode():
-                            # Another client of the same name shares the stream: its answers are its own.
-                            with self._lock:
-                                self._stats["duplicates_dropped"] += 1
-                            continue
-                        done.append(entry_id)
-                        why = self._forged(fields)
-                        if why is None and _F_RESPONSE.encode() not in fields:
-                            why = "no 'response' field"
-                        if why is None:
-                            try:
-                                line = fields[_F_RESPONSE.encode()].decode()
-                            except UnicodeDecodeError:
-                                line = None
-                                why = "the response is not UTF-8"
-                        if why is None:
-                            why = self._settle(line, fields.get(_F_MEMBER.encode(), b"").decode(errors="replace"),
-                                               fields.get(_F_ID.encode()))
-                        if why is not None:
-                            self._drop_forged(entry_id, why)
+                streams = reply.elements if isinstance(reply, Array) else []
+                stream = streams[0] if streams and isinstance(streams[0], Array) else None
+                entries = stream_entries(stream.elements[1]) if stream is not None and len(stream.elements) > 1 else []
+                done = [entry.id for entry in self._take(entries)]
                 if done:
-                    self._reader_redis.xdel(self.reply_stream, *done)
-            except _CONNECTION_ERRORS:
-                self._closing.wait(_delay(attempt))
-                attempt += 1
-            except redis.exceptions.ResponseError:
+                    self._reader_redis.command(["XDEL", self.reply_stream, *done], timeout=self._read_timeout)
+            except _READER_ERRORS:
                 self._closing.wait(_delay(attempt))
                 attempt += 1
             self._expire(time.monotonic())
+
+    def _take(self, entries: list[StreamEntry]) -> list[StreamEntry]:
+        """Handles one read's entries in order, as the C++ client does; returns those to delete (this
+        client's answers and the forgeries, not another client's answers)."""
+        limits = self._reader_redis.limits
+        done: list[StreamEntry] = []
+        own = self._session.encode()
+        for i, entry in enumerate(entries):
+            # A value over the size limit makes the entry no answer. A value or name cut short by the read's
+            # budget (not by its own size) is read again on the next turn; an entry that is first and still
+            # cut exceeds the budget alone, which no answer does.
+            oversized = any(length > limits.max_value_bytes for length in entry.lengths.values())
+            cut = not entry.complete or any(len(entry.fields[name]) != length for name, length in entry.lengths.items()
+                                            if length <= limits.max_value_bytes)
+            if cut and i > 0:
+                break
+            self._last_seen = entry.id
+            if cut or oversized:
+                done.append(entry)
+                self._drop_forged(entry.id, f"too large to be an answer ({sum(entry.lengths.values())} bytes)")
+                continue
+            fields = entry.fields
+            session = fields.get(_F_SESSION.encode())
+            if session is not None and session != own:
+                # Another session: another client of this name sharing the stream (a fork that reused it),
+                # whose answers are its own, when the tag is valid for that session; else a forgery.
+                why = self._forged(fields, session) if self._key is not None else None
+                if why is None:
+                    with self._lock:
+                        self._stats["duplicates_dropped"] += 1
+                    continue
+                done.append(entry)
+                self._drop_forged(entry.id, f"{why}, under another session")
+                continue
+            done.append(entry)
+            why = self._forged(fields, own)
+            line: Optional[str] = None
+            if why is None and _F_RESPONSE.encode() not in fields:
+                why = "no 'response' field"
+            if why is None:
+                try:
+                    line = fields[_F_RESPONSE.encode()].decode()
+                except UnicodeDecodeError:
+                    why = "the response is not UTF-8"
+            if why is None and line is not None:
+                why = self._settle(line, fields.get(_F_MEMBER.encode(), b"").decode(errors="replace"),
+                                   fields.get(_F_ID.encode()))
+            if why is not None:
+                self._drop_forged(entry.id, why)
+        return done
 
     # -- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:

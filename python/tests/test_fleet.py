@@ -10,8 +10,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
+import tracemalloc
 import types
 
 import pytest
@@ -250,6 +252,12 @@ def test_a_client_used_in_a_forked_child_says_to_make_a_new_one(fleet):
         assert stats["answered"] == 17 and stats["duplicates_dropped"] == 0 and stats["forged_dropped"] == 0
 
 
+def sign_reply(key, client, request_id, line, session=None):
+    """The tag a member puts on an answer to `client`'s request."""
+    return fleet_module._tag(key.encode(), b"reply", client.stream.encode(), client.reply_stream.encode(),
+                             (session or client._session).encode(), str(request_id).encode(), line.encode())
+
+
 def test_requests_a_member_could_not_read_are_refused_at_submit_naming_the_field(fleet):
     with FleetClient(fleet.url, stream="nobody:listens", timeout=60, key=fleet.key, max_request_bytes=2048) as client:
         cases = {"task.params[0].min": {"task": {"params": [{"min": float("nan")}]}, "source": ""},
@@ -289,6 +297,58 @@ def test_a_members_answer_to_a_line_it_could_not_read_settles_the_signed_request
         assert "malformed request" in str(error)
         stats = client.stats()
         assert stats["answered"] == 1 and stats["forged_dropped"] == 0 and stats["timeouts"] == 0
+
+
+def test_a_forged_answer_under_another_session_counts_as_forged(fleet):
+    """An entry under another session is another client's answer (a client of the same name) only when
+    its tag is valid for that session; a forgery that names a foreign session is counted as forged (and
+    deleted), not as a duplicate."""
+    r = redis.Redis.from_url(fleet.url)
+    with FleetClient(fleet.url, stream="nobody:listens", name="shared", timeout=60, key=fleet.key) as client:
+        line = json.dumps({"id": 1, "ok": True, "result": {"status": "verdict", "verdict": "correct"}})
+        forged = r.xadd(client.reply_stream, {"response": line, "worker": "forger", "session": "1-someone-else",
+                                              "id": "1", "tag": "a" * 64})
+        genuine = r.xadd(client.reply_stream, {"response": line, "worker": "m", "session": "1-another-client",
+                                               "id": "1", "tag": sign_reply(fleet.key, client, 1, line,
+                                                                            session="1-another-client")})
+        assert wait_for(lambda: client.stats()["forged_dropped"] == 1 and client.stats()["duplicates_dropped"] == 1,
+                        10), client.stats()
+        left = [entry_id for entry_id, _ in r.xrange(client.reply_stream)]
+        assert forged not in left and genuine in left  # the other client's answer is left for it
+
+
+# Writes four entries of 40 MB (over the 32 MiB a value may have) to a stream, from another process so
+# that this one allocates nothing for them.
+_WRITE_HUGE = """
+import sys, redis
+r = redis.Redis.from_url(sys.argv[1])
+value = b"x" * (40 << 20)
+for n in range(4):
+    r.xadd(sys.argv[2], {"response": value, "worker": "co-tenant", "session": "9-co-tenant", "id": str(n)})
+"""
+
+
+def test_huge_entries_on_the_reply_stream_are_streamed_past_with_bounded_memory(fleet):
+    """Four 40 MB entries on the reply stream (a co-tenant with write access): python3-redis read them
+    whole (160 MB held at once here, 2.8 GB for four of 450 MB); the bounded reader streams them past,
+    drops them as too large to be answers, and the real answer after them settles its future."""
+    with FleetClient(fleet.url, stream="nobody:listens", timeout=120, key=fleet.key) as client:
+        future = client.info()
+        tracemalloc.start()
+        try:
+            subprocess.run([sys.executable, "-c", _WRITE_HUGE, fleet.url, client.reply_stream], check=True, timeout=120)
+            line = json.dumps({"id": 1, "ok": True, "result": {"answered": True}})
+            redis.Redis.from_url(fleet.url).xadd(client.reply_stream, {
+                "response": line, "worker": "m", "session": client._session, "id": "1",
+                "tag": sign_reply(fleet.key, client, 1, line)})
+            assert future.result(timeout=60) == {"answered": True}
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 << 20, f"{peak / 2 ** 20:.1f} MiB held while reading 4 x 40 MB entries"
+        stats = client.stats()
+        assert stats["forged_dropped"] == 4 and stats["answered"] == 1
+        assert redis.Redis.from_url(fleet.url).xlen(client.reply_stream) == 0  # dropped entries are deleted
 
 
 def test_a_directory_as_the_key_file_is_a_fleet_key_error(tmp_path):
