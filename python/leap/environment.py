@@ -14,7 +14,9 @@ your own task objects to one). The kernel is taken from the completion (extract_
 sandbox says becomes the feedback of the next turn, bounded in length (default_feedback): its first
 compile errors, the mismatch summary, the timing. A completion with no kernel, or with host code, is
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
-compiled) is its feedback, with one line saying what was wrong with the answer.
+compiled) is its feedback, with one line saying what was wrong with the answer. A source the client
+refuses to send (a lone surrogate, which has no UTF-8 form; a request line past the server's limit) is
+a compile_error decided here, with feedback saying why: the candidate's text earned it.
 
 What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
 carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
@@ -36,16 +38,15 @@ from typing import Any, Protocol
 
 from ._core import Verdict
 from .episode import Completion, Evaluation, SampleKey
-from .sandbox import SandboxError
+from .sandbox import RequestEncodingError, SandboxError
 
 __all__ = ["KernelSource", "NoVerdict", "SandboxClient", "SandboxEnvironment", "SandboxError", "SandboxReply",
            "default_feedback", "extract_kernel"]
 
 _VERDICTS = {v.name: v for v in Verdict.__members__.values()}
 
-# An opening fence (its language tag, if any) up to the closing fence or the end of the text: a model cut
-# off by its token limit leaves the last block open.
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+\-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
+# A fence's language tag: the run of these characters after the backticks (and any blanks).
+_TAG = re.compile(r"[A-Za-z0-9_+\-]*")
 _KERNEL_TAGS = frozenset({"cuda", "cu", "cpp", "c++", "cxx", "cc"})
 _HOST_CODE = "host functions are not allowed in JIT mode"
 
@@ -62,18 +63,62 @@ class KernelSource:
     has_kernel: bool   # a __global__ function appears in it
 
 
+def _opening_tag(line: str) -> str | None:
+    """The language tag of a line that opens a fenced block ("" when untagged), or None when it opens none:
+    blanks, then ```, then blanks, then the tag; whatever follows the tag on the line is ignored."""
+    rest = line.lstrip(" \t")
+    if not rest.startswith("```"):
+        return None
+    match = _TAG.match(rest[3:].lstrip(" \t"))
+    return match.group().lower() if match is not None else ""  # the pattern matches every string
+
+
+def _closes(line: str) -> bool:
+    """Whether a line closes a fenced block: ``` alone, with blanks around it; a line ended by CRLF keeps
+    its carriage return here, which counts as a blank."""
+    return line.strip(" \t\r") == "```"
+
+
 def extract_kernel(text: str) -> KernelSource:
     """The kernel of a completion: the last ```cuda / ```cu / ```cpp / ```c++ block, else the last untagged
     ``` block, else the whole text. A completion with no __global__ anywhere (prose only) gives an empty
-    source, so that the sandbox answers with its advice on the kernel the task needs."""
+    source, so that the sandbox answers with its advice on the kernel the task needs.
+
+    A block opens at a line of blanks, ``` and a tag (the line must end: ``` as the text's last characters
+    opens nothing) and runs to a line of ``` alone or to the end of the text (a model cut off by its token
+    limit leaves the last block open); lines may end with LF or CRLF. One pass over the lines, each looked at
+    a bounded number of times by linear string operations: the time is linear in the text's length whatever
+    it holds (a completion is the candidate's to choose, and this runs on the event loop)."""
     tagged: str | None = None
     untagged: str | None = None
-    for match in _FENCE.finditer(text):
-        tag = match.group(1).lower()
+    size = len(text)
+    pos = 0
+    while True:
+        end = text.find("\n", pos)
+        if end < 0:
+            break  # the last line, unended: it opens no block
+        tag = _opening_tag(text[pos:end])
+        pos = end + 1
+        if tag is None:
+            continue
+        start = block_end = pos  # the block's lines: up to a closing line, else to the end of the text
+        while True:
+            if pos >= size:
+                block_end = size
+                break
+            end = text.find("\n", pos)
+            line_end = size if end < 0 else end
+            if _closes(text[pos:line_end]):
+                block_end, pos = pos, line_end + 1
+                break
+            pos = line_end + 1
+        body = text[start:block_end]
         if tag in _KERNEL_TAGS:
-            tagged = match.group(2)
+            tagged = body
         elif tag == "":
-            untagged = match.group(2)
+            untagged = body
+        if pos >= size:
+            break
     block = tagged if tagged is not None else untagged
     if block is not None:
         return KernelSource(block, True, "__global__" in block)
@@ -123,6 +168,15 @@ class SandboxClient(Protocol):
     def eval(self, task: Any, source: str, **fields: Any) -> Future[Any]: ...
 
 
+def _unsendable_source(error: RequestEncodingError) -> dict[str, Any]:
+    """The sandbox's kind of answer to a source it refuses, for a source the client refused to send (a lone
+    surrogate, a line past the server's limit): a compile_error the candidate's text earned, decided here,
+    never an environment failure (which would let a candidate choose to go unranked)."""
+    text = f"Compile error: the source was not compiled: it {error.problem}."
+    return {"status": "verdict", "verdict": "compile_error", "speedup": None, "detail": text, "feedback": text,
+            "compile": {"status": "refused", "log": text}}
+
+
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
@@ -168,9 +222,16 @@ class SandboxEnvironment:
 
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
-        future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
-        answer = asyncio.wrap_future(future)
-        result: Any = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        result: Any
+        try:
+            future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
+        except RequestEncodingError as error:
+            if error.field != "source":
+                raise  # the task or the fields, not the candidate's doing
+            result = _unsendable_source(error)
+        else:
+            answer = asyncio.wrap_future(future)
+            result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)
