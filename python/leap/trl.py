@@ -219,12 +219,13 @@ class _GatheredGroups:
     """What run_sample_episode asks of a coordinator (group_size, decide) for one process's rows of a
     TRL batch: when every local row has reported its turn-1 verdict, the verdicts of all processes are
     gathered (one collective, in process order, as TRL gathers rewards), the gate decides each group of
-    group_size consecutive rows, and each row gets its group's decision."""
+    group_size consecutive rows on the rows that have a verdict (a masked row reports None), and each row
+    gets its group's decision."""
 
     def __init__(self, trainer: Any, rows: int, group_size: int, gate: Any) -> None:
         self.trainer, self.rows, self.group_size, self.gate = trainer, rows, group_size, gate
         self.first_row = trainer.accelerator.process_index * rows
-        self.verdicts: dict[int, str] = {}
+        self.verdicts: dict[int, Optional[str]] = {}  # None: the environment gave the row no verdict
         self.decisions: dict[int, Any] = {}
         self.ready: Optional[asyncio.Event] = None
 
@@ -234,14 +235,16 @@ class _GatheredGroups:
     async def decide(self, group_id: Any, sample: int, verdict: Any, *, task_id: int = 0) -> Any:
         if self.ready is None:
             self.ready = asyncio.Event()
-        self.verdicts[int(group_id) * self.group_size + sample - self.first_row] = verdict.name
+        self.verdicts[int(group_id) * self.group_size + sample - self.first_row] = \
+            None if verdict is None else verdict.name
         if len(self.verdicts) == self.rows:
             everyone = _gather_object([self.verdicts[row] for row in range(self.rows)])
             if len(everyone) % self.group_size:
                 raise ValueError(f"{len(everyone)} rows over all processes do not split into groups of "
                                  f"{self.group_size}")
             for start in range(0, len(everyone), self.group_size):
-                stats = _core.group_stats([_core.Verdict.__members__[v] for v in everyone[start:start + self.group_size]])
+                stats = _core.group_stats([_core.Verdict.__members__[v] for v in everyone[start:start + self.group_size]
+                                           if v is not None])
                 expansion, reason = self.gate.assess(stats)
                 self.decisions[start // self.group_size] = _core.GateDecision(expansion, reason)
             self.ready.set()
