@@ -16,9 +16,16 @@ compile errors, the mismatch summary, the timing. A completion with no kernel, o
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
 compiled) is its feedback, with one line saying what was wrong with the answer.
 
-What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
-carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
-there is no GPU to run it (the feedback says it compiles), SandboxError where the harness failed.
+Verdicts and environment failures. Everything the candidate's own text decides is a verdict: no kernel,
+host code, a compile error, a kernel that crashes or hangs the GPU runner (the sandbox's verdicts), and
+also a source the sandbox could not take (request_too_large, or text that is not valid Unicode): a
+compile_error. What is not a verdict raises, and the episode runner takes it as an environment failure,
+never the candidate's: it evaluates the completion again (``environment_retries``), then masks the
+sample (left out of the gate's counts and the rank, advantage 0; see leap.episode). Raised: NoVerdict
+where the kernel compiled but there is no GPU to run it (``no_gpu``); SandboxError where the harness
+failed (``status: error``), the server answered with an error (``internal_error``, ``bad_request``, a
+fleet's ``dead_lettered``, ...), a pool's server died holding the request twice, or the answer has no
+verdict; TimeoutError where no answer came in time (``timeout``, or a fleet request's deadline).
 
 Back-pressure: SandboxPool.eval waits for a free slot when max_in_flight requests are in flight, and
 the wait would hold the event loop; keep the runner's max_concurrency at or below the pool's
@@ -51,7 +58,8 @@ _HOST_CODE = "host functions are not allowed in JIT mode"
 
 
 class NoVerdict(RuntimeError):
-    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one."""
+    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one
+    (an environment failure: the episode runner masks the sample)."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +131,27 @@ class SandboxClient(Protocol):
     def eval(self, task: Any, source: str, **fields: Any) -> Future[Any]: ...
 
 
+# The server's error code for a request line over its limit: the source (the candidate's) made it so.
+_TOO_LARGE = "request_too_large"
+
+
+def _unencodable(source: str) -> str | None:
+    """Why the source cannot be sent as UTF-8 (a lone surrogate), or None when it can."""
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"character {error.start} ({source[error.start]!r}) is not valid Unicode: {error.reason}"
+    return None
+
+
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def _refused(why: str) -> dict[str, Any]:
+    """A compile_error result for a source the sandbox could not take, as the formatter reads results."""
+    return {"status": "verdict", "verdict": Verdict.compile_error.name, "speedup": None, "detail": why,
+            "feedback": f"Compile error: {why}"}
 
 
 class SandboxEnvironment:
@@ -168,9 +195,19 @@ class SandboxEnvironment:
 
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
-        future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
-        answer = asyncio.wrap_future(future)
-        result: Any = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        spec = self._task(task)
+        result: Any
+        why_not_sent = _unencodable(kernel.source)
+        if why_not_sent is not None:  # the candidate's own text: its verdict, not the environment's failure
+            result = _refused(f"the kernel's source cannot be sent: {why_not_sent}")
+        else:
+            try:
+                answer = asyncio.wrap_future(self.sandbox.eval(spec, kernel.source, **self.fields))
+                result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+            except SandboxError as error:
+                if error.code != _TOO_LARGE:
+                    raise
+                result = _refused(f"the kernel's source is too long to be evaluated ({error})")
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)
