@@ -18,9 +18,16 @@ compiled) is its feedback, with one line saying what was wrong with the answer. 
 refuses to send (a lone surrogate, which has no UTF-8 form; a request line past the server's limit) is
 a compile_error decided here, with feedback saying why: the candidate's text earned it.
 
-What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
-carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
-there is no GPU to run it (the feedback says it compiles), SandboxError where the harness failed.
+Verdicts and environment failures. Everything the candidate's own text decides is a verdict: no kernel,
+host code, a compile error, a kernel that crashes or hangs the GPU runner (the sandbox's verdicts), and
+also a source the sandbox could not take (request_too_large, or text that is not valid Unicode): a
+compile_error. What is not a verdict raises, and the episode runner takes it as an environment failure,
+never the candidate's: it evaluates the completion again (``environment_retries``), then masks the
+sample (left out of the gate's counts and the rank, advantage 0; see leap.episode). Raised: NoVerdict
+where the kernel compiled but there is no GPU to run it (``no_gpu``); SandboxError where the harness
+failed (``status: error``), the server answered with an error (``internal_error``, ``bad_request``, a
+fleet's ``dead_lettered``, ...), a pool's server died holding the request twice, or the answer has no
+verdict; TimeoutError where no answer came in time (``timeout``, or a fleet request's deadline).
 
 Back-pressure: SandboxPool.eval waits for a free slot when max_in_flight requests are in flight, and
 the wait would hold the event loop; keep the runner's max_concurrency at or below the pool's
@@ -52,7 +59,8 @@ _HOST_CODE = "host functions are not allowed in JIT mode"
 
 
 class NoVerdict(RuntimeError):
-    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one."""
+    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one
+    (an environment failure: the episode runner masks the sample)."""
 
 
 @dataclass(frozen=True)
@@ -168,17 +176,18 @@ class SandboxClient(Protocol):
     def eval(self, task: Any, source: str, **fields: Any) -> Future[Any]: ...
 
 
-def _unsendable_source(error: RequestEncodingError) -> dict[str, Any]:
-    """The sandbox's kind of answer to a source it refuses, for a source the client refused to send (a lone
-    surrogate, a line past the server's limit): a compile_error the candidate's text earned, decided here,
-    never an environment failure (which would let a candidate choose to go unranked)."""
-    text = f"Compile error: the source was not compiled: it {error.problem}."
-    return {"status": "verdict", "verdict": "compile_error", "speedup": None, "detail": text, "feedback": text,
-            "compile": {"status": "refused", "log": text}}
+# The server's error code for a request line over its limit: the source (the candidate's) made it so.
+_TOO_LARGE = "request_too_large"
 
 
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def _refused(why: str) -> dict[str, Any]:
+    """A compile_error result for a source the sandbox could not take, as the formatter reads results."""
+    return {"status": "verdict", "verdict": Verdict.compile_error.name, "speedup": None, "detail": why,
+            "feedback": f"Compile error: {why}"}
 
 
 class SandboxEnvironment:
@@ -222,16 +231,23 @@ class SandboxEnvironment:
 
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
+        spec = self._task(task)
         result: Any
         try:
-            future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
+            answer = asyncio.wrap_future(self.sandbox.eval(spec, kernel.source, **self.fields))
         except RequestEncodingError as error:
             if error.field != "source":
                 raise  # the task or the fields, not the candidate's doing
-            result = _unsendable_source(error)
+            # the candidate's own text (a lone surrogate, a line past the server's limit): its verdict,
+            # decided here, never an environment failure (which would let a candidate choose to go unranked)
+            result = _refused(f"the source was not compiled: it {error.problem}")
         else:
-            answer = asyncio.wrap_future(future)
-            result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+            try:
+                result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+            except SandboxError as error:
+                if error.code != _TOO_LARGE:  # a server whose limit is below the one the client knows
+                    raise
+                result = _refused(f"the kernel's source is too long to be evaluated ({error})")
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)

@@ -20,6 +20,13 @@ subclass and so act on the advantage, not the raw reward: leave them off with le
 
 ``reward_func`` is OpenRLHF's custom reward function (``--reward.remote_url /path/to/file.py`` with
 a file exposing ``reward_func``): the label is the task, the query's last fenced block the kernel.
+
+Masked samples. A sample whose reward is NaN (one its reward function could not score, e.g. because the
+environment failed; an agent executor running leap.run_sample_episode gives a masked episode NaN) is no
+one's failure: the experience maker leaves it out of its prompt group's rank, gives it advantage 0 and
+clears its ``action_mask``, so that OpenRLHF's losses (each a mean under action_mask) skip it.
+``reward_func`` itself evaluates again after an environment failure (``environment_retries``) and raises
+when no attempt gets a verdict: a reward function cannot mask a sample from OpenRLHF's own estimators.
 """
 from __future__ import annotations
 
@@ -44,7 +51,8 @@ __all__ = ["leap_experience_maker", "patch_openrlhf", "reward_func"]
 def leap_experience_maker(base: type, estimator: str = "rank", score_tolerance: float = 0.0) -> type:
     """A subclass of OpenRLHF's RemoteExperienceMaker (`base`) whose compute_advantages_and_returns
     replaces each sample's reward by leap's advantage within its prompt group (estimator "rank",
-    "grpo" or "dr_grpo"), then runs OpenRLHF's dr_grpo branch."""
+    "grpo" or "dr_grpo"; a NaN reward is masked: left out, advantage 0, action_mask cleared), then runs
+    OpenRLHF's dr_grpo branch."""
 
     class LeapExperienceMaker(base):  # type: ignore[misc]
         leap_estimator = estimator
@@ -66,16 +74,25 @@ def leap_experience_maker(base: type, estimator: str = "rank", score_tolerance: 
             rewards = np.empty(len(order))
             rewards[order] = raw.numpy()  # OpenRLHF's prompt order: a group is n consecutive samples
             groups = np.arange(len(order), dtype=np.uint32) // np.uint32(n)
+            judged = ~np.isnan(rewards)  # NaN: masked (see the module's documentation)
+            kept, kept_groups = np.ascontiguousarray(rewards[judged]), np.ascontiguousarray(groups[judged])
+            advantages = np.zeros(len(rewards))
             if self.leap_estimator == "rank":
-                advantages = _advantages.rank_advantages_of_scores(rewards, groups, self.leap_score_tolerance)
+                advantages[judged] = _advantages.rank_advantages_of_scores(kept, kept_groups, self.leap_score_tolerance)
             elif self.leap_estimator in ("grpo", "dr_grpo"):
-                advantages = _advantages.grpo_advantages(rewards, groups, scale_by_std=self.leap_estimator == "grpo")
+                advantages[judged] = _advantages.grpo_advantages(kept, kept_groups,
+                                                                 scale_by_std=self.leap_estimator == "grpo")
             else:
                 raise ValueError(f"estimator {self.leap_estimator!r}: expected 'rank', 'grpo' or 'dr_grpo'")
             start = 0
             for experience, rows in zip(experiences, positions):
-                values = torch.from_numpy(advantages[order[start:start + len(rows)]])
+                mine = order[start:start + len(rows)]
+                values = torch.from_numpy(advantages[mine])
                 experience.rewards = values.to(device=experience.rewards.device, dtype=experience.rewards.dtype)
+                masked = torch.from_numpy(~judged[mine]).to(experience.action_mask.device)
+                if bool(masked.any()):
+                    experience.action_mask = experience.action_mask.clone()
+                    experience.action_mask[masked] = 0
                 start += len(rows)
             return super().compute_advantages_and_returns(experiences)
 
@@ -98,20 +115,33 @@ def patch_openrlhf(estimator: str = "rank", score_tolerance: float = 0.0) -> typ
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], max_turns: int = 1,
-                sandbox: Optional[str] = None, **kwargs: Any) -> dict[str, Any]:
+                sandbox: Optional[str] = None, environment_retries: int = 1, **kwargs: Any) -> dict[str, Any]:
     """OpenRLHF's reward function (called in a thread): evaluates each query's kernel against its
     label's task (a built-in name, or a spec as JSON text) with leap.verl.sandbox_environment() (the
     last fenced block of the query is the kernel). "rewards":
     turn_and_speedup_score of solved turn 1 or 0; "scores" (OpenRLHF's dynamic filtering, in [0, 1]):
-    1 solved, 0 not; "extra_logs": verdict index (0 compile_error .. 4 correct), speedup, solved."""
+    1 solved, 0 not; "extra_logs": verdict index (0 compile_error .. 4 correct), speedup, solved. An
+    evaluation that gets no verdict (an environment failure) is made again up to environment_retries
+    times; when none gets one, the last failure is raised."""
     import torch
 
     environment = sandbox_environment(sandbox)
     tasks = [json.loads(label) if isinstance(label, str) and label.lstrip().startswith("{") else label
              for label in labels]
 
+    async def evaluate(i: int, query: str, task: Any) -> Evaluation:
+        for attempt in range(environment_retries + 1):
+            try:
+                result: Evaluation = await environment(task, Completion(query), sample_key(0, i, 1)._replace(
+                    attempt=attempt))
+                return result
+            except Exception:
+                if attempt == environment_retries:
+                    raise
+        raise AssertionError("unreachable")
+
     async def evaluate_all() -> list[Evaluation]:
-        return list(await asyncio.gather(*[environment(task, Completion(query), sample_key(0, i, 1))
+        return list(await asyncio.gather(*[evaluate(i, query, task)
                                            for i, (query, task) in enumerate(zip(queries, tasks))]))
 
     evaluations = asyncio.run(evaluate_all())

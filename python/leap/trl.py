@@ -21,6 +21,11 @@ the returned ``advantages`` with its process's slice.
 ``leap_estimator="rank"`` (default): the rank of the weighted reward sum within each group, ties
 within ``leap_score_tolerance``; ``"grpo"``/``"dr_grpo"``: leap's GRPO / Dr.GRPO. A row every
 reward function left unscored (all None, NaN in TRL) is left out of its group and gets 0, as TRL does.
+
+Environment failures. make_rollout_func evaluates a completion again after an environment failure
+(``environment_retries``), then masks the row (leap.episode): it reports no verdict to its group's
+gate, ends, and comes back with ``masked`` = 1 and an ``env_mask`` of all 0, so TRL's loss skips every
+token of it; leap_reward leaves it unscored (None), so leap_advantages leaves it out of its group.
 """
 from __future__ import annotations
 
@@ -113,12 +118,14 @@ def leap_grpo_trainer(base: type) -> type:
 
 def leap_reward(max_turns: int) -> Callable[..., list[Optional[float]]]:
     """A TRL reward function over make_rollout_func's extra fields: turn_and_speedup_score(solved_turn,
-    max_turns, speedup). Rank it with leap_score_tolerance = leap.verl.TURNS_ONLY_TOLERANCE for LEAP's
-    published order."""
+    max_turns, speedup), and None (unscored) for a masked row. Rank it with leap_score_tolerance =
+    leap.verl.TURNS_ONLY_TOLERANCE for LEAP's published order."""
 
-    def leap_score(*, solved_turn: Sequence[int], speedup: Sequence[float], **kwargs: Any) -> list[Optional[float]]:
-        return [turn_and_speedup_score(int(t), max_turns, None if math.isnan(float(s)) else float(s))
-                for t, s in zip(solved_turn, speedup)]
+    def leap_score(*, solved_turn: Sequence[int], speedup: Sequence[float], masked: Optional[Sequence[int]] = None,
+                   **kwargs: Any) -> list[Optional[float]]:
+        flags = masked if masked is not None else [0] * len(solved_turn)
+        return [None if m else turn_and_speedup_score(int(t), max_turns, None if math.isnan(float(s)) else float(s))
+                for t, s, m in zip(solved_turn, speedup, flags)]
 
     return leap_score
 
@@ -140,7 +147,8 @@ def make_rollout_func(generate: Callable[[list[int], Any], Any], environment: Ca
                       task_of: Callable[[Any], Any], *, max_turns: int = 3, t_min: Optional[int] = None,
                       t_max: Optional[int] = None, encode_prompt: Optional[Callable[[Any, Any], list[int]]] = None,
                       encode_feedback: Optional[Callable[[str, Any], list[int]]] = None,
-                      feedback_template: str = DEFAULT_FEEDBACK) -> Callable[[list[Any], Any], dict[str, Any]]:
+                      feedback_template: str = DEFAULT_FEEDBACK,
+                      environment_retries: int = 1) -> Callable[[list[Any], Any], dict[str, Any]]:
     """TRL's rollout_func(prompts, trainer) running LEAP's episode for each of this process's rows with
     leap.run_sample_episode:
 
@@ -154,9 +162,11 @@ def make_rollout_func(generate: Callable[[list[int], Any], Any], environment: Ca
     Turn 1 for every row; the turn-1 verdicts are gathered from every process (a group of
     trainer.num_generations consecutive rows may straddle processes, as TRL's rewards do) and the
     gate (LEAP's band, or FailBandGate(t_min, t_max)) decides each group once; rows of expanded
-    groups that failed get the feedback and another turn, up to max_turns. Returns prompt_ids,
+    groups that failed get the feedback and another turn, up to max_turns. An evaluation without a
+    verdict is made again up to environment_retries times, then the row is masked. Returns prompt_ids,
     completion_ids (the turns and the feedback between them), logprobs, env_mask (0 on feedback
-    tokens) and, for reward functions and logs, solved_turn, speedup, verdict, gate and turns."""
+    tokens, and on every token of a masked row) and, for reward functions and logs, solved_turn,
+    speedup, verdict, masked, gate and turns."""
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, Any]:
         tokenizer = trainer.processing_class
@@ -194,16 +204,20 @@ def make_rollout_func(generate: Callable[[list[int], Any], Any], environment: Ca
             return await run_sample_episode(task_of(prompts[row]), policy, environment,
                                             coordinator=cast(Any, groups), sample=global_row % group_size,
                                             group_id=global_row // group_size, task_index=global_row // group_size,
-                                            max_turns=max_turns)
+                                            max_turns=max_turns, environment_retries=environment_retries)
 
         async def all_rows() -> list[Any]:
             return list(await asyncio.gather(*[episode(row) for row in range(rows)]))
 
         episodes = asyncio.run(all_rows())
+        for row, ran in enumerate(episodes):
+            if ran.masked:  # an environment failure: no token of it is trained
+                mask[row] = [0] * len(mask[row])
         return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": logprobs, "env_mask": mask,
                 "solved_turn": [e.outcome.solved_turn for e in episodes],
                 "speedup": [e.outcome.speedup for e in episodes],
                 "verdict": [e.outcome.best_verdict.name for e in episodes],
+                "masked": [int(e.masked) for e in episodes],
                 "gate": [e.decision.expansion.name for e in episodes],
                 "turns": [sum(1 for t in e.turns if t.completion is not None) for e in episodes]}
 
@@ -219,12 +233,13 @@ class _GatheredGroups:
     """What run_sample_episode asks of a coordinator (group_size, decide) for one process's rows of a
     TRL batch: when every local row has reported its turn-1 verdict, the verdicts of all processes are
     gathered (one collective, in process order, as TRL gathers rewards), the gate decides each group of
-    group_size consecutive rows, and each row gets its group's decision."""
+    group_size consecutive rows on the rows that have a verdict (a masked row reports None), and each row
+    gets its group's decision."""
 
     def __init__(self, trainer: Any, rows: int, group_size: int, gate: Any) -> None:
         self.trainer, self.rows, self.group_size, self.gate = trainer, rows, group_size, gate
         self.first_row = trainer.accelerator.process_index * rows
-        self.verdicts: dict[int, str] = {}
+        self.verdicts: dict[int, Optional[str]] = {}  # None: the environment gave the row no verdict
         self.decisions: dict[int, Any] = {}
         self.ready: Optional[asyncio.Event] = None
 
@@ -234,14 +249,16 @@ class _GatheredGroups:
     async def decide(self, group_id: Any, sample: int, verdict: Any, *, task_id: int = 0) -> Any:
         if self.ready is None:
             self.ready = asyncio.Event()
-        self.verdicts[int(group_id) * self.group_size + sample - self.first_row] = verdict.name
+        self.verdicts[int(group_id) * self.group_size + sample - self.first_row] = \
+            None if verdict is None else verdict.name
         if len(self.verdicts) == self.rows:
             everyone = _gather_object([self.verdicts[row] for row in range(self.rows)])
             if len(everyone) % self.group_size:
                 raise ValueError(f"{len(everyone)} rows over all processes do not split into groups of "
                                  f"{self.group_size}")
             for start in range(0, len(everyone), self.group_size):
-                stats = _core.group_stats([_core.Verdict.__members__[v] for v in everyone[start:start + self.group_size]])
+                stats = _core.group_stats([_core.Verdict.__members__[v] for v in everyone[start:start + self.group_size]
+                                           if v is not None])
                 expansion, reason = self.gate.assess(stats)
                 self.decisions[start // self.group_size] = _core.GateDecision(expansion, reason)
             self.ready.set()

@@ -31,6 +31,13 @@ tolerance 0 for rewards that carry no speedup.
 
 The one deliberate difference from verl's GRPO: a group of one sample gets advantage 0 (it has no
 baseline; verl's GRPO gives it r / (1 + epsilon)), and either estimator warns when it sees one.
+
+Masked samples. A sample whose environment failed (leap.verl_agent's loop gives it a response_mask of
+all 0, so verl's loss skips every token of it), or whose score is NaN, is no one's failure: both
+estimators leave it out of its group (the others are ranked, or z-scored, among themselves) and give it
+advantage 0. ``compute_score`` cannot mask (a reward function returns one score, which verl's own
+estimators would rank): it evaluates again (``environment_retries``) and raises when no attempt gets a
+verdict, as before.
 """
 from __future__ import annotations
 
@@ -40,7 +47,7 @@ import math
 import os
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, cast
 
 import numpy as np
 
@@ -134,6 +141,32 @@ def _warn_on_groups_of_one(ids: "np.ndarray[Any, Any]") -> None:
             RuntimeWarning, stacklevel=4)
 
 
+def _judged_rows(scores: "torch.Tensor", response_mask: "torch.Tensor") -> "np.ndarray[Any, Any]":
+    """The rows to rank: a finite score and at least one response token to train (the agent loop gives a
+    masked sample, one whose environment failed, a response_mask of all 0)."""
+    import torch
+
+    if response_mask.dim() != 2 or response_mask.shape[0] != scores.shape[0]:
+        raise ValueError(f"response_mask must be (batch, response_length) with {scores.shape[0]} rows, got "
+                         f"{tuple(response_mask.shape)}")
+    trained = (response_mask.detach() != 0).any(dim=-1).to("cpu")
+    return cast("np.ndarray[Any, Any]", (torch.isfinite(scores) & trained).numpy())
+
+
+def _over_judged(scores: "torch.Tensor", ids: "np.ndarray[Any, Any]", judged: "np.ndarray[Any, Any]",
+                 estimate: Callable[[Any, Any], Any]) -> "torch.Tensor":
+    """estimate(scores, ids) over the judged rows; the others get 0."""
+    import torch
+
+    if judged.all():
+        return cast("torch.Tensor", estimate(scores, ids))
+    per_sequence = torch.zeros_like(scores)
+    if judged.any():
+        rows = torch.from_numpy(np.flatnonzero(judged))
+        per_sequence[rows] = estimate(scores[rows].contiguous(), np.ascontiguousarray(ids[judged]))
+    return per_sequence
+
+
 def _broadcast(per_sequence: "torch.Tensor", token_level_rewards: "torch.Tensor",
                response_mask: "torch.Tensor") -> tuple["torch.Tensor", "torch.Tensor"]:
     advantages = per_sequence.to(device=token_level_rewards.device, dtype=token_level_rewards.dtype)
@@ -146,13 +179,16 @@ def leap_rank_advantage(token_level_rewards: "torch.Tensor", response_mask: "tor
                         **kwargs: Any) -> tuple["torch.Tensor", "torch.Tensor"]:
     """verl estimator `leap_rank`: (wins - losses) / (G - 1) over the outcome scores within each uid
     group, ties within the config's leap_score_tolerance (default 0). epsilon and
-    norm_adv_by_std_in_grpo do not apply to a rank and are ignored."""
+    norm_adv_by_std_in_grpo do not apply to a rank and are ignored. A masked row (no response token to
+    train, or a NaN score) is left out of its group and gets 0."""
     import torch
 
     scores, ids = _scores_and_ids(token_level_rewards, index)
+    judged = _judged_rows(scores, response_mask)
     tolerance = float(_setting(config, "leap_score_tolerance", 0.0))
     with torch.no_grad():
-        per_sequence = _advantages.rank_advantages_of_scores(scores, ids, tolerance)
+        per_sequence = _over_judged(scores, ids, judged,
+                                    lambda s, i: _advantages.rank_advantages_of_scores(s, i, tolerance))
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
@@ -162,13 +198,15 @@ def leap_grpo_advantage(token_level_rewards: "torch.Tensor", response_mask: "tor
     """verl estimator `leap_grpo`: verl's GRPO, (r - mean) / (std + epsilon) with the unbiased std
     per uid group, or Dr.GRPO's r - mean when norm_adv_by_std_in_grpo is False. verl's trainer passes
     that setting only to its own `grpo`; a custom estimator gets the algorithm config, so the
-    config's value wins over the keyword. A group of one gets 0."""
+    config's value wins over the keyword. A group of one gets 0; a masked row is left out and gets 0."""
     import torch
 
     scores, ids = _scores_and_ids(token_level_rewards, index)
+    judged = _judged_rows(scores, response_mask)
     scale_by_std = bool(_setting(config, "norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo))
     with torch.no_grad():
-        per_sequence = _advantages.grpo_advantages(scores, ids, epsilon=epsilon, scale_by_std=scale_by_std)
+        per_sequence = _over_judged(scores, ids, judged, lambda s, i: _advantages.grpo_advantages(
+            s, i, epsilon=epsilon, scale_by_std=scale_by_std))
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
@@ -255,7 +293,7 @@ def sandbox_environment(executable: Any = None) -> Any:
 
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
                         extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None,
-                        max_turns: int = 1, **kwargs: Any) -> dict[str, Any]:
+                        max_turns: int = 1, environment_retries: int = 1, **kwargs: Any) -> dict[str, Any]:
     """verl's custom reward function (``custom_reward_function.path=pkg://leap.verl``,
     ``custom_reward_function.name=compute_score``): evaluates the response's kernel (the last fenced
     block, leap.environment.extract_kernel) against the task ``ground_truth`` (``extra_info["leap_task"]``
@@ -263,19 +301,33 @@ async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
     (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs, "verdict",
     "speedup" (NaN when unknown) and "solved_turn". verl's reward loop awaits it (its managers call a
     coroutine function with await); ``reward_kwargs`` from the config arrive as keywords (sandbox:
-    the leap-sandbox program, max_turns: the turn scale of the score). Where the sandbox gives no
-    verdict (no GPU: leap.environment.NoVerdict; a harness failure: SandboxError) it raises rather
-    than score 0."""
+    the leap-sandbox program, max_turns: the turn scale of the score, environment_retries: evaluations
+    again after an environment failure). Where the sandbox gives no verdict on any attempt (no GPU:
+    leap.environment.NoVerdict; a harness failure or an error answer: SandboxError; a timeout) it raises
+    the last failure rather than score 0: an environment failure is not the candidate's, and a reward
+    function has no way to leave a sample out of verl's own estimators (the agent loop masks it)."""
     episode: Any = importlib.import_module(".episode", __package__)
     task = extra_info.get("leap_task", ground_truth) if extra_info else ground_truth
-    evaluation = await sandbox_environment(sandbox)(task, episode.Completion(solution_str), episode.sample_key(0, 0, 1))
+    environment = sandbox_environment(sandbox)
+    completion = episode.Completion(solution_str)
+    for attempt in range(environment_retries + 1):
+        try:
+            evaluation = await environment(task, completion, episode.sample_key(0, 0, 1)._replace(attempt=attempt))
+        except Exception:
+            if attempt == environment_retries:
+                raise
+            continue
+        break
     verdict = evaluation.verdict.name
     solved_turn = 1 if verdict == "correct" else 0
     return score_fields(solved_turn, max_turns, verdict, evaluation.speedup)
 
 
-def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float) -> dict[str, Any]:
-    """The score and extra fields of one episode, as compute_score and the agent loop report them."""
+def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float,
+                 masked: bool = False) -> dict[str, Any]:
+    """The score and extra fields of one episode, as compute_score and the agent loop report them. A masked
+    episode (its environment failed) scores 0 and says masked = 1; its loss mask is the trainer's part."""
     known = speedup if math.isfinite(speedup) else None
-    return {"score": turn_and_speedup_score(solved_turn, max_turns, known), "verdict": verdict,
-            "speedup": speedup, "solved_turn": solved_turn}
+    score = 0.0 if masked else turn_and_speedup_score(solved_turn, max_turns, known)
+    return {"score": score, "verdict": verdict, "speedup": speedup, "solved_turn": solved_turn,
+            "masked": int(masked)}

@@ -21,9 +21,15 @@ task name or a task spec). The loop returns verl's AgentLoopOutput with the rewa
 verl's reward loop is skipped for it: ``reward_score`` is ``turn_and_speedup_score(solved turn,
 max_turns, speedup)``, which ``leap_rank`` ranks in LEAP's order at
 ``+algorithm.leap_score_tolerance=32`` (see leap.verl). ``extra_fields["reward_extra_info"]`` carries
-score, verdict, speedup, solved_turn, gate, gate_reason, expanded, partial_group and turns: verl puts
-them in the batch's non_tensor_batch (rollout dumps, validation metrics); ``step_metrics`` turns them
-into a training step's metrics. Feedback tokens have response_mask 0.
+score, verdict, speedup, solved_turn, masked, gate, gate_reason, expanded, partial_group and turns: verl
+puts them in the batch's non_tensor_batch (rollout dumps, validation metrics); ``step_metrics`` turns
+them into a training step's metrics. Feedback tokens have response_mask 0.
+
+Environment failures. An evaluation without a verdict (a dead-lettered or timed-out request, no GPU, a
+harness fault) is evaluated again (``environment_retries``, default 1), then the sample is masked
+(leap.episode): it reports no verdict to its group's gate, ends, and is returned with ``masked`` = 1, a
+score of 0 and a response_mask of all 0, so verl's loss skips every token of it (policy loss, KL and
+entropy are all taken under response_mask) and leap_rank / leap_grpo leave it out of its group.
 
 Groups and workers. DCP needs the turn-1 verdicts of a whole group. verl splits the repeated batch
 (the n samples of a prompt are adjacent) into ``agent.num_workers`` equal contiguous chunks, one per
@@ -176,7 +182,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
         def __init__(self, trainer_config: Any, server_manager: Any, tokenizer: Any, processor: Any, *,
                      max_turns: int = 3, t_min: Optional[int] = None, t_max: Optional[int] = None,
                      environment: Any = "leap.verl_agent:sandbox", feedback_template: str = DEFAULT_FEEDBACK,
-                     gate_timeout: Optional[float] = 1800.0, **kwargs: Any) -> None:
+                     gate_timeout: Optional[float] = 1800.0, environment_retries: int = 1, **kwargs: Any) -> None:
             super().__init__(trainer_config, server_manager, tokenizer, processor, **kwargs)
             rollout = self.config.actor_rollout_ref.rollout
             self.response_length = int(rollout.response_length)
@@ -188,6 +194,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             self.environment = _resolve(environment)
             self.feedback_template = feedback_template
             self.gate_timeout = gate_timeout
+            self.environment_retries = int(environment_retries)
 
         async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
             groups = worker_groups()
@@ -249,12 +256,16 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             coordinator = _PartCoordinator(worker_groups(), self.group_size, self.t_min, self.t_max,
                                            self.gate_timeout)
             episode = await run_sample_episode(task, policy, environment, coordinator=cast(Any, coordinator),
-                                               sample=member, group_id=uid, max_turns=self.max_turns)
+                                               sample=member, group_id=uid, max_turns=self.max_turns,
+                                               environment_retries=self.environment_retries)
             outcome, decision = episode.outcome, episode.decision
             turns = sum(1 for turn in episode.turns if turn.completion is not None)
-            fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup)
+            fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup,
+                                  episode.masked)
             fields.update(gate=decision.expansion.name, gate_reason=decision.reason.name,
                           expanded=int(decision.expands), partial_group=int(coordinator.partial), turns=turns)
+            if episode.masked:  # an environment failure: not a failure to train, not trained at all
+                response_mask[:] = [0] * len(response_mask)
             limit = self.response_length
             return output_type(prompt_ids=prompt_ids, response_ids=response_ids[:limit],
                                response_mask=response_mask[:limit],
@@ -272,10 +283,16 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
 
 def step_metrics(non_tensor_batch: Mapping[str, Any], max_turns: Optional[int] = None) -> dict[str, float]:
     """A training step's LEAP metrics from the batch's non_tensor_batch (the agent loop's extra
-    fields): solved fraction by turn, expanded and split groups, mean speedup of the solved."""
-    solved = np.asarray(non_tensor_batch["solved_turn"], dtype=np.int64)
-    turns = int(max_turns if max_turns is not None else max(int(solved.max(initial=0)), 1))
-    metrics = {f"leap/solved@{t}": float(np.mean((solved > 0) & (solved <= t))) for t in range(1, turns + 1)}
+    fields): solved fraction by turn (of the samples that were judged), masked samples (environment
+    failures), expanded and split groups, mean speedup of the solved."""
+    solved_all = np.asarray(non_tensor_batch["solved_turn"], dtype=np.int64)
+    masked = np.asarray(non_tensor_batch["masked"], dtype=np.int64) > 0 if "masked" in non_tensor_batch else \
+        np.zeros(len(solved_all), dtype=bool)
+    solved = solved_all[~masked]
+    turns = int(max_turns if max_turns is not None else max(int(solved_all.max(initial=0)), 1))
+    metrics = {f"leap/solved@{t}": float(np.mean((solved > 0) & (solved <= t))) if len(solved) else 0.0
+               for t in range(1, turns + 1)}
+    metrics["leap/masked_samples"] = float(np.mean(masked)) if len(masked) else 0.0
     uids = np.asarray(non_tensor_batch["uid"]) if "uid" in non_tensor_batch else None
     expanded = np.asarray(non_tensor_batch["expanded"], dtype=np.int64)
     partial = np.asarray(non_tensor_batch["partial_group"], dtype=np.int64)
@@ -284,7 +301,7 @@ def step_metrics(non_tensor_batch: Mapping[str, Any], max_turns: Optional[int] =
         metrics["leap/expanded_groups"] = float(np.mean(expanded[first] > 0)) if len(first) else 0.0
     metrics["leap/expanded_samples"] = float(np.mean(expanded)) if len(expanded) else 0.0
     metrics["leap/split_samples"] = float(np.mean(partial)) if len(partial) else 0.0
-    speedup = np.asarray(non_tensor_batch["speedup"], dtype=np.float64)[solved > 0]
+    speedup = np.asarray(non_tensor_batch["speedup"], dtype=np.float64)[solved_all > 0]
     speedup = speedup[np.isfinite(speedup)]
     metrics["leap/speedup_mean"] = float(np.mean(speedup)) if len(speedup) else math.nan
     return metrics

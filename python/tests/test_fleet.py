@@ -390,3 +390,67 @@ def test_a_key_file_of_another_user_is_refused(tmp_path):
     os.chown(theirs, 65534, 65534)
     with pytest.raises(FleetKeyError, match=r"belongs to .*uid 65534.*, not to this user .*chown"):
         read_fleet_key(key_file=theirs)
+
+def test_a_dead_lettered_or_timed_out_fleet_request_is_masked_not_ranked(fleet):
+    """Through the real client: a stand-in for the fleet's members (it holds the key) answers the request of
+    the one correct kernel with dead_lettered and the others with verdicts; the episode runner evaluates it
+    again, then masks it, and ranks the others among themselves. With no member at all, every request
+    times out: all masked."""
+    import asyncio
+    import threading
+
+    import leap
+    from leap.environment import SandboxEnvironment
+
+    stream = "dl:requests"
+    stop = threading.Event()
+
+    def members():
+        r = redis.Redis.from_url(fleet.url)
+        last = "0-0"
+        while not stop.is_set():
+            for _, entries in r.xread({stream: last}, block=100) or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    line = json.loads(fields[b"request"])
+                    if "LOST" in line["source"]:
+                        response = {"id": line["id"], "ok": False, "code": "dead_lettered",
+                                    "error": "request delivered 3 times without an answer; not run again"}
+                    else:
+                        verdict = line["source"].split("// ", 1)[1].split()[0]
+                        response = {"id": line["id"], "ok": True,
+                                    "result": {"status": "verdict", "verdict": verdict, "speedup": 1.0}}
+                    text = json.dumps(response)
+                    tag = fleet_module._tag(fleet.key.encode(), b"reply", stream.encode(), fields[b"reply"],
+                                            fields[b"session"], fields[b"id"], text.encode())
+                    r.xadd(fields[b"reply"], {"response": text, "worker": "stand-in", "session": fields[b"session"],
+                                              "id": fields[b"id"], "tag": tag})
+
+    kernels = ["correct LOST", "wrong_answer", "compile_error", "correct"]
+
+    async def policy(task, so_far, key):
+        return leap.Completion(f"```cuda\n// {kernels[key.sample]}\n```", 10)
+
+    answering = threading.Thread(target=members, daemon=True)
+    answering.start()
+    try:
+        with FleetClient(fleet.url, stream=stream, name="masking", timeout=60, key=fleet.key) as client:
+            batch = asyncio.run(leap.run_episodes(["scale_add"], policy, SandboxEnvironment(client), group_size=4,
+                                                  max_turns=1))
+            assert client.stats()["answered"] == 5  # the dead letter twice
+    finally:
+        stop.set()
+        answering.join()
+    assert batch.masks == [True, False, False, False]
+    assert batch.samples[0].turns[0].environment_failure
+    assert "delivered 3 times" in batch.samples[0].turns[0].feedback
+    assert batch.advantages == [0.0, -0.5, -0.5, 1.0]  # ranked among the three judged members
+    assert batch.groups[0].stats == leap.GroupStats(size=3, n_correct=1, n_wrong_answer=1, n_compile_error=1)
+
+    with FleetClient(fleet.url, stream="nobody:listens", name="late", timeout=0.3, key=fleet.key) as client:
+        late = asyncio.run(leap.run_episodes(["scale_add"], policy, SandboxEnvironment(client), group_size=2,
+                                             max_turns=1))
+    assert late.masks == [True, True] and late.advantages == [0.0, 0.0]
+    assert "TimeoutError" in late.samples[0].turns[0].feedback
+    assert (late.metrics.environment_errors, late.metrics.environment_retries,
+            late.metrics.masked_trajectories) == (4, 2, 2)

@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 import leap  # noqa: E402
 import leap.openrlhf  # noqa: E402
+import leap.sandbox  # noqa: E402
 import leap.verl  # noqa: E402
 
 
@@ -144,10 +145,38 @@ def test_other_estimators_are_refused_and_patch_replaces_the_trainers_name(monke
     np.testing.assert_allclose(per_sample, [-1.5, -0.5, 1.5, 0.5, 2.0, 2.0, -2.0, -2.0], atol=1e-6)
 
 
+def test_a_nan_reward_is_masked_not_ranked_as_a_failure():
+    # Group 0: sample 1's environment failed (NaN); group 1: samples 4 and 7. The others are ranked among
+    # themselves, the masked ones get 0 and no action token to train.
+    scores = [192.0, math.nan, 0.0, 128.0, math.nan, 64.0, 64.0, math.nan]
+    Maker = leap.openrlhf.leap_experience_maker(RemoteExperienceMaker, score_tolerance=leap.verl.TURNS_ONLY_TOLERANCE)
+    maker = Maker(args(micro=3))  # experiences of 3, 3, 2: the groups of 4 straddle them
+    experiences = maker.compute_advantages_and_returns(maker.split_rollout_samples(samples(scores)))
+    rows = [i for e in experiences for i in e.index]
+    per_row = {}
+    for e in experiences:
+        for r, row in enumerate(e.index):
+            trained = e.action_mask[r] > 0
+            per_row[row] = (float(e.returns[r][trained][-1]) if trained.any() else None, bool(trained.any()))
+    assert sorted(rows) == list(range(8))
+    assert [per_row[row][1] for row in range(8)] == [True, False, True, True, False, True, True, False]
+    # Group 0: 192 beats 128 beats 0, G' = 3; group 1: 64 and 64 tie.
+    assert [per_row[row][0] for row in (0, 2, 3, 5, 6)] == pytest.approx([1.0, -1.0, 0.0, 0.0, 0.0], abs=1e-6)
+    assert all(torch.isfinite(e.advantages).all() for e in experiences)
+
+
 SCRIPTED_SERVE = r'''
 import json, sys
+seen = set()
 for line in sys.stdin:
     request = json.loads(line)
+    first = request["source"] not in seen
+    seen.add(request["source"])
+    if "lostonce" in request["source"] and first:
+        reply = {"id": request["id"], "ok": False, "code": "dead_lettered", "error": "delivered 3 times"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+        continue
     verdict, speedup = request["source"].split("// ", 1)[1].split()[:2]
     reply = {"id": request["id"], "ok": True,
              "result": {"status": "verdict", "verdict": verdict,
@@ -171,3 +200,17 @@ def test_reward_func_returns_openrlhfs_dict(tmp_path):
     assert result["scores"].tolist() == [1.0, 0.0]
     assert result["extra_logs"]["leap_verdict"].tolist() == [4.0, 3.0]
     assert result["extra_logs"]["leap_speedup"][0] == 2.0 and math.isnan(result["extra_logs"]["leap_speedup"][1])
+
+
+def test_reward_func_retries_an_environment_failure_then_raises(tmp_path):
+    server = tmp_path / "serve.py"
+    server.write_text(SCRIPTED_SERVE)
+    leap.verl.configure_sandbox([sys.executable, str(server)], servers=1)
+    try:
+        result = leap.openrlhf.reward_func(["```cuda\n// correct 2.0 lostonce\n```"], ["prompt"], ["softmax"])
+        assert result["scores"].tolist() == [1.0]  # the retry's verdict
+        with pytest.raises(leap.sandbox.SandboxError, match="delivered 3 times"):
+            leap.openrlhf.reward_func(["```cuda\n// correct 2.0 lostonce again\n```"], ["prompt"], ["softmax"],
+                                      environment_retries=0)
+    finally:
+        leap.verl.configure_sandbox()

@@ -2,8 +2,9 @@
 """leap.environment.SandboxEnvironment against a real `leap-sandbox serve`, driven by the episode runner:
 a policy whose first kernel does not compile is shown the compiler's errors and compiles on turn 2; a
 completion with no kernel and one with host code get the sandbox's advice, not a crash. Compiling needs
-no GPU; on a machine without one a compiled kernel gets no verdict, which the runner records as an
-environment error whose feedback says the kernel compiles (asserted as such; with a GPU, a verdict)."""
+no GPU; on a machine without one a compiled kernel gets no verdict, which the runner takes as an
+environment failure (retried, then masked) whose feedback says the kernel compiles (asserted as such;
+with a GPU, a verdict)."""
 from __future__ import annotations
 
 import asyncio
@@ -56,8 +57,9 @@ def test_compile_errors_are_fed_back_and_fixed(pool: SandboxPool) -> None:
         assert first.feedback.startswith("Compile error:")
         assert 'identifier "j" is undefined' in first.feedback
         assert second.verdict != Verdict.compile_error
-        if second.error is not None:  # no GPU: compiled, not run, and said so
-            assert second.error == "environment" and "NoVerdict" in second.feedback
+        if second.error is not None:  # no GPU: compiled, not run, and said so; not the candidate's failure
+            assert second.error == "environment" and second.environment_failure and episode.masked
+            assert "NoVerdict" in second.feedback
             assert "The kernel compiles" in second.feedback and "no GPU" in second.feedback
         else:
             assert second.verdict in (Verdict.correct, Verdict.wrong_answer, Verdict.runtime_error, Verdict.timeout)

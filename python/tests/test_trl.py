@@ -151,6 +151,8 @@ async def scripted_environment(task, completion, key):
     source = leap.environment.extract_kernel(completion.text).source
     verdict, speedup, _, turn, _, member = source.split("// ", 1)[1].split()
     assert (key.turn, key.sample) == (int(turn), int(member))  # the key names this row's turn and member
+    if verdict == "lost":  # a dead-lettered request, on every attempt
+        return leap.Evaluation.environment_failed("dead-lettered")
     return leap.Evaluation(leap.Verdict.__members__[verdict], math.nan if speedup == "None" else float(speedup),
                            f"[sandbox] {verdict}")
 
@@ -265,3 +267,33 @@ def test_leap_advantages_leave_unscored_rows_out():
     np.testing.assert_allclose(dr[[0, 2, 3]], rewards[[0, 2, 3]] - 1.0)
     with pytest.raises(ValueError, match="do not split into groups of 3"):
         leap.trl.leap_advantages(rewards, 3)
+
+
+def test_a_masked_row_is_not_trained_and_not_ranked(monkeypatch):
+    import leap.trl
+    # Beta's row 5 is never judged at turn 1, row 7 at turn 2: both masked.
+    monkeypatch.setitem(PLANS, "beta", [[(C, 1.5)], [("lost", None)], [("wrong_answer", None), (C, 0.7)],
+                                        [("compile_error", None), ("lost", None)]])
+    trainers = {}
+
+    class Recording(leap.trl.leap_grpo_trainer(GRPOTrainer)):
+        def _generate(self, prompts):
+            result = super()._generate(prompts)
+            trainers[self.accelerator.process_index] = result
+            return result
+
+    outputs = run_processes(Recording, leap_score_tolerance=leap.verl.TURNS_ONLY_TOLERANCE)
+    extra = [trainers[rank][5] for rank in range(PROCESSES)]
+    masked = extra[0]["masked"] + extra[1]["masked"]
+    assert masked == [0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0]
+    # The gate counted beta's three judged members (two failures): expanded, so row 6 was repaired.
+    assert extra[0]["gate"][4] == "expand" and extra[1]["solved_turn"][0] == 2
+    # No token of a masked row is trained (env_mask is TRL's tool mask, a loss mask).
+    for row in (5, 7):
+        rank, local = divmod(row, LOCAL_ROWS)
+        mask = trainers[rank][2][local]
+        assert len(mask) > 0 and set(mask) == {0}
+    # Unscored, the masked rows get 0; beta's judged rows 4 and 6 are ranked between themselves.
+    got = torch.cat([o["advantages"] for o in outputs]).double().numpy()
+    assert got[5] == 0 and got[7] == 0
+    assert got[4] == pytest.approx(1.0) and got[6] == pytest.approx(-1.0)

@@ -113,6 +113,23 @@ def test_turn_and_speedup_encoding_follows_the_speedup_band():
         lv.turn_score(4, 3)
 
 
+def test_a_masked_row_is_left_out_of_its_group_not_ranked_as_a_failure():
+    # Group a: a sample whose environment failed (the agent loop gives it score 0 and a response_mask of 0),
+    # one solved at turn 1, two failures; group b: a NaN score (a reward function that could not score it).
+    scores = [0.0, 192.0, 0.0, 0.0, math.nan, 128.0, 0.0]
+    index = np.array(["a", "a", "a", "a", "b", "b", "b"], dtype=object)
+    rewards = torch.zeros(7, 4)
+    rewards[:, 3] = torch.tensor(scores)
+    mask = torch.ones(7, 4)
+    mask[0] = 0
+    rank, _ = lv.leap_rank_advantage(rewards, mask, index)
+    # Ranked among the judged members: (wins - losses) / (G' - 1); the masked rows get 0.
+    assert rank[:, 3].tolist() == [0.0, 1.0, -0.5, -0.5, 0.0, 1.0, -1.0]
+    assert torch.isfinite(rank).all() and (rank[mask == 0] == 0).all()
+    grpo, _ = lv.leap_grpo_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=False)
+    assert grpo[:, 0].tolist() == pytest.approx([0.0, 128.0, -64.0, -64.0, 0.0, 64.0, -64.0])
+
+
 def test_estimators_take_cuda_like_devices_and_bad_shapes_are_errors():
     rewards = torch.zeros(4, 3)
     with pytest.raises(ValueError, match="index has 3 uids but token_level_rewards has 4 rows"):

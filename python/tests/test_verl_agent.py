@@ -219,6 +219,43 @@ def test_agent_loop_through_verls_call_sequence(verl, tasks, workers, split):
     assert metrics["leap/split_samples"] == pytest.approx(np.mean(batch.non_tensor_batch["partial_group"]))
 
 
+# Samples 0 and 1 are never judged at turn 1, sample 4 at turn 2 (dead-lettered requests): masked.
+FLAKY = [[("lost", None)]] * 2 + [[(C, 1.0)], [(C, 1.6)], [("wrong_answer", None), ("lost", None)]] + \
+    [[("compile_error", None), (C, 1.2 + 0.1 * k)] for k in range(3)]
+
+
+def test_a_masked_sample_is_not_trained_and_not_ranked(verl):
+    leap_verl, leap_agent, pool = verl
+    tasks = ["flaky", "band"]
+    config = trainer_config(len(tasks), 2, ["algorithm.adv_estimator=leap_rank",
+                                            f"+algorithm.leap_score_tolerance={leap_verl.TURNS_ONLY_TOLERANCE}"])
+    batch, _ = verl_model.fit_step(config, rows(tasks), {**PLANS, "flaky": FLAKY}, AGENT_LOOPS, pool)
+    info = batch.non_tensor_batch
+    flaky = np.flatnonzero(np.array([e["leap_task"] for e in info["extra_info"]]) == "flaky")
+    masked = np.asarray(info["masked"], dtype=np.int64)
+    assert masked[flaky].tolist() == [1, 1, 0, 0, 1, 0, 0, 0] and masked.sum() == 3
+    # The gate saw the six judged members (two of them correct): four failures, in LEAP's band.
+    assert set(info["gate"][flaky]) == {"expand"}
+    # No token of a masked sample is trained, and its score is 0, not a ranked failure.
+    mask = batch.batch["response_mask"]
+    assert (mask[masked == 1].sum(-1) == 0).all() and (mask[masked == 0].sum(-1) > 0).all()
+    assert (batch.batch["token_level_rewards"][masked == 1] == 0).all()
+    # The judged members are ranked among themselves; the masked ones get 0.
+    got = verl_model.advantages(batch, config)
+    assert (got[masked == 1] == 0).all()
+    judged = np.flatnonzero(masked == 0)
+    per_row = leap.rank_advantages(np.asarray(info["solved_turn"], dtype=np.int32)[judged], info["uid"][judged],
+                                   order=leap.KernelOrder.turns_only())
+    expected = torch.from_numpy(per_row).float().unsqueeze(-1) * mask[judged]
+    torch.testing.assert_close(got[judged], expected, rtol=0, atol=1e-6)
+    ranked = [float(got[r][mask[r] > 0][0]) for r in flaky if not masked[r]]
+    assert ranked == pytest.approx([0.75, 0.75, -0.5, -0.5, -0.5])  # (wins - losses) / (5 - 1)
+    metrics = leap_agent.step_metrics(info, MAX_TURNS)
+    assert metrics["leap/masked_samples"] == pytest.approx(3 / 16)
+    solved = np.asarray(info["solved_turn"])[masked == 0]
+    assert metrics["leap/solved@1"] == pytest.approx(np.mean(solved == 1))
+
+
 def test_dr_grpo_when_configured(verl):
     leap_verl, _, pool = verl
     tasks = ["easy", "band", "hopeless", "edge"]
@@ -307,7 +344,13 @@ def test_compute_score_one_pool_per_process_and_the_encoding(verl, tmp_path):
                 os._exit(0)
         os.waitpid(child, 0)
         assert os.read(read, 1) == b"1"
-        # No verdict (no GPU) is an error, not a score of 0; a server's error keeps its code.
+        # An environment failure is evaluated again: a dead letter, then the retry's verdict.
+        retried = asyncio.run(leap_verl.compute_score("kernels", "```cuda\n// correct 1.5 lostonce\n```", "softmax"))
+        assert retried["verdict"] == "correct" and retried["masked"] == 0
+        with pytest.raises(SandboxError, match="delivered 3 times"):
+            asyncio.run(leap_verl.compute_score("kernels", "```cuda\n// correct 1.5 lostonce 2\n```", "softmax",
+                                                environment_retries=0))
+        # No verdict on any attempt (no GPU) is an error, not a score of 0; a server's error keeps its code.
         with pytest.raises(NoVerdict):
             asyncio.run(leap_verl.compute_score("kernels", "```cuda\n// nogpu\n```", "softmax"))
         with pytest.raises(SandboxError, match="unknown task") as error:
@@ -319,10 +362,15 @@ def test_compute_score_one_pool_per_process_and_the_encoding(verl, tmp_path):
 
 SCRIPTED_SERVE = r'''
 import json, sys
+seen = set()
 for line in sys.stdin:
     request = json.loads(line)
     source = request.get("source", "")
-    if "badtask" in source:
+    first = source not in seen
+    seen.add(source)
+    if "lostonce" in source and first:
+        reply = {"id": request["id"], "ok": False, "code": "dead_lettered", "error": "delivered 3 times"}
+    elif "badtask" in source:
         reply = {"id": request["id"], "ok": False, "code": "bad_request", "error": "unknown task 'nope'"}
     elif "nogpu" in source:
         reply = {"id": request["id"], "ok": True, "result": {"status": "no_gpu", "verdict": None}}

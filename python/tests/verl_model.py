@@ -339,7 +339,8 @@ class ScriptedServer:
 
 async def scripted_environment(task, completion, key):
     """The sandbox's part (an episode environment): the verdict and speedup the policy's script wrote
-    into the kernel, which leap.environment.extract_kernel takes from the completion."""
+    into the kernel, which leap.environment.extract_kernel takes from the completion; the verdict
+    "lost" is an environment failure on every attempt (a dead-lettered request)."""
     import leap
     from leap.environment import extract_kernel
     kernel = extract_kernel(completion.text)
@@ -348,6 +349,8 @@ async def scripted_environment(task, completion, key):
     claimed_task = head[3:].split(" sample ", 1)[0]
     verdict, speedup = head.rsplit(":", 1)[1].split()
     assert claimed_task == task, (claimed_task, task)
+    if verdict == "lost":
+        return leap.Evaluation.environment_failed(f"dead-lettered (attempt {key.attempt})")
     return leap.Evaluation(leap.Verdict.__members__[verdict], float(speedup) if speedup != "None" else float("nan"),
                            f"[sandbox] {verdict} on {head[3:]}")
 

@@ -91,4 +91,19 @@ std::optional<ReadResponse> read_response(const json& response) {
   return r;
 }
 
+std::optional<ErrorCode> response_error_code(std::string_view response_line) {
+  // Scanned, not parsed: the codes are plain names, so the value as written is the quoted name.
+  const std::optional<std::string_view> code = raw_member(response_line, request_keys::code);
+  if (!code) return std::nullopt;
+  for (const ErrorCode known : {ErrorCode::parse_error, ErrorCode::request_too_large, ErrorCode::invalid_request,
+                                ErrorCode::bad_request, ErrorCode::internal_error, ErrorCode::dead_lettered}) {
+    const std::string_view name = to_string(known);
+    if (code->size() == name.size() + 2 && code->front() == '"' && code->back() == '"' &&
+        code->substr(1, name.size()) == name) {
+      return known;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace leap::sandbox::detail

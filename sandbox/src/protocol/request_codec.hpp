@@ -84,5 +84,8 @@ struct ReadResponse {
 };
 // nullopt when `response` is not an object with an unsigned integer id (an answer to no request of ours).
 std::optional<ReadResponse> read_response(const nlohmann::json& response);
+// The code of a failure response line; nullopt when the line is not a failure response with a code
+// this version knows.
+std::optional<ErrorCode> response_error_code(std::string_view response_line);
 
 }  // namespace leap::sandbox::detail

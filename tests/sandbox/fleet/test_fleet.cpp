@@ -470,19 +470,25 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
     for (const auto& turn : step.trajectories[t].turns) {
       ++turns;
       INFO(turn.feedback);
-      if (sample % 2 == 0) {  // NVRTC's real diagnostics, through the fleet
+      if (sample % 2 == 0) {  // NVRTC's real diagnostics, through the fleet: the candidate's own verdict
         CHECK(turn.verdict == leap::Verdict::compile_error);
+        CHECK_FALSE(turn.environment_failure);
         CHECK(turn.feedback.find("undefined_name_") != std::string::npos);
-      } else if (turn.verdict != leap::Verdict::correct) {  // no GPU on the member: no verdict, never a made-up one
-        CHECK(turn.verdict == leap::Verdict::runtime_error);
+      } else if (turn.verdict != leap::Verdict::correct) {
+        // No GPU on the member: no verdict, never a made-up one, and not the candidate's failure either.
+        CHECK(turn.environment_failure);
         CHECK(turn.feedback.find("reached no verdict (no_gpu") != std::string::npos);
         ++no_verdict;
       }
     }
   }
-  CHECK(turns >= 2 * 4 + 2 * 2 * 2);  // each failing trajectory got its second turn (AlwaysExpand)
-  CHECK(step.metrics.environment_errors == no_verdict);
-  CHECK(client.stats().answered == turns);
+  // Each compile error got its second turn (AlwaysExpand); a trajectory without a verdict ended, masked.
+  CHECK(turns == 2 * 4 + 2 * 2);
+  CHECK(step.metrics.masked_trajectories == no_verdict);
+  CHECK(step.metrics.environment_errors == 2 * no_verdict);  // each was tried twice (one retry)
+  for (const auto& sample : step.samples)
+    CHECK(sample.masked == step.trajectories[sample.trajectory].environment_failed());
+  CHECK(client.stats().answered == turns + static_cast<std::size_t>(step.metrics.environment_retries));
   member->signal(SIGTERM);
   CHECK(member->wait(30s));
 }
