@@ -22,10 +22,13 @@ namespace sb = leap::sandbox;
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
-// Test hook, for the fleet's failure tests only: when $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER is set
-// and non-empty, a request whose line contains it kills this fleet member with SIGKILL before it
-// is answered: the "poison request" that dead-lettering exists for. Never set it in production.
+#ifdef LEAP_SANDBOX_FLEET_TEST_HOOKS
+// Test hook, compiled only into the fleet tests' own build of this command (never into leap-sandbox):
+// when $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER is set and non-empty, a request whose line contains it
+// kills this fleet member with SIGKILL before it is answered: the "poison request" that
+// dead-lettering exists for.
 constexpr const char* k_crash_marker_env = "LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER";
+#endif
 
 int run_fleet_member(const Arguments& args) {
   sb::FleetMemberOptions options;
@@ -104,12 +107,16 @@ int run_fleet_member(const Arguments& args) {
   sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator, limits);
 
+#ifdef LEAP_SANDBOX_FLEET_TEST_HOOKS
   const char* marker = std::getenv(k_crash_marker_env);
   const std::string crash_marker = marker != nullptr ? marker : "";
   sb::FleetMember member(options, [&handler, &crash_marker](std::string_view line) {
     if (!crash_marker.empty() && line.find(crash_marker) != std::string_view::npos) std::raise(SIGKILL);
     return handler.handle(line);
   });
+#else
+  sb::FleetMember member(options, [&handler](std::string_view line) { return handler.handle(line); });
+#endif
 
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
@@ -160,8 +167,6 @@ const Command fleet_member_command{
   --max-request-bytes N  a longer request is answered request_too_large without being held in memory
                        (default 4194304)
   SIGTERM or SIGINT: finish the requests in hand, answer and acknowledge them, leave the group, exit 0.
-  Test hook (failure tests only): with $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER set, a request whose
-  line contains its value kills the member with SIGKILL, as a poison request would.
 )",
     run_fleet_member};
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet against a real Redis on a loopback port: members killed, stopped and poisoned, Redis
-// restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, and
-// a client used across a fork. Skipped (exit 77) only where redis-server is not
-// installed. Every wait is bounded in time.
+// restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, a
+// client used across a fork, and the test hook kept out of the shipped program. Skipped (exit 77)
+// only where redis-server is not installed. Every wait is bounded in time.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -51,8 +52,12 @@ struct MemberSettings {
   int grace_ms = 1000;
   int compile_timeout_ms = 500;  // CPU time; a small kernel needs ~50 ms
   int max_deliveries = 3;
+  // A request holding it kills the member: the tests' own build of the member has that hook, and only
+  // it is started for a crash marker (the shipped leap-sandbox has no hook).
   std::string crash_marker;
-  std::string stream;                                                       // empty: the default
+  std::string stream;                                    // empty: the default
+  std::vector<std::pair<std::string, std::string>> env;  // more environment (the Redis user and password)
+  bool hook_in_shipped_program = false;                  // the crash marker given to leap-sandbox itself
   int claim_idle_ms() const { return grace_ms + 10 * compile_timeout_ms; }  // of a compile: grace + wall backstop
 };
 
@@ -60,11 +65,13 @@ std::unique_ptr<Child> start_member(const RedisServer& redis, const TempDir& tmp
                                     const MemberSettings& s) {
   std::vector<std::pair<std::string, std::string>> env = {{"LEAP_SANDBOX_CACHE_DIR", (tmp.path() / "cache").string()}};
   if (!s.crash_marker.empty()) env.emplace_back("LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER", s.crash_marker);
+  env.insert(env.end(), s.env.begin(), s.env.end());
+  const bool with_hook = !s.crash_marker.empty() && !s.hook_in_shipped_program;
   return std::make_unique<Child>(
-      std::vector<std::string>{LEAP_SANDBOX_CLI, "fleet-member", "--redis", redis.url(), "--name", name, "-j",
-                               std::to_string(s.jobs), "--claim-grace-ms", std::to_string(s.grace_ms),
-                               "--compile-timeout-ms", std::to_string(s.compile_timeout_ms), "--max-deliveries",
-                               std::to_string(s.max_deliveries), "--stream",
+      std::vector<std::string>{with_hook ? LEAP_SANDBOX_FLEET_TEST_MEMBER : LEAP_SANDBOX_CLI, "fleet-member", "--redis",
+                               redis.url(), "--name", name, "-j", std::to_string(s.jobs), "--claim-grace-ms",
+                               std::to_string(s.grace_ms), "--compile-timeout-ms", std::to_string(s.compile_timeout_ms),
+                               "--max-deliveries", std::to_string(s.max_deliveries), "--stream",
                                s.stream.empty() ? std::string(sb::fleet_default_stream) : s.stream},
       tmp.path() / (name + ".log"), env);
 }
@@ -150,6 +157,14 @@ struct Joined {
     if (thread.joinable()) thread.join();
   }
 };
+
+// `digits` random hex digits: passwords and markers no other test uses.
+std::string random_text(std::size_t digits) {
+  std::random_device random;
+  std::string text;
+  while (text.size() < digits) text.push_back("0123456789abcdef"[random() % 16]);
+  return text;
+}
 
 }  // namespace
 
@@ -777,6 +792,28 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
   CHECK(stats.answered == 17);
   CHECK(stats.duplicates_dropped == 0);
   CHECK(stats.forged_dropped == 0);
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
+}
+
+TEST_CASE("the shipped fleet-member has no test hook: a request cannot kill it with the crash marker", "[hook]") {
+  // The hook is compiled into the tests' own build of the member only.
+  CHECK(read_file(LEAP_SANDBOX_CLI).find("LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER") == std::string::npos);
+  CHECK(read_file(LEAP_SANDBOX_FLEET_TEST_MEMBER).find("LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER") != std::string::npos);
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  MemberSettings settings;
+  settings.crash_marker = "LEAP_TEST_POISON_" + random_text(8);
+  settings.hook_in_shipped_program = true;  // the marker in leap-sandbox's environment: it must do nothing
+  auto member = start_member(redis, tmp, "h0", settings);
+  sb::FleetClient client({.redis = redis.address(), .name = "hooked", .timeout = 60s});
+  auto answer = client.compile(kernel(71) + "// " + settings.crash_marker + "\n");
+  REQUIRE(answer.wait_for(60s) == std::future_status::ready);
+  const sb::FleetReply reply = answer.get();
+  INFO(reply.line);
+  CHECK(reply.ok);
+  CHECK(reply.member == "h0");
+  CHECK(member->running());
   member->signal(SIGTERM);
   CHECK(member->wait(30s));
 }
