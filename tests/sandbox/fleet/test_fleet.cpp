@@ -796,6 +796,44 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
   CHECK(member->wait(30s));
 }
 
+TEST_CASE("a forged answer naming another client session is counted as a forgery, not a duplicate", "[auth]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  sb::FleetClient client({.redis = redis.address(),
+                          .stream = "quiet:requests",
+                          .name = "shared-name",
+                          .timeout = 60s,
+                          .log = [](const std::string&) {}});
+  const std::string& reply = client.reply_stream();
+  const std::string verdict = json{{"id", 1}, {"ok", true}, {"result", {{"verdict", "correct"}}}}.dump();
+  // A forgery that names a session other than the client's, so that it would be left alone as another
+  // client's answer.
+  inspect.command({"XADD", reply, "*", "response", verdict, "worker", "forger", "session", "1-not-yours", "id", "1",
+                   "tag", std::string(64, 'a')});
+  // A genuine answer for another client of the same name (its own session): left for that client.
+  const std::string sibling = "2-sibling";
+  inspect.command(
+      {"XADD", reply, "*", "response", verdict, "worker", "m0", "session", sibling, "id", "1", "tag",
+       fr::sign(key, {fr::MessageKind::reply, "quiet:requests", reply, sibling, "1", sb::sha256(verdict)})});
+  REQUIRE(eventually(
+      [&] {
+        const sb::FleetClientStats s = client.stats();
+        return s.forged_dropped + s.duplicates_dropped >= 2;
+      },
+      20s));
+  const sb::FleetClientStats stats = client.stats();
+  CHECK(stats.forged_dropped == 1);
+  CHECK(stats.duplicates_dropped == 1);
+  CHECK(stats.answered == 0);
+  // The forgery is deleted; the sibling's answer stays for it.
+  CHECK(eventually([&] { return fr::integer(inspect.command({"XLEN", reply}).get()) == 1; }, 10s));
+  const auto left = fr::parse_entries(inspect.command({"XRANGE", reply, "-", "+"}).get());
+  REQUIRE(left.size() == 1);
+  CHECK(*left.front().field("session") == sibling);
+}
+
 TEST_CASE("the shipped fleet-member has no test hook: a request cannot kill it with the crash marker", "[hook]") {
   // The hook is compiled into the tests' own build of the member only.
   CHECK(read_file(LEAP_SANDBOX_CLI).find("LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER") == std::string::npos);
