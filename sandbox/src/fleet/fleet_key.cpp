@@ -2,15 +2,10 @@
 #include "leap/sandbox/fleet_key.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
-#include "common/fd_io.hpp"
+#include "common/key_file.hpp"
 #include "common/sha256.hpp"
 
 namespace leap::sandbox {
@@ -37,34 +32,18 @@ FleetKey FleetKey::from_bytes(std::string bytes) {
 
 FleetKey FleetKey::from_file(const std::filesystem::path& path) {
   const std::string name = path.string();
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    throw FleetKeyError("cannot read the fleet key file " + name + ": " + std::strerror(errno));
+  const std::string how_to_make = "make one: umask 077; head -c 32 /dev/urandom | base64 > " + name;
+  std::string bytes(k_max_key_file_bytes + 1, '\0');
+  try {
+    bytes.resize(detail::read_key_file(AT_FDCWD, name,
+                                       {.label = "the fleet key file",
+                                        .max_bytes = k_max_key_file_bytes,
+                                        .follow_symlinks = true,
+                                        .how_to_make = how_to_make},
+                                       bytes.data(), bytes.size()));
+  } catch (const detail::KeyFileError& e) {
+    throw FleetKeyError(e.what());
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw FleetKeyError("the fleet key file " + name + " is not a regular file");
-  }
-  // The key is only as secret as its file: one that others may read is refused, not just warned about.
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw FleetKeyError("the fleet key file " + name + " may be read by group or others (mode " + mode +
-                        "); make it private with: chmod 600 " + name);
-  }
-  if (static_cast<std::size_t>(st.st_size) > k_max_key_file_bytes) {
-    throw FleetKeyError("the fleet key file " + name + " is " + std::to_string(st.st_size) +
-                        " bytes; a key file holds one key (at most " + std::to_string(k_max_key_file_bytes) +
-                        " bytes)");
-  }
-  std::optional<std::string> read = detail::read_regular(fd, k_max_key_file_bytes);
-  if (!read)
-    throw FleetKeyError("cannot read the fleet key file " + name + " (a read failed, or it changed while read)");
-  std::string bytes = std::move(*read);
   trim_newlines(bytes);
   if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "in " + name));
   return FleetKey(std::move(bytes));

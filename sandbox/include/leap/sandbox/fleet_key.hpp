@@ -8,7 +8,9 @@
 //   2. $LEAP_FLEET_KEY_FILE, naming a file that holds the key
 //   3. $LEAP_FLEET_KEY, holding the key itself
 // A key is at least 16 bytes (trailing newlines of a file are not part of it); a key file must be a
-// regular file that neither group nor others may read (chmod 600). Make one with
+// regular file of at most 4 KiB, owned by the process's effective user, that neither group nor others
+// may use (chmod 600); it is opened without blocking (a FIFO does not stall), and a symbolic link is
+// followed to the file it names. docs/fleet.md lists the rules in order. Make one with
 //   umask 077; head -c 32 /dev/urandom | base64 > fleet.key
 // With no key at all, clients and members refuse to start unless told `insecure_no_key`
 // (leap-sandbox fleet-member --insecure-no-key): then nothing is signed or checked, and the member says so
@@ -27,7 +29,8 @@ inline constexpr std::string_view fleet_key_file_env = "LEAP_FLEET_KEY_FILE";
 inline constexpr std::string_view fleet_key_env = "LEAP_FLEET_KEY";
 inline constexpr std::size_t fleet_key_min_bytes = 16;
 
-// No usable key: too short, a file others may read, no key where one is required, ...
+// No usable key: too short, a key file refused by the rules above (its message names the file, what is
+// wrong and the fix), no key where one is required, ...
 class FleetKeyError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -37,8 +40,9 @@ class FleetKey {
  public:
   // Throws FleetKeyError for a key shorter than fleet_key_min_bytes.
   static FleetKey from_bytes(std::string bytes);
-  // The file's content less trailing "\r\n". Throws FleetKeyError when it cannot be read, is not a
-  // regular file, may be read by group or others, is larger than 4 KiB or holds too short a key.
+  // The file's content less trailing "\r\n". Throws FleetKeyError when the file breaks a rule above
+  // (not a regular file, not the process's user's, open to group or others, larger than 4 KiB), cannot
+  // be read, or holds too short a key.
   static FleetKey from_file(const std::filesystem::path& path);
   // $LEAP_FLEET_KEY_FILE, else $LEAP_FLEET_KEY; nullopt when neither is set. A variable that is set
   // but names no usable key throws FleetKeyError (a typo must not turn authentication off).
