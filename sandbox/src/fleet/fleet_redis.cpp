@@ -239,22 +239,25 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
   return replies;
 }
 
-BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
-                                              std::chrono::milliseconds block) {
+std::vector<BoundedReply> RedisConnection::bounded_replies(const std::vector<std::vector<std::string>>& commands,
+                                                           const BoundedLimits& limits,
+                                                           std::chrono::milliseconds block) {
   connect();
   use_timeout(block);
   auto lost = [&](const std::string& why) {
     close();
-    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" + argv.front() +
-                             "): " + why);
+    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" +
+                             commands.front().front() + "): " + why);
   };
-  // hiredis reads replies into its own buffer; this command's reply must be all on the socket.
+  // hiredis reads replies into its own buffer; these commands' replies must be all on the socket.
   if (context_->reader != nullptr && context_->reader->pos != context_->reader->len) {
     throw lost("unread reply bytes before a bounded read");
   }
-  ArgvArrays a(argv);
-  if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
-    throw lost(context_->errstr);
+  for (const auto& argv : commands) {
+    ArgvArrays a(argv);
+    if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
+      throw lost(context_->errstr);
+    }
   }
   for (int done = 0; done == 0;) {
     if (redisBufferWrite(context_, &done) != REDIS_OK) throw lost(context_->errstr);
@@ -272,22 +275,37 @@ BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& ar
         }
       },
       limits);
-  BoundedReply reply;
+  std::vector<BoundedReply> replies;
+  replies.reserve(commands.size());
   try {
-    reply = reader.read();
+    for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(reader.read());
   } catch (const RedisDisconnected& e) {
     throw lost(e.what());
   } catch (const ProtocolError& e) {  // the connection's state is unknown: start afresh
     throw lost(e.what());
   }
-  if (reply.type == BoundedReply::Type::error) {
-    if (reply.text.starts_with("LOADING") || reply.text.starts_with("MASTERDOWN")) {
+  for (const BoundedReply& reply : replies) {
+    if (reply.type == BoundedReply::Type::error &&
+        (reply.text.starts_with("LOADING") || reply.text.starts_with("MASTERDOWN"))) {
       close();
       throw RedisDisconnected("Redis at " + to_string(address_) + " is not ready: " + reply.text);
     }
-    throw RedisCommandError(argv.front() + ": " + reply.text);
   }
-  return reply;
+  return replies;
+}
+
+BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
+                                              std::chrono::milliseconds block) {
+  std::vector<BoundedReply> replies = bounded_replies({argv}, limits, block);
+  if (replies.front().type == BoundedReply::Type::error) {
+    throw RedisCommandError(argv.front() + ": " + replies.front().text);
+  }
+  return std::move(replies.front());
+}
+
+std::vector<BoundedReply> RedisConnection::bounded_pipeline(const std::vector<std::vector<std::string>>& commands,
+                                                            const BoundedLimits& limits) {
+  return bounded_replies(commands, limits, std::chrono::milliseconds(0));
 }
 
 std::chrono::milliseconds reconnect_delay(int attempt) noexcept {

@@ -104,11 +104,19 @@ class RedisConnection {
   // Failures as command().
   BoundedReply bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
                                std::chrono::milliseconds block = std::chrono::milliseconds(0));
+  // Sends all commands in one write and reads their replies with bounded memory, `limits` shared by
+  // all of them: one round trip. Error replies are returned, not thrown; I/O failures as pipeline().
+  std::vector<BoundedReply> bounded_pipeline(const std::vector<std::vector<std::string>>& commands,
+                                             const BoundedLimits& limits);
 
   const RedisAddress& address() const noexcept { return address_; }
 
  private:
   void use_timeout(std::chrono::milliseconds block);
+  // Appends the commands, writes them all and reads their replies (bounded); the reply that is an
+  // error is returned as one.
+  std::vector<BoundedReply> bounded_replies(const std::vector<std::vector<std::string>>& commands,
+                                            const BoundedLimits& limits, std::chrono::milliseconds block);
 
   RedisAddress address_;
   RedisCredentials credentials_;

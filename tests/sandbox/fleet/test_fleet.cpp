@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet against a real Redis on a loopback port: members killed, stopped and poisoned, Redis
 // restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, a
-// client used across a fork, and the test hook kept out of the shipped program. Skipped (exit 77)
-// only where redis-server is not installed. Every wait is bounded in time.
+// client used across a fork, what a co-tenant without the key can do to the streams, the test hook
+// kept out of the shipped program, and the ACL users docs/fleet.md gives. Skipped (exit 77) only
+// where redis-server is not installed. Every wait is bounded in time.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -164,6 +165,41 @@ std::string random_text(std::size_t digits) {
   std::string text;
   while (text.size() < digits) text.push_back("0123456789abcdef"[random() % 16]);
   return text;
+}
+
+// ---- the ACL users of docs/fleet.md ----
+
+// The `user` lines of the ACL file docs/fleet.md gives (in its section on who may read the streams),
+// as ACL SETUSER commands with the passwords put in. The default user's line is left out: it is this
+// test's own connection for looking inside Redis.
+std::vector<std::vector<std::string>> acl_recipe(const std::string& member_password,
+                                                 const std::string& trainer_password) {
+  const std::string doc = read_file(std::filesystem::path(LEAP_SOURCE_DIR) / "docs" / "fleet.md");
+  std::vector<std::vector<std::string>> commands;
+  std::istringstream lines(doc);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("user leap-")) continue;
+    std::istringstream words(line.substr(5));
+    std::vector<std::string> argv = {"ACL", "SETUSER"};
+    for (std::string w; words >> w;) {
+      if (w == ">MEMBER_PASSWORD") w = ">" + member_password;
+      if (w == ">TRAINER_PASSWORD") w = ">" + trainer_password;
+      argv.push_back(w);
+    }
+    commands.push_back(argv);
+  }
+  return commands;
+}
+
+void apply_acl_recipe(fr::RedisConnection& admin, const std::string& member_password,
+                      const std::string& trainer_password) {
+  const auto commands = acl_recipe(member_password, trainer_password);
+  REQUIRE(commands.size() == 2);  // leap-member and leap-trainer
+  for (const auto& argv : commands) {
+    INFO(argv[2]);
+    admin.command(argv);
+  }
 }
 
 }  // namespace
@@ -796,6 +832,85 @@ TEST_CASE("a client used in a forked child says to make a new one; no answer cro
   CHECK(member->wait(30s));
 }
 
+TEST_CASE("a keyless co-tenant's XCLAIM RETRYCOUNT does not dead-letter a request", "[cotenant]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection mallory(redis.address(), {});  // can read and write every key, holds no fleet key
+  const sb::FleetKey key = test_fleet_key();         // this test plays members that ran a request before
+  const std::string stream(sb::fleet_default_stream), group(sb::fleet_default_group);
+  sb::FleetClient client({.redis = redis.address(), .name = "targeted", .timeout = 120s});
+  // Three requests, submitted while no member runs.
+  auto junk_records = client.compile(kernel(61));
+  auto copied_record = client.compile(kernel(62));
+  auto ran_three_times = client.compile(kernel(63));
+  const auto entries = fr::parse_entries(mallory.command({"XRANGE", stream, "-", "+"}).get());
+  REQUIRE(entries.size() == 3);
+
+  // The co-tenant reads the requests off the stream, takes them into a consumer of its own and says
+  // each was delivered 99 times and idle for days.
+  mallory.command({"XGROUP", "CREATE", stream, group, "0"});
+  mallory.command({"XREADGROUP", "GROUP", group, "mallory", "COUNT", "10", "STREAMS", stream, ">"});
+  for (const fr::StreamEntry& e : entries) {
+    mallory.command({"XCLAIM", stream, group, "mallory", "0", e.id, "IDLE", "999999999", "RETRYCOUNT", "99"});
+  }
+  REQUIRE(pending_of(mallory).size() == 3);
+  CHECK(pending_of(mallory).front().deliveries == 99);
+  // It writes delivery records of its own making for the first.
+  const auto record = [&](const fr::StreamEntry& e) { return stream + ":deliveries:" + e.id; };
+  mallory.command({"HSET", record(entries[0]), "m0/1", std::string(64, 'a'), "m1/1", std::string(64, 'b'), "m2/1",
+                   std::string(64, 'c')});
+  // Genuine records, made with the key: three deliveries of the third request (three members died
+  // running it), and one of them copied onto the second request, where it is valid for nothing.
+  const auto genuine = [&](const fr::StreamEntry& e, const std::string& name) {
+    return fr::delivery_tag(key, stream, e.id, *e.field("tag"), name);
+  };
+  for (const char* name : {"w7/1", "w8/1", "w9/1"}) {
+    mallory.command({"HSET", record(entries[2]), name, genuine(entries[2], name)});
+  }
+  mallory.command({"HSET", record(entries[1]), "w7/1", genuine(entries[2], "w7/1"), "w8/1", genuine(entries[2], "w8/1"),
+                   "w9/1", genuine(entries[2], "w9/1")});
+
+  auto member = start_member(redis, tmp, "t0", MemberSettings{});  // --max-deliveries 3
+  // Redis's counter says 99 for all three; the members' records say 0, 0 and 3.
+  for (auto* answer : {&junk_records, &copied_record}) {
+    REQUIRE(answer->wait_for(60s) == std::future_status::ready);
+    const sb::FleetReply reply = answer->get();
+    INFO(reply.line);
+    CHECK(reply.ok);
+    CHECK(reply.member == "t0");
+    CHECK(json::parse(reply.result).at("status") == "ok");
+  }
+  REQUIRE(ran_three_times.wait_for(60s) == std::future_status::ready);
+  const sb::FleetReply dead = ran_three_times.get();
+  INFO(dead.line);
+  CHECK_FALSE(dead.ok);
+  const json line = json::parse(dead.line);
+  CHECK(line.at("code") == "dead_lettered");  // not run: an environment failure, never a verdict
+  CHECK_FALSE(line.contains("result"));
+  CHECK(dead.error.find("delivered 3 times") != std::string::npos);
+
+  const auto letters = fr::parse_entries(mallory.command({"XRANGE", "leap:requests:dead", "-", "+"}).get());
+  REQUIRE(letters.size() == 1);
+  CHECK(*letters.front().field("request_entry") == entries[2].id);
+  CHECK(*letters.front().field("deliveries") == "3");
+  // The records go with the answers.
+  CHECK(eventually(
+      [&] {
+        for (const fr::StreamEntry& e : entries) {
+          if (fr::integer(mallory.command({"EXISTS", record(e)}).get()) != 0) return false;
+        }
+        return true;
+      },
+      10s));
+  CHECK(eventually([&] { return pending_of(mallory).empty(); }, 10s));
+  member->signal(SIGTERM);
+  REQUIRE(member->wait(30s));
+  const std::string log = read_file(tmp.path() / "t0.log");
+  INFO(log);
+  CHECK(log.find("took over") != std::string::npos);
+  CHECK(log.find("2 answered, 3 taken over, 1 dead-lettered") != std::string::npos);
+}
+
 TEST_CASE("a forged answer naming another client session is counted as a forgery, not a duplicate", "[auth]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
@@ -852,6 +967,53 @@ TEST_CASE("the shipped fleet-member has no test hook: a request cannot kill it w
   CHECK(reply.ok);
   CHECK(reply.member == "h0");
   CHECK(member->running());
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
+}
+
+TEST_CASE("the ACL users of docs/fleet.md run the fleet, and another user can read none of its streams", "[acl]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection admin(redis.address(), {});
+  const std::string member_password = random_text(32), trainer_password = random_text(32);
+  apply_acl_recipe(admin, member_password, trainer_password);
+  MemberSettings settings;
+  settings.env = {{std::string(sb::fleet_user_env), "leap-member"},
+                  {std::string(sb::fleet_password_env), member_password}};
+  auto member = start_member(redis, tmp, "acl0", settings);
+  // The trainer's client, as its own user (the credentials are read when the client is made).
+  ::setenv(std::string(sb::fleet_user_env).c_str(), "leap-trainer", 1);
+  ::setenv(std::string(sb::fleet_password_env).c_str(), trainer_password.c_str(), 1);
+  std::optional<sb::FleetClient> client;
+  client.emplace(sb::FleetClientOptions{.redis = redis.address(), .name = "acl-trainer", .timeout = 60s});
+  ::unsetenv(std::string(sb::fleet_user_env).c_str());
+  ::unsetenv(std::string(sb::fleet_password_env).c_str());
+  auto compiled = client->compile(kernel(91));
+  auto info = client->info();
+  REQUIRE(compiled.wait_for(60s) == std::future_status::ready);
+  CHECK(compiled.get().ok);
+  REQUIRE(info.wait_for(60s) == std::future_status::ready);
+  CHECK(info.get().ok);
+
+  // A co-tenant with keys of its own reads and writes none of the fleet's.
+  admin.command({"ACL", "SETUSER", "cotenant", "on", ">cotenant-password", "resetkeys", "~tenant:*", "+@all"});
+  fr::RedisConnection cotenant(redis.address(), {"cotenant", "cotenant-password"});
+  cotenant.command({"SET", "tenant:own", "1"});
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{"XRANGE", "leap:requests", "-", "+"},
+                                             {"XREAD", "STREAMS", client->reply_stream(), "0"},
+                                             {"XRANGE", "leap:requests:dead", "-", "+"},
+                                             {"XADD", "leap:requests", "*", "request", "{}"},
+                                             {"XGROUP", "DESTROY", "leap:requests", "leap-sandbox"},
+                                             {"DEL", "leap:requests"}}) {
+    INFO(argv.front() << " " << argv[1]);
+    CHECK_THROWS_WITH(cotenant.command(argv), Catch::Contains("NOPERM"));
+  }
+  // And the trainer's user cannot take requests as a member does: each user has the commands of its part.
+  fr::RedisConnection trainer(redis.address(), {"leap-trainer", trainer_password});
+  CHECK_THROWS_WITH(trainer.command({"XREADGROUP", "GROUP", "leap-sandbox", "x", "STREAMS", "leap:requests", ">"}),
+                    Catch::Contains("NOPERM"));
+  client.reset();
   member->signal(SIGTERM);
   CHECK(member->wait(30s));
 }
