@@ -87,7 +87,7 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOpti
 struct FleetMember::Impl {
   FleetMemberOptions options;
   Handler handler;
-  fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
+  fleet::RedisCredentials credentials;
   std::optional<FleetKey> key;  // nullopt: insecure_no_key, nothing checked or signed
   fleet::BoundedLimits read_limits;
   // A delivery record holds a few fields of ~80 bytes; more is junk someone else wrote, read past.
@@ -482,6 +482,7 @@ FleetMember::FleetMember(FleetMemberOptions options, Handler handler) : impl_(st
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetMember: the handler is empty");
   impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetMember");
+  impl_->credentials = options.credentials ? *options.credentials : fleet::RedisCredentials::from_environment();
   // One entry: the request line (kept up to the limit), four short fields, a few that no client writes.
   impl_->read_limits = {.max_value_bytes = options.max_request_bytes,
                         .max_kept_bytes = options.max_request_bytes + (std::size_t{64} << 10),

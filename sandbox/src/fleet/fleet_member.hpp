@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "fleet/fleet_redis.hpp"
 #include "leap/sandbox/fleet_address.hpp"
 #include "leap/sandbox/fleet_key.hpp"
 
@@ -67,6 +68,7 @@ struct FleetMemberOptions {
   std::chrono::seconds reply_ttl{86400};                 // a reply stream unwritten this long expires
   std::size_t max_request_bytes = std::size_t{4} << 20;  // a longer request line is answered request_too_large
   std::optional<FleetKey> key;                           // the fleet key; unset: from the environment (fleet_key.hpp)
+  std::optional<fleet::RedisCredentials> credentials;    // unset: from the environment (fleet_redis.hpp)
   bool insecure_no_key = false;  // with no key anywhere, run unauthenticated instead of refusing to start
 
   void validate() const;  // throws std::invalid_argument naming the option and its value

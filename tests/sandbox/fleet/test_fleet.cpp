@@ -2,13 +2,18 @@
 // The fleet against a real Redis on a loopback port: members killed, stopped and poisoned, Redis
 // restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, a
 // client used across a fork, what a co-tenant without the key can do to the streams, the test hook
-// kept out of the shipped program, and the ACL users docs/fleet.md gives. Skipped (exit 77) only
-// where redis-server is not installed. Every wait is bounded in time.
+// kept out of the shipped program, the secrets kept out of the compile and GPU processes, and the ACL
+// users docs/fleet.md gives. Skipped (exit 77) only where redis-server is not installed. Every wait
+// is bounded in time.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+
 #include <atomic>
+#include <cctype>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -26,8 +31,10 @@
 #include <leap/sandbox/fleet_client.hpp>
 #include <leap/sandbox/fleet_environment.hpp>
 #include <leap/sandbox/fleet_key.hpp>
+#include "common/secret_bytes.hpp"
 #include "common/sha256.hpp"
 
+#include "evaluation/gpu_runner.hpp"
 #include "fleet/fleet_auth.hpp"
 #include "fleet_harness.hpp"
 #include "sanitizers.hpp"
@@ -165,6 +172,89 @@ std::string random_text(std::size_t digits) {
   std::string text;
   while (text.size() < digits) text.push_back("0123456789abcdef"[random() % 16]);
   return text;
+}
+
+// ---- looking inside processes: /proc/<pid>/environ and /proc/<pid>/mem (readable by root) ----
+
+// The live processes below `root` in the process tree, `root` itself not included (a zombie, dead
+// but not yet reaped, holds no memory and is left out).
+std::vector<pid_t> descendants(pid_t root) {
+  std::set<pid_t> dead;
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos || close + 2 > line.size()) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t parent = 0;
+    if (!(rest >> state >> parent)) continue;
+    children[parent].push_back(static_cast<pid_t>(std::stol(name)));
+    if (state == 'Z' || state == 'X') dead.insert(static_cast<pid_t>(std::stol(name)));
+  }
+  std::vector<pid_t> out, todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t c : children[p]) {
+      if (dead.count(c) == 0) out.push_back(c);
+      todo.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string proc_file(pid_t pid, const char* what) { return read_file("/proc/" + std::to_string(pid) + "/" + what); }
+
+struct MemoryScan {
+  bool readable = false;
+  std::size_t bytes = 0;           // scanned
+  std::vector<std::string> found;  // "<which secret> at <region>"
+};
+
+// Looks for each of `secrets` in the memory of `pid` a process could have put there: every readable
+// region that is writable or not backed by a file (a read-only file mapping holds the file's bytes).
+MemoryScan scan_memory(pid_t pid, const std::vector<std::pair<std::string, std::string>>& secrets) {
+  MemoryScan scan;
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return scan;
+  scan.readable = true;
+  std::size_t longest = 0;
+  for (const auto& [name, secret] : secrets) longest = std::max(longest, secret.size());
+  std::istringstream maps(proc_file(pid, "maps"));
+  std::string line;
+  std::vector<char> chunk(std::size_t{1} << 20);
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    fields >> range >> perms >> offset >> device >> inode;
+    std::getline(fields >> std::ws, path);
+    if (perms.size() < 2 || perms[0] != 'r') continue;
+    if (path.starts_with("[vvar") || path == "[vsyscall]") continue;
+    if (perms[1] != 'w' && path.starts_with("/")) continue;
+    const std::size_t dash = range.find('-');
+    std::uint64_t begin = std::stoull(range.substr(0, dash), nullptr, 16);
+    const std::uint64_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    std::string carried;  // the last bytes of the previous chunk: a secret may straddle two
+    for (std::uint64_t at = begin; at < end;) {
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), end - at));
+      const ssize_t n = ::pread(fd, chunk.data(), want, static_cast<off_t>(at));
+      if (n <= 0) break;
+      std::string window = carried + std::string(chunk.data(), static_cast<std::size_t>(n));
+      for (const auto& [name, secret] : secrets) {
+        if (window.find(secret) != std::string::npos) scan.found.push_back(name + " in " + line);
+      }
+      carried = window.substr(window.size() - std::min(window.size(), longest));
+      scan.bytes += static_cast<std::size_t>(n);
+      at += static_cast<std::uint64_t>(n);
+    }
+  }
+  ::close(fd);
+  return scan;
 }
 
 // ---- the ACL users of docs/fleet.md ----
@@ -971,6 +1061,90 @@ TEST_CASE("the shipped fleet-member has no test hook: a request cannot kill it w
   CHECK(member->wait(30s));
 }
 
+TEST_CASE("neither the fleet key nor the Redis password reaches a compile process or the GPU runner", "[secrets]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const std::string password = "member-password-" + random_text(24);
+  apply_acl_recipe(inspect, password, "trainer-password-" + random_text(24));
+  const std::string key(test_fleet_key().bytes());  // in this process's $LEAP_FLEET_KEY, which members inherit
+  const std::vector<std::pair<std::string, std::string>> secrets = {{"the fleet key", key},
+                                                                    {"the Redis password", password}};
+  MemberSettings settings;
+  settings.env = {{std::string(sb::fleet_user_env), "leap-member"}, {std::string(sb::fleet_password_env), password}};
+  auto member = start_member(redis, tmp, "s0", settings);  // -j 2: a launcher and two pooled compilers
+  sb::FleetClient client({.redis = redis.address(), .name = "secretive", .timeout = 60s});
+  // A compile answered: a failed one is an answer too, so the result's status says it compiled.
+  const auto compiles = [&](int k) {
+    auto answer = client.compile(kernel(k));
+    if (answer.wait_for(60s) != std::future_status::ready) return false;
+    const sb::FleetReply reply = answer.get();
+    return reply.ok && json::parse(reply.result).at("status") == "ok";
+  };
+  // Two at once, so that both pooled compilers (-j 2; started on demand) are there.
+  auto other = std::async(std::launch::async, compiles, 80);
+  REQUIRE(compiles(81));
+  REQUIRE(other.get());
+
+  // The scan finds what is there: the member holds both, in its secret memory.
+  const MemoryScan own = scan_memory(member->pid(), secrets);
+  REQUIRE(own.readable);
+  INFO("scanned " << (own.bytes >> 20) << " MiB of the member");
+  CHECK(own.found.size() >= 2);
+  // But its environment, where it got them, holds neither any more.
+  const std::string member_environment = proc_file(member->pid(), "environ");
+  CHECK(member_environment.find(key) == std::string::npos);
+  CHECK(member_environment.find(password) == std::string::npos);
+
+  const auto check_clean = [&](const std::string& when) {
+    const std::vector<pid_t> processes = descendants(member->pid());
+    INFO(when << ": " << processes.size() << " processes below the member");
+    CHECK(processes.size() >= 2);  // the launcher and at least one pooled compiler
+    for (const pid_t p : processes) {
+      const std::string environment = proc_file(p, "environ");
+      const MemoryScan scan = scan_memory(p, secrets);
+      INFO(when << ": process " << p << " (" << proc_file(p, "comm") << "), " << (scan.bytes >> 20) << " MiB scanned");
+      CHECK(environment.find(key) == std::string::npos);
+      CHECK(environment.find(password) == std::string::npos);
+      CHECK(scan.readable);
+      for (const std::string& where : scan.found) FAIL_CHECK(where);
+    }
+  };
+  check_clean("at start");
+
+  // A launcher killed from outside is started again by the member, which by then holds both secrets:
+  // forked from there, the new launcher and its pooled compilers still get neither.
+  const std::vector<pid_t> first = descendants(member->pid());
+  for (const pid_t p : first) ::kill(p, SIGKILL);
+  bool compiled = false;
+  for (int k = 82; k < 102 && !compiled; ++k) compiled = compiles(k);
+  REQUIRE(compiled);
+  std::vector<pid_t> second = descendants(member->pid());
+  for (const pid_t p : first) std::erase(second, p);
+  CHECK(second.size() >= 2);
+  check_clean("after the launcher was killed and started again");
+
+  // The GPU runner is exec'ed with an explicit environment: one started by a process that holds both
+  // in its environment (as this one now does) holds neither.
+  ::setenv(std::string(sb::fleet_password_env).c_str(), password.c_str(), 1);
+  sb::GpuRunnerConfig fake;
+  fake.fake = true;
+  sb::GpuRunner runner(fake);
+  const std::vector<std::uint8_t> ping = json::to_cbor(json{{"op", "ping"}});
+  const sb::CallResult pong =
+      runner.call(std::string_view(reinterpret_cast<const char*>(ping.data()), ping.size()), 5000ms);
+  ::unsetenv(std::string(sb::fleet_password_env).c_str());
+  REQUIRE(pong.status == sb::CallStatus::ok);
+  REQUIRE(runner.pid() > 0);
+  CHECK(proc_file(runner.pid(), "environ").find(key) == std::string::npos);
+  CHECK(proc_file(runner.pid(), "environ").find(password) == std::string::npos);
+  const MemoryScan runner_scan = scan_memory(runner.pid(), secrets);
+  CHECK(runner_scan.readable);
+  for (const std::string& where : runner_scan.found) FAIL_CHECK("the GPU runner: " << where);
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
+}
+
 TEST_CASE("the ACL users of docs/fleet.md run the fleet, and another user can read none of its streams", "[acl]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
@@ -997,7 +1171,7 @@ TEST_CASE("the ACL users of docs/fleet.md run the fleet, and another user can re
 
   // A co-tenant with keys of its own reads and writes none of the fleet's.
   admin.command({"ACL", "SETUSER", "cotenant", "on", ">cotenant-password", "resetkeys", "~tenant:*", "+@all"});
-  fr::RedisConnection cotenant(redis.address(), {"cotenant", "cotenant-password"});
+  fr::RedisConnection cotenant(redis.address(), {"cotenant", sb::detail::secret_copy("cotenant-password")});
   cotenant.command({"SET", "tenant:own", "1"});
   for (const std::vector<std::string>& argv :
        std::vector<std::vector<std::string>>{{"XRANGE", "leap:requests", "-", "+"},
@@ -1010,7 +1184,7 @@ TEST_CASE("the ACL users of docs/fleet.md run the fleet, and another user can re
     CHECK_THROWS_WITH(cotenant.command(argv), Catch::Contains("NOPERM"));
   }
   // And the trainer's user cannot take requests as a member does: each user has the commands of its part.
-  fr::RedisConnection trainer(redis.address(), {"leap-trainer", trainer_password});
+  fr::RedisConnection trainer(redis.address(), {"leap-trainer", sb::detail::secret_copy(trainer_password)});
   CHECK_THROWS_WITH(trainer.command({"XREADGROUP", "GROUP", "leap-sandbox", "x", "STREAMS", "leap:requests", ">"}),
                     Catch::Contains("NOPERM"));
   client.reset();

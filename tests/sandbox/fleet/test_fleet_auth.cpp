@@ -144,6 +144,40 @@ TEST_CASE("a fleet key file owned by another user is refused, saying whose it is
   CHECK_THROWS_AS(sb::FleetKey::from_environment(), sb::FleetKeyError);
 }
 
+TEST_CASE("a fleet key cannot cross a fork: the child gets neither its bytes nor a key of zeros", "[auth]") {
+  const sb::FleetKey key = sb::FleetKey::from_bytes("a-key-that-stays-in-its-process");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // 0: refused with the reason; 1: the child could read the key; 2: a different error
+    int code = 1;
+    try {
+      (void)key.bytes();
+    } catch (const sb::FleetKeyError& e) {
+      code = std::string(e.what()).find("Read it again in the child") != std::string::npos ? 0 : 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(key.bytes() == "a-key-that-stays-in-its-process");  // the parent's is untouched
+}
+
+TEST_CASE("taking the key and the password from the environment overwrites them there", "[auth]") {
+  std::string block = std::string(sb::fleet_key_env) + "=taken-key-0123456789";
+  // putenv: the environment holds this very string, as it holds the block a program starts with.
+  ScopedEnv f(std::string(sb::fleet_key_file_env), nullptr), k(std::string(sb::fleet_key_env), nullptr);
+  REQUIRE(::putenv(block.data()) == 0);
+  const std::optional<sb::FleetKey> key = sb::FleetKey::take_from_environment();
+  REQUIRE(key);
+  CHECK(key->bytes() == "taken-key-0123456789");
+  CHECK(std::getenv(std::string(sb::fleet_key_env).c_str()) == nullptr);
+  CHECK(block.find("taken-key") == std::string::npos);  // the bytes, not just the entry
+  CHECK(block.starts_with(std::string(sb::fleet_key_env) + "="));
+}
+
 TEST_CASE("the key comes from the options, then the key file's variable, then the key's, and never silently none",
           "[auth]") {
   ScratchDir dir;
