@@ -323,6 +323,23 @@ TEST_CASE("1000 compiles, 2 clients, 3 members: one SIGKILLed, one SIGTERMed, no
   REQUIRE(members["w0"]->wait(10s));
   const std::vector<Pending> orphans = pending_of(inspect, "w0");
   REQUIRE(!orphans.empty());
+  // Which of the requests w0 died holding belong to whom: looked up at once, for a live member takes
+  // each over once it is idle past its claim idle time, and deletes it from the stream once answered
+  // (on a loaded machine the steps below can take that long).
+  struct Orphan {
+    std::future<sb::FleetReply>* answer;  // the element's address; read once the submitters are done
+    long long idle_at_kill;
+  };
+  std::vector<Orphan> orphaned;
+  for (const Pending& p : orphans) {
+    const auto entries =
+        fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
+    REQUIRE(entries.size() == 1);
+    const json request = json::parse(*entries.front().field("request"));
+    const auto id = request.at("id").get<std::size_t>();
+    auto& answers = *entries.front().field("reply") == a.reply_stream() ? answers_a : answers_b;
+    orphaned.push_back({&answers.at(id - 1), p.idle_ms});
+  }
   REQUIRE(eventually([&] { return !pending_of(inspect, "w1").empty(); }, 60s));
   members["w1"]->signal(SIGTERM);
   submit_a.thread.join();
@@ -337,21 +354,6 @@ TEST_CASE("1000 compiles, 2 clients, 3 members: one SIGKILLed, one SIGTERMed, no
   const std::string w1_log = read_file(tmp.path() / "w1.log");
   CHECK(w1_log.find("stopped:") != std::string::npos);
 
-  // Which of the requests w0 died holding belong to whom.
-  struct Orphan {
-    std::future<sb::FleetReply>* answer;
-    long long idle_at_kill;
-  };
-  std::vector<Orphan> orphaned;
-  for (const Pending& p : orphans) {
-    const auto entries =
-        fr::parse_entries(inspect.command({"XRANGE", std::string(sb::fleet_default_stream), p.entry, p.entry}).get());
-    REQUIRE(entries.size() == 1);
-    const json request = json::parse(*entries.front().field("request"));
-    const auto id = request.at("id").get<std::size_t>();
-    auto& answers = *entries.front().field("reply") == a.reply_stream() ? answers_a : answers_b;
-    orphaned.push_back({&answers.at(id - 1), p.idle_ms});
-  }
   // They are answered by a live member once idle for their claim idle time, and not before.
   for (Orphan& o : orphaned) {
     REQUIRE(o.answer->wait_for(settings.claim_idle_ms() * 1ms + 15s) == std::future_status::ready);
