@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/shortened.hpp"
 #include "fleet/fleet_auth.hpp"
 #include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
@@ -123,15 +124,17 @@ struct FleetClient::Impl {
     }
   }
 
-  // Why the entry is not an answer signed for this client, or nullopt when it is.
-  std::optional<std::string> forged_reason(const fleet::StreamEntry& entry, const std::string& line) const {
+  // Why the entry is not an answer signed for `for_session` on this client's reply stream, or nullopt
+  // when it is.
+  std::optional<std::string> forged_reason(const fleet::StreamEntry& entry, const std::string& line,
+                                           const std::string& for_session) const {
     const std::string* id = entry.field(fields::id);
     if (!key) return std::nullopt;
     const std::string* tag = entry.field(fields::tag);
     if (tag == nullptr) return "unsigned (no tag field)";
     if (id == nullptr) return "no 'id' field";
     const fleet::SignedFields signed_fields{
-        fleet::MessageKind::reply, options.stream, reply_stream, session, *id, sha256(line)};
+        fleet::MessageKind::reply, options.stream, reply_stream, for_session, *id, sha256(line)};
     if (!fleet::verify(*key, signed_fields, *tag))
       return "the tag does not match (forged, or copied from another request)";
     return std::nullopt;
@@ -225,20 +228,28 @@ struct FleetClient::Impl {
             report_forged(entry.id, "too large to be an answer (" + std::to_string(bytes) + " bytes)");
             continue;
           }
-          // Another client of the same name (a fork that reused it) shares this stream: its answers are
-          // left for it.
+          const std::string* line = entry.field(fields::response);
+          const std::string* member = entry.field(fields::member);
+          // Another client of the same name (a fork that reused it) shares this stream: the answers signed
+          // for its session are left for it. One that names another session without a tag valid for that
+          // session is no one's answer: a forgery, dropped and counted as one.
           if (const std::string* s = entry.field(fields::session); s != nullptr && *s != session) {
-            ++duplicates;
+            const std::optional<std::string> why =
+                line == nullptr ? std::optional<std::string>("no 'response' field") : forged_reason(entry, *line, *s);
+            if (!why) {
+              ++duplicates;
+              continue;
+            }
+            done.push_back(entry.id);
+            report_forged(entry.id, "for another session (" + detail::shortened(*s, 48, 45) + "), and " + *why);
             continue;
           }
           done.push_back(entry.id);
-          const std::string* line = entry.field(fields::response);
-          const std::string* member = entry.field(fields::member);
           if (line == nullptr) {
             report_forged(entry.id, "no 'response' field");
             continue;
           }
-          if (const std::optional<std::string> why = forged_reason(entry, *line)) {
+          if (const std::optional<std::string> why = forged_reason(entry, *line, session)) {
             report_forged(entry.id, *why);
             continue;
           }
