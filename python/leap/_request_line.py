@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
-__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_REQUEST_BYTES", "RequestEncodingError", "encode_request",
+__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_REQUEST_BYTES", "RequestEncodingError", "encode_request", "string_problem",
            "lone_surrogate"]
 
 DEFAULT_MAX_REQUEST_BYTES = 4 << 20  # serve's and the fleet member's --max-request-bytes default
@@ -70,7 +70,8 @@ def _child(path: str, key: object) -> str:
     return f"{path}[{name!r}]"
 
 
-def _string_problem(text: str) -> Optional[str]:
+def string_problem(text: str) -> Optional[str]:
+    """What makes text unreadable to the sandbox (a lone surrogate), or None."""
     found = lone_surrogate(text)
     if found is None:
         return None
@@ -85,7 +86,7 @@ def _scalar_problem(value: object) -> Optional[str]:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
-        return _string_problem(value)
+        return string_problem(value)
     if isinstance(value, int):
         if -(1 << 63) <= value < (1 << 64):
             return None
@@ -106,7 +107,7 @@ def _key_problem(key: object) -> Optional[str]:
     """What is wrong with an object key, said of the key; None when json.dumps writes it as a string the
     sandbox reads (a str, or an int, float, bool or None, written as its string)."""
     if isinstance(key, str):
-        return _string_problem(key)
+        return string_problem(key)
     if isinstance(key, float):
         return None if math.isfinite(key) else "is not a finite number, which JSON has no form for"
     if key is None or isinstance(key, int):

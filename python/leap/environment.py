@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 from ._core import Verdict
 from .episode import Completion, Evaluation, SampleKey
+from . import _request_line
 from .sandbox import RequestEncodingError, SandboxError
 
 __all__ = ["KernelSource", "NoVerdict", "SandboxClient", "SandboxEnvironment", "SandboxError", "SandboxReply",
@@ -180,6 +181,13 @@ class SandboxClient(Protocol):
 _TOO_LARGE = "request_too_large"
 
 
+def _unencodable(source: str) -> str | None:
+    """Why the source cannot be sent (a lone surrogate has no UTF-8 form), or None when it can: checked
+    here too, for a client of the user's own that does not refuse it at submit as SandboxPool and
+    FleetClient do."""
+    return _request_line.string_problem(source)
+
+
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
@@ -229,25 +237,32 @@ class SandboxEnvironment:
                             f"pass task_spec= to map your tasks to one")
         return spec
 
+    async def _ask(self, spec: Any, source: str) -> Any:
+        """The sandbox's answer for a source; a source the client or the server refuses as too long or
+        unreadable is the candidate's compile_error, decided here (never an environment failure, which
+        would let a candidate choose to go unranked)."""
+        try:
+            answer = asyncio.wrap_future(self.sandbox.eval(spec, source, **self.fields))
+        except RequestEncodingError as error:
+            if error.field != "source":
+                raise  # the task or the fields, not the candidate's doing
+            return _refused(f"the source was not compiled: it {error.problem}")
+        try:
+            return await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        except SandboxError as error:
+            if error.code != _TOO_LARGE:  # a server whose limit is below the one the client knows
+                raise
+            return _refused(f"the kernel's source is too long to be evaluated ({error})")
+
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
         spec = self._task(task)
         result: Any
-        try:
-            answer = asyncio.wrap_future(self.sandbox.eval(spec, kernel.source, **self.fields))
-        except RequestEncodingError as error:
-            if error.field != "source":
-                raise  # the task or the fields, not the candidate's doing
-            # the candidate's own text (a lone surrogate, a line past the server's limit): its verdict,
-            # decided here, never an environment failure (which would let a candidate choose to go unranked)
-            result = _refused(f"the source was not compiled: it {error.problem}")
+        why_not_sent = _unencodable(kernel.source)
+        if why_not_sent is not None:  # the candidate's own text: its verdict, not the environment's failure
+            result = _refused(f"the source was not compiled: it {why_not_sent}")
         else:
-            try:
-                result = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
-            except SandboxError as error:
-                if error.code != _TOO_LARGE:  # a server whose limit is below the one the client knows
-                    raise
-                result = _refused(f"the kernel's source is too long to be evaluated ({error})")
+            result = await self._ask(spec, kernel.source)
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)

@@ -382,7 +382,7 @@ TEST_CASE("a masked feedback turn ends the trajectory and masks every turn of it
   CHECK(masked_samples == 2);
 }
 
-TEST_CASE("a group with fewer than two judged members gets advantage 0; with none it is an empty group",
+TEST_CASE("a group with fewer than two judged members gets advantage 0, and with none it is an empty group",
           "[rollout][environment_failure]") {
   auto tasks = script();
   tasks[1].unjudged = {0, 1, 2};     // task 11: only sample 3 (never solved) is judged
