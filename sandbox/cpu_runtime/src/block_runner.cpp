@@ -10,14 +10,16 @@
 #include <cstring>
 #include <utility>
 
+#include "leap/detail/mix64.hpp"
+
 namespace leap::cpu_runtime::detail {
 namespace {
 
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+// The next word of a block's random stream: the mix of a counter (splitmix64).
+std::uint64_t next_random(std::uint64_t& state) {
+  const std::uint64_t r = ::leap::detail::mix64(state);
+  state += 0x9E3779B97F4A7C15ULL;
+  return r;
 }
 
 const char* barrier_name(int op) {
@@ -317,7 +319,7 @@ ThreadRec* BlockRunner::pick() {
     while (ready_[word] == 0) --word;
     bit = 63u - static_cast<unsigned>(std::countl_zero(ready_[word]));
   } else {
-    unsigned k = static_cast<unsigned>(splitmix(rng_) % ready_count_);
+    unsigned k = static_cast<unsigned>(next_random(rng_) % ready_count_);
     for (;; ++word) {
       const auto here = static_cast<unsigned>(std::popcount(ready_[word]));
       if (k < here) break;

@@ -16,17 +16,13 @@
 #include "fault_escape.hpp"
 #include "leap/cpu_runtime/launch.hpp"
 #include "leap/cpu_runtime/module.hpp"
+#include "leap/detail/mix64.hpp"
 #include "memory_map.hpp"
 
 namespace leap::cpu_runtime {
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+using ::leap::detail::mix64;
 
 // A permutation of [0, n), keyed by `key`: a four-round Feistel network on the smallest even number of
 // bits that holds n, walking the cycle until the value falls below n.
@@ -49,7 +45,7 @@ class BlockPermutation {
     const std::uint64_t mask = (std::uint64_t{1} << half_) - 1;
     std::uint64_t left = v >> half_, right = v & mask;
     for (std::uint64_t round = 0; round < 4; ++round) {
-      const std::uint64_t next = left ^ (mix(right ^ mix(key_ + round)) & mask);
+      const std::uint64_t next = left ^ (mix64(right ^ mix64(key_ + round)) & mask);
       left = right;
       right = next;
     }
@@ -75,7 +71,7 @@ unsigned char poison_byte(const Schedule& s) {
     case Schedule::Order::reversed: return 0x7F;  // float 3.4e38, int 2139062143
     case Schedule::Order::random: break;
   }
-  return static_cast<unsigned char>(mix(s.seed() ^ 0x5EED) | 1u);
+  return static_cast<unsigned char>(mix64(s.seed() ^ 0x5EED) | 1u);
 }
 
 }  // namespace
@@ -177,7 +173,7 @@ LaunchResult launch(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t dyn
   workers = static_cast<unsigned>(std::min<std::uint64_t>(workers, blocks));
   const std::optional<BlockPermutation> permutation =
       schedule.order() == Schedule::Order::random
-          ? std::optional<BlockPermutation>(std::in_place, blocks, mix(schedule.seed()))
+          ? std::optional<BlockPermutation>(std::in_place, blocks, mix64(schedule.seed()))
           : std::nullopt;
   const unsigned char poison = poison_byte(schedule);
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -203,7 +199,7 @@ LaunchResult launch(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t dyn
                                  static_cast<unsigned>(linear / (std::uint64_t{grid.x} * grid.y))};
       const std::uint64_t used = __atomic_load_n(table->static_shared_used, __ATOMIC_ACQUIRE);
       arena.poison(used, poison);
-      std::optional<d::BlockFailure> failure = runner.run(index, mix(schedule.seed() ^ mix(linear)));
+      std::optional<d::BlockFailure> failure = runner.run(index, mix64(schedule.seed() ^ mix64(linear)));
       if (failure) {
         std::lock_guard<std::mutex> lock(failure_mutex);
         if (!first_failure || i < first_failure->first) first_failure.emplace(i, std::move(*failure));
