@@ -187,7 +187,11 @@ std::optional<BlockFailure> BlockRunner::run(abi::Index3 block, std::uint64_t se
   handoff_ = Handoff{nullptr, true, nullptr};
   const fc::fcontext_t first = fc::make_fcontext(start_stack_->top(), start_stack_->size(), &BlockRunner::runner_entry);
   ++switches_;
+  worker_identity_.tsan_fiber = current_tsan_fiber();
+  void* saved = nullptr;
+  before_switch(&saved, start_stack_->identity());
   const fc::transfer_t back = fc::jump_fcontext(first, this);
+  after_switch(saved, nullptr);
   accept(back.fctx);
   in_kernel_ = 0;
 
@@ -216,6 +220,12 @@ std::optional<BlockFailure> BlockRunner::run(abi::Index3 block, std::uint64_t se
 
 void BlockRunner::runner_entry(fc::transfer_t from) {
   auto* self = static_cast<BlockRunner*>(from.data);
+  FiberIdentity left;
+  after_switch(nullptr, &left);
+  if (self->handoff_.from_worker) {  // the worker's stack, for the switches back to it
+    self->worker_identity_.bottom = left.bottom;
+    self->worker_identity_.size = left.size;
+  }
   self->accept(from.fctx);
   self->runner_loop(self->start_stack_);
 }
@@ -237,7 +247,8 @@ void BlockRunner::runner_loop(Stack* stack) {
     check_stop();
     ThreadRec* next = pick();
     if (next == nullptr) {
-      if (live_ > 0) fail(Failure::deadlock, block_name() + ": deadlock, no thread can go on: " + describe_waits());
+      if (live_ > 0)
+        fail(Failure::deadlock, [&] { return block_name() + ": deadlock, no thread can go on: " + describe_waits(); });
       leave();  // the block is done; the worker takes this stack back
     }
     t->stack = nullptr;
@@ -245,6 +256,7 @@ void BlockRunner::runner_loop(Stack* stack) {
     if (next->status == Status::unstarted) continue;  // the next thread starts on this stack: no switch
     handoff_ = Handoff{nullptr, false, stack};        // this stack is free once we are off it
     ++switches_;
+    before_switch(nullptr, next->stack->identity());
     fc::jump_fcontext(next->ctx, this);
     __builtin_unreachable();
   }
@@ -267,18 +279,23 @@ void BlockRunner::suspend(ThreadRec& t) {
     t.status = Status::running;
     return;
   }
-  if (next == nullptr) fail(Failure::deadlock, block_name() + ": deadlock, no thread can go on: " + describe_waits());
+  if (next == nullptr)
+    fail(Failure::deadlock, [&] { return block_name() + ": deadlock, no thread can go on: " + describe_waits(); });
   current_ = next;
   handoff_ = Handoff{&t, false, nullptr};
   ++switches_;
   fc::transfer_t back{};
+  void* saved = nullptr;
   if (next->status == Status::unstarted) {
     start_stack_ = stacks_.acquire();
+    before_switch(&saved, start_stack_->identity());
     back = fc::jump_fcontext(fc::make_fcontext(start_stack_->top(), start_stack_->size(), &BlockRunner::runner_entry),
                              this);
   } else {
+    before_switch(&saved, next->stack->identity());
     back = fc::jump_fcontext(next->ctx, this);
   }
+  after_switch(saved, nullptr);
   accept(back.fctx);  // resumed: whoever picked this thread set current_ to it
   t.status = Status::running;
 }
@@ -287,12 +304,16 @@ void BlockRunner::leave() noexcept {
   in_kernel_ = 0;
   handoff_ = Handoff{current_, false, nullptr};
   ++switches_;
+  before_switch(nullptr, worker_identity_);  // this context is abandoned or done
   fc::jump_fcontext(worker_ctx_, this);
   __builtin_unreachable();
 }
 
-void BlockRunner::fail(Failure kind, std::string message) {
-  failure_ = BlockFailure{kind, std::move(message)};
+template <class Describe>
+void BlockRunner::fail(Failure kind, Describe describe) {
+  // The message is built and its temporaries freed here: the context that fails never returns, so
+  // nothing of it may be left to destroy on its stack.
+  failure_ = BlockFailure{kind, describe()};
   leave();
 }
 
@@ -303,8 +324,9 @@ void BlockRunner::escape(PendingEscape why) noexcept {
 
 void BlockRunner::check_stop() {
   if (stop_requested_ != 0)
-    fail(Failure::time_limit,
-         block_name() + ": the launch ran past its time limit; where the threads stand: " + describe_waits());
+    fail(Failure::time_limit, [&] {
+      return block_name() + ": the launch ran past its time limit; where the threads stand: " + describe_waits();
+    });
 }
 
 ThreadRec* BlockRunner::pick() {
@@ -376,13 +398,14 @@ void BlockRunner::release_barrier() {
     if (first == nullptr) {
       first = &r;
     } else if (!shape_.allow_divergent_barriers && (r.op != first->op || !same_place(r.where, first->where))) {
-      fail(Failure::divergent_barrier,
-           block_name() + ": one barrier reached at different places (undefined in CUDA): " + describe_waits());
+      fail(Failure::divergent_barrier, [&] {
+        return block_name() + ": one barrier reached at different places (undefined in CUDA): " + describe_waits();
+      });
     }
   }
   if (exited_ > 0 && !shape_.allow_exit_before_barrier)
     fail(Failure::barrier_after_exit,
-         block_name() + ": a barrier reached after some threads exited: " + describe_waits());
+         [&] { return block_name() + ": a barrier reached after some threads exited: " + describe_waits(); });
   std::uint64_t result = 0;
   switch (static_cast<abi::BarrierOp>(first->op)) {
     case abi::BarrierOp::sync: result = 0; break;
@@ -401,9 +424,11 @@ std::uint64_t BlockRunner::warp(ThreadRec& t, abi::WarpOp op, unsigned mask, std
   check_stop();
   t.where = where;
   if (((mask >> t.state.lane) & 1u) == 0) {
-    fail(Failure::warp_mismatch, block_name() + ": " + thread_name(t) + " (lane " + std::to_string(t.state.lane) +
-                                     ") calls " + warp_name(static_cast<int>(op)) + " with mask " + hex(mask) +
-                                     ", which does not name its own lane (" + location(where) + ")");
+    fail(Failure::warp_mismatch, [&] {
+      return block_name() + ": " + thread_name(t) + " (lane " + std::to_string(t.state.lane) + ") calls " +
+             warp_name(static_cast<int>(op)) + " with mask " + hex(mask) + ", which does not name its own lane (" +
+             location(where) + ")";
+    });
   }
   t.status = Status::at_warp;
   at_warp_[t.state.warp] |= 1u << t.state.lane;
@@ -433,9 +458,10 @@ void BlockRunner::try_complete_warp(const ThreadRec& arriving) {
   for (unsigned l = 0; l < lanes; ++l) {
     if (((group >> l) & 1u) == 0) continue;
     if (threads_[base + l].op != op)
-      fail(Failure::warp_mismatch, block_name() + ": the lanes of mask " + hex(mask) + " of warp " +
-                                       std::to_string(arriving.state.warp) +
-                                       " meet at different warp collectives: " + describe_waits());
+      fail(Failure::warp_mismatch, [&] {
+        return block_name() + ": the lanes of mask " + hex(mask) + " of warp " + std::to_string(arriving.state.warp) +
+               " meet at different warp collectives: " + describe_waits();
+      });
   }
   std::uint64_t ballot = 0;
   std::uint32_t sum = 0, umin = ~0u, umax = 0, band = ~0u, bor = 0, bxor = 0;
@@ -470,13 +496,14 @@ void BlockRunner::try_complete_warp(const ThreadRec& arriving) {
         if (r.source >= abi::k_warp_size || ((group >> r.source) & 1u) == 0) {
           const bool exists = r.source < lanes;
           const bool in_mask = r.source < abi::k_warp_size && ((mask >> r.source) & 1u) != 0;
-          fail(Failure::invalid_shuffle, block_name() + ": " + thread_name(r) + " (lane " + std::to_string(l) +
-                                             ") reads lane " + std::to_string(r.source) + " in " + warp_name(op) +
-                                             " (" + location(r.where) + "), which " +
-                                             (!exists    ? "does not exist (the block's last warp is partial)"
-                                              : !in_mask ? "is outside the mask " + hex(mask)
-                                                         : "has exited") +
-                                             ": the device gives an undefined value");
+          fail(Failure::invalid_shuffle, [&] {
+            return block_name() + ": " + thread_name(r) + " (lane " + std::to_string(l) + ") reads lane " +
+                   std::to_string(r.source) + " in " + warp_name(op) + " (" + location(r.where) + "), which " +
+                   (!exists    ? "does not exist (the block's last warp is partial)"
+                    : !in_mask ? "is outside the mask " + hex(mask)
+                               : "has exited") +
+                   ": the device gives an undefined value";
+          });
         }
         result = threads_[base + r.source].value;
         break;
@@ -543,8 +570,10 @@ void BlockRunner::try_complete_active_mask(unsigned warp) {
 
 void BlockRunner::trap(ThreadRec& t, const char* what, const abi::Where& where) {
   in_kernel_ = 0;
-  fail(Failure::trap, block_name() + ": " + thread_name(t) + " stopped the kernel: " + what + " (" + location(where) +
-                          " in " + (where.function != nullptr ? where.function : "?") + ")");
+  fail(Failure::trap, [&] {
+    return block_name() + ": " + thread_name(t) + " stopped the kernel: " + what + " (" + location(where) + " in " +
+           (where.function != nullptr ? where.function : "?") + ")";
+  });
 }
 
 namespace {

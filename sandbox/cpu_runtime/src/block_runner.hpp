@@ -34,6 +34,7 @@
 #include "leap/cpu_runtime/launch.hpp"
 #include "kernel_include/leap_cpu/abi.hpp"
 #include "memory_map.hpp"
+#include "sanitizer_fibers.hpp"
 
 namespace leap::cpu_runtime::detail {
 
@@ -120,7 +121,8 @@ class BlockRunner {
   void accept(fc::fcontext_t from) noexcept;
   void suspend(ThreadRec& t);
   [[noreturn]] void leave() noexcept;
-  [[noreturn]] void fail(Failure kind, std::string message);
+  template <class Describe>  // Describe: () -> std::string
+  [[noreturn]] void fail(Failure kind, Describe describe);
   void check_stop();
   ThreadRec* pick();
   void make_ready(ThreadRec& t, std::uint64_t result);
@@ -146,6 +148,7 @@ class BlockRunner {
   ThreadRec* current_ = nullptr;
   Stack* start_stack_ = nullptr;  // the stack a new runner starts on
   fc::fcontext_t worker_ctx_ = nullptr;
+  FiberIdentity worker_identity_;  // the worker's own stack, for the sanitizers
   Handoff handoff_;
   std::optional<BlockFailure> failure_;
   PendingEscape escape_;

@@ -33,9 +33,13 @@ Stack::Stack(std::size_t usable_bytes)
     : total_(round_up(usable_bytes, page_size()) + page_size()), guard_(page_size()) {
   base_ = map(total_, true);
   mprotect(base_, guard_, PROT_NONE);  // the stack grows down into this page and faults there
+  identity_ = FiberIdentity{base_ + guard_, total_ - guard_, new_tsan_fiber()};
 }
 
-Stack::~Stack() { munmap(base_, total_); }
+Stack::~Stack() {
+  delete_tsan_fiber(identity_.tsan_fiber);
+  munmap(base_, total_);
+}
 
 bool Stack::guard_holds(const void* address) const noexcept {
   const auto* a = static_cast<const unsigned char*>(address);

@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "sanitizer_fibers.hpp"
+
 namespace leap::cpu_runtime::detail {
 
 std::size_t page_size() noexcept;
@@ -23,8 +25,10 @@ class Stack {
   void* top() const noexcept { return base_ + total_; }
   std::size_t size() const noexcept { return total_ - guard_; }  // usable bytes below top()
   bool guard_holds(const void* address) const noexcept;
+  const FiberIdentity& identity() const noexcept { return identity_; }  // for the sanitizers
 
  private:
+  FiberIdentity identity_;
   unsigned char* base_ = nullptr;
   std::size_t total_ = 0;
   std::size_t guard_ = 0;
