@@ -33,10 +33,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A private directory under $TMPDIR (or /tmp), removed when the object goes.
+// A private directory under $TMPDIR (or /tmp), removed when the object goes (by the process that made
+// it: a forked child that exits through the static destructors leaves its parent's directory alone).
 class TempDir {
  public:
-  explicit TempDir(const char* stem) {
+  explicit TempDir(const char* stem) : owner_(getpid()) {
     const char* base = std::getenv("TMPDIR");
     std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + stem + "-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr)
@@ -45,6 +46,7 @@ class TempDir {
     path_ = pattern;
   }
   ~TempDir() {
+    if (getpid() != owner_) return;
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -53,6 +55,7 @@ class TempDir {
   const fs::path& path() const noexcept { return path_; }
 
  private:
+  pid_t owner_;
   fs::path path_;
 };
 

@@ -2,6 +2,9 @@
 // Compiling at run time (compile_module_text, as a verification of a task's reference will) and on
 // the command line (leap-cpu-cc): a module that loads and runs, a failed compile as a result with the
 // source's line, a declaration the rewrite refuses, a file that is not a module.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +103,17 @@ TEST_CASE("the runtime's kernel headers are written out once per process", "[cpu
   CHECK(fs::exists(dir / "cooperative_groups" / "reduce.h"));
   CHECK(fs::exists(dir / "leap_cpu" / "prelude.hpp"));
   CHECK(&kernel_include_dir() == &dir);
+}
+
+TEST_CASE("the kernel headers' directory outlives a forked child that exits through the static destructors",
+          "[cpu_runtime][compile]") {
+  const fs::path dir = kernel_include_dir();
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) std::exit(0);  // runs the destructors of this process's statics, in the child
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(fs::exists(dir / "leap_cpu" / "prelude.hpp"));
 }
 
 }  // namespace
