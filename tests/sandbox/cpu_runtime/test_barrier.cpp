@@ -49,7 +49,7 @@ TEST_CASE("a missing barrier gives different results under different schedules",
   CHECK(outs[1][255] == 0x7F7F7F7F);
 }
 
-TEST_CASE("a correct tree reduction agrees under every schedule; one missing its loop barrier does not",
+TEST_CASE("a correct tree reduction agrees under every schedule, one missing its loop barrier does not",
           "[cpu_runtime][barrier][schedule]") {
   const std::vector<int> in = iota_ints(4 * 256, 0);
   const int* pin = in.data();

@@ -20,7 +20,7 @@ namespace {
 
 namespace rt = leap_cpu::detail;
 
-TEST_CASE("__half arithmetic rounds once to nearest even; conversions in every mode", "[cpu_runtime][numbers]") {
+TEST_CASE("__half arithmetic rounds once to nearest even, conversions in every mode", "[cpu_runtime][numbers]") {
   const std::uint16_t a = 0x3C00, b = 0x1200;  // 1.0 and 1.5 * 2^-11
   std::vector<std::uint16_t> out(16, 0xDEAD);
   const std::uint16_t* pa = &a;
