@@ -63,6 +63,7 @@
 
 #include "leap/advantage_estimator.hpp"
 #include "leap/detail/error.hpp"
+#include "leap/detail/mix64.hpp"
 #include "leap/executor.hpp"
 #include "leap/gate.hpp"
 #include "leap/outcome.hpp"
@@ -201,13 +202,6 @@ struct StepResult {
 };
 
 namespace detail {
-
-constexpr std::uint64_t mix64(std::uint64_t x) noexcept {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 constexpr std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t step, std::uint64_t task_id, int sample,
                                     int turn) noexcept {
