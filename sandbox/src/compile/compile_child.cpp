@@ -145,8 +145,15 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
   char buf[1 << 16];
   std::chrono::nanoseconds last_cpu = watch.clock ? cpu_of(*watch.clock) : std::chrono::nanoseconds::zero();
   Clock::time_point last_progress = Clock::now();
+  Clock::time_point last_sample = last_progress;
+  std::chrono::nanoseconds blocked{0};  // neither runnable nor in the disk: what the backstop counts
   for (;;) {
     const Clock::time_point now = Clock::now();
+    const char state = process_state(watch.pid);
+    const bool waiting_for_the_machine = state == 'R' || state == 'D';
+    const bool ended = state == 'Z' || state == 'X' || state == 0;  // its answer is about to be read
+    if (!waiting_for_the_machine && !ended) blocked += now - last_sample;
+    last_sample = now;
     if (watch.clock) {
       const std::chrono::nanoseconds cpu = cpu_of(*watch.clock);
       if (cpu >= watch.cpu_limit) return CompileLimit::cpu_time;
@@ -154,11 +161,11 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
         last_cpu = cpu;
         last_progress = now;
       } else if (watch.idle_limit.count() > 0 && now - last_progress >= watch.idle_limit) {
-        const char state = process_state(watch.pid);
-        if (state != 'R' && state != 'D') return CompileLimit::idle;
+        if (!waiting_for_the_machine) return CompileLimit::idle;
         last_progress = now;  // runnable but not run, or in the disk: the machine is slow, the compile is not stuck
       }
     }
+    if (watch.wall_limit.count() > 0 && blocked >= watch.wall_limit) return CompileLimit::wall_clock;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(watch.wall_deadline - now).count();
     if (left <= 0) return CompileLimit::wall_clock;
     pollfd p{fd, POLLIN, 0};
@@ -172,21 +179,24 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
   }
 }
 
-CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
-                                const NvrtcRequest& request) {
+namespace {
+
+// One compile in a child; nullopt when the launcher was lost before it said how the child ended.
+std::optional<CompileResult> compile_in_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                              const NvrtcRequest& request) {
   const auto t0 = Clock::now();
   LaunchedCompile child = launcher.launch(request, budget);
   const pid_t pid = child.pid();
 
   std::string data;
-  const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + budget.wall};
+  const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + wall_cap(budget), budget.wall};
   CompileLimit killed_for = watch_compiler_process(child.result_fd(), watch, data, nullptr);
-  if (killed_for != CompileLimit::none) {
+  if (killed_for != CompileLimit::none && child.held()) {
     ::kill(-pid, SIGKILL);  // its process group: anything it started goes too (the launcher has not
     ::kill(pid, SIGKILL);   // reaped it yet, so neither id can belong to another process)
   }
   const std::optional<ChildExit> ended = child.release();
-  if (!ended) throw std::runtime_error("leap::sandbox: the compile launcher ended while a compile child was running");
+  if (!ended) return std::nullopt;
   const int wstatus = ended->wait_status;
   const double cpu = ended->cpu_seconds;
   CompileResult out;
@@ -214,6 +224,19 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
   out.log = same_words_for_every_unopenable_file(std::move(out.log));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
+}
+
+}  // namespace
+
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                const NvrtcRequest& request) {
+  // A launcher lost mid-compile (gone, stopped, deadlocked) is replaced by the next launch, and took
+  // the child with it: nothing of how the compile ended is known, so it is compiled again, once.
+  if (std::optional<CompileResult> r = compile_in_child(launcher, setup, budget, request)) return std::move(*r);
+  if (std::optional<CompileResult> r = compile_in_child(launcher, setup, budget, request)) return std::move(*r);
+  throw std::runtime_error(
+      "leap::sandbox: the compile launcher was lost twice while a compile child was running (gone, stopped or "
+      "deadlocked; replaced each time): an environment failure, not the candidate's");
 }
 
 }  // namespace leap::sandbox::detail

@@ -97,9 +97,11 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
     header_src.push_back(h.content.c_str());
     header_names.push_back(h.name.c_str());
   }
+  const bool stored = pch && !job.use_pch.empty();
+  const std::string& source = stored && !job.pch_source.empty() ? job.pch_source : job.source;
   nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(),
-                                      static_cast<int>(header_src.size()), header_src.data(), header_names.data());
+  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), job.file_name.c_str(), static_cast<int>(header_src.size()),
+                                      header_src.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     out.log = "nvrtcCreateProgram failed: " + nvrtc_error_text(rc);
     return out;
@@ -113,7 +115,6 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
   for (const std::string& e : job.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
 
   std::vector<std::string> flags = job.flags;
-  const bool stored = pch && !job.use_pch.empty();
   const std::string pch_dir = stored ? job.use_pch.substr(0, job.use_pch.rfind('/')) : job.pch_dir;
   if (stored) {
     flags.insert(flags.end(), {"--use-pch=" + job.use_pch, "--pch-messages=true", "--pch-verbose=false"});
@@ -241,6 +242,7 @@ std::string encode_request(const NvrtcRequest& r) {
   put_u64(out, (r.want_ptx ? 1u : 0u) | (r.want_cubin ? 2u : 0u));
   put_bytes(out, r.pch_dir);
   put_bytes(out, r.use_pch);
+  put_bytes(out, r.pch_source);
   put_bytes(out, r.create_pch);
   return out;
 }
@@ -258,7 +260,8 @@ std::optional<NvrtcRequest> decode_request(std::string_view in) {
     return std::nullopt;
   r.want_ptx = (want & 1u) != 0;
   r.want_cubin = (want & 2u) != 0;
-  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.create_pch) || !in.empty())
+  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.pch_source) ||
+      !get_bytes(in, r.create_pch) || !in.empty())
     return std::nullopt;
   return r;
 }

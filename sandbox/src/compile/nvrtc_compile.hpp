@@ -33,6 +33,10 @@ struct NvrtcRequest {
   // Authenticated by the parent before the request is sent. A compile that does not use it (NVRTC
   // refused it, or it is gone) is compiled again without it, so the result never depends on it.
   std::string use_pch;
+  // The source as a compile with `use_pch` is given it: `source` with the repeats of guarded headers in
+  // its leading includes blanked line for line (leading_includes.hpp), so that the PCH's directives
+  // start it. Empty: `source` itself. A compile without the PCH is always given `source`.
+  std::string pch_source;
   // A pooled compiler that creates a stored PCH: the file name (no directory) to write it to in its
   // scratch directory; empty = none.
   std::string create_pch;

@@ -29,7 +29,7 @@ std::string to_json(const CompileResult& result);
 enum class CompileLimit {
   none,
   cpu_time,       // the compile's own CPU time (the child's, plus the scan and hashing of its source)
-  wall_clock,     // the generous wall-clock backstop (a child that sleeps or is starved for long)
+  wall_clock,     // the generous wall-clock backstop (a child that sleeps or is stopped for long)
   address_space,  // RLIMIT_AS of the compile child
   idle,           // the compiler's CPU time stood still (stopped, deadlocked) for CompilerConfig::idle_limit
 };

@@ -138,6 +138,8 @@ struct StoredPchStats {
   std::size_t refused = 0;          // records that did not match their file (removed)
   std::size_t creation_failed = 0;
   std::size_t evictions = 0;
+  // CPU time spent making PCHs, each charged to the compile that needed it (its cpu_seconds and its limit)
+  double creation_cpu_seconds = 0;
 };
 
 struct BatchProgress {
