@@ -12,7 +12,7 @@ leap::Evaluation to_evaluation(const FleetReply& reply) {
   const std::string where = "fleet request " + std::to_string(reply.id) +
                             (reply.member.empty() ? std::string() : " (member " + reply.member + ")");
   if (!reply.ok) {
-    if (detail::response_error_code(reply.line) == detail::ErrorCode::request_too_large) {
+    if (reply.code == detail::to_string(detail::ErrorCode::request_too_large)) {
       // The task and the protocol's envelope are the trainer's and small; the source is the candidate's.
       leap::Evaluation evaluation;
       evaluation.verdict = leap::Verdict::compile_error;
