@@ -45,6 +45,15 @@ leap::Evaluation to_evaluation(const FleetReply& reply) {
   return evaluation;
 }
 
+leap::Evaluation to_evaluation(const RequestEncodingError& refused) {
+  // The task and the envelope are the trainer's; the source is the candidate's own text.
+  if (refused.field() != detail::request_keys::source) throw refused;
+  leap::Evaluation evaluation;
+  evaluation.verdict = leap::Verdict::compile_error;
+  evaluation.feedback = "Compile error: the kernel's source was not compiled: it " + refused.problem();
+  return evaluation;
+}
+
 leap::Evaluation to_evaluation(std::future<FleetReply> answer) {
   FleetReply reply;
   try {

@@ -1228,6 +1228,15 @@ std::vector<fr::StreamEntry> requests_on(fr::RedisConnection& redis, const std::
   return fr::parse_entries(redis.command({"XRANGE", stream, "-", "+"}).get());
 }
 
+// Every sample writes the same small kernel.
+struct KernelPolicy {
+  using payload_type = std::string;
+  leap::Completion<std::string> complete(const FleetTaskRef&, const leap::Trajectory<std::string>&,
+                                         const leap::SampleKey&) const {
+    return {kernel(1), 10};
+  }
+};
+
 // The refusal `submit` throws; fails the test when it throws none.
 sb::RequestEncodingError refused(const std::function<void()>& submit) {
   try {
@@ -1358,6 +1367,48 @@ TEST_CASE("a request the sandbox could not read is refused at submit by the C++ 
   const std::vector<fr::StreamEntry> sent = requests_on(inspect, stream);
   REQUIRE(sent.size() == 1);
   CHECK(json::parse(*sent[0].field("request")).at("source") == "// caf\xC3\xA9 \xF0\x9D\x84\x9E\n" + kernel(1));
+}
+
+TEST_CASE("FleetEnvironment gives an unsendable source a compile_error", "[unreadable]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  // No member: whatever is sent times out, so a verdict here was decided by the client, unsent.
+  sb::FleetClient client({.redis = redis.address(), .name = "environment", .timeout = 2s});
+  const auto environment = sb::FleetEnvironment(
+      client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
+      [](const leap::Completion<std::string>& c) { return c.payload; });
+  const FleetTaskRef softmax{1, "softmax"};
+  leap::Completion<std::string> completion;
+  completion.payload = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }  // \xE9t\xE9\n";
+  const leap::Evaluation not_utf8 = environment.evaluate(softmax, completion, leap::SampleKey{});
+  CHECK_FALSE(not_utf8.environment_failure);
+  CHECK(not_utf8.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(not_utf8.feedback, Catch::StartsWith("Compile error: the kernel's source was not compiled: it is not "
+                                                  "valid UTF-8: byte 0xE9 at offset 57 (line 1)"));
+  completion.payload = std::string(std::size_t{5} << 20, ' ');
+  const leap::Evaluation too_long = environment.evaluate(softmax, completion, leap::SampleKey{});
+  CHECK_FALSE(too_long.environment_failure);
+  CHECK(too_long.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(too_long.feedback, Catch::Contains("past the sandbox's limit of 4194304 bytes"));
+  CHECK(client.stats().submitted == 0);
+  CHECK(client.pending() == 0);
+
+  // A task the sandbox cannot read is the trainer's: thrown, so run_step retries it and then masks it.
+  const FleetTaskRef unreadable{2, "softmax\xFF"};
+  completion.payload = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n";
+  CHECK_THROWS_AS(environment.evaluate(unreadable, completion, leap::SampleKey{}), sb::RequestEncodingError);
+  leap::ThreadPool pool(2);
+  const auto step =
+      leap::run_step(std::vector<FleetTaskRef>{unreadable}, KernelPolicy{}, environment, leap::AlwaysExpand{},
+                     leap::RankAdvantage<>{}, pool, leap::RolloutOptions{.group_size = 2, .max_turns = 1});
+  CHECK(step.metrics.masked_trajectories == 2);
+  CHECK(step.metrics.environment_retries == 2);
+  for (const auto& trajectory : step.trajectories) {
+    REQUIRE(trajectory.turns.size() == 1);
+    CHECK(trajectory.turns[0].environment_failure);
+    CHECK_THAT(trajectory.turns[0].feedback, Catch::Contains("field 'task' is not valid UTF-8"));
+  }
+  CHECK(client.stats().submitted == 0);
 }
 
 TEST_CASE("every future ends: a signed answer that is no response, an answer twice, one for no request, close()",
