@@ -12,7 +12,7 @@ leap::Evaluation to_evaluation(const FleetReply& reply) {
   const std::string where = "fleet request " + std::to_string(reply.id) +
                             (reply.member.empty() ? std::string() : " (member " + reply.member + ")");
   if (!reply.ok) {
-    if (detail::response_error_code(reply.line) == detail::ErrorCode::request_too_large) {
+    if (reply.code == detail::to_string(detail::ErrorCode::request_too_large)) {
       // The task and the protocol's envelope are the trainer's and small; the source is the candidate's.
       leap::Evaluation evaluation;
       evaluation.verdict = leap::Verdict::compile_error;
@@ -42,6 +42,15 @@ leap::Evaluation to_evaluation(const FleetReply& reply) {
   if (const auto s = result.find("speedup"); s != result.end() && s->is_number()) evaluation.speedup = s->get<double>();
   if (const auto f = result.find("feedback"); f != result.end() && f->is_string())
     evaluation.feedback = f->get<std::string>();
+  return evaluation;
+}
+
+leap::Evaluation to_evaluation(const RequestEncodingError& refused) {
+  // The task and the envelope are the trainer's; the source is the candidate's own text.
+  if (refused.field() != detail::request_keys::source) throw refused;
+  leap::Evaluation evaluation;
+  evaluation.verdict = leap::Verdict::compile_error;
+  evaluation.feedback = "Compile error: the kernel's source was not compiled: it " + refused.problem();
   return evaluation;
 }
 

@@ -2,15 +2,16 @@
 // The fleet against a real Redis on a loopback port: members killed, stopped and poisoned, Redis
 // restarted, the rollout loop driving the fleet, forged requests and answers, entries of 300 MB, a
 // client used across a fork, what a co-tenant without the key can do to the streams, the test hook
-// kept out of the shipped program, the secrets kept out of the compile and GPU processes, and the ACL
-// users docs/fleet.md gives. Skipped (exit 77) only where redis-server is not installed. Every wait
-// is bounded in time.
+// kept out of the shipped program, the secrets kept out of the compile and GPU processes, the ACL
+// users docs/fleet.md gives, requests no member could read and answers that are no answers. Skipped
+// (exit 77) only where redis-server is not installed. Every wait is bounded in time.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
 
 #include <atomic>
+#include <functional>
 #include <cctype>
 #include <fstream>
 #include <future>
@@ -1198,6 +1199,297 @@ TEST_CASE("the ACL users of docs/fleet.md run the fleet, and another user can re
   client.reset();
   member->signal(SIGTERM);
   CHECK(member->wait(30s));
+}
+
+// ---- every future resolves: lines a member cannot read, answers that are no answers ----
+
+namespace {
+
+// A reply entry as a member holding `key` writes it: the response line, signed with its id field.
+std::vector<std::string> signed_answer(const sb::FleetKey& key, const std::string& stream, const std::string& reply,
+                                       const std::string& session, const std::string& id, const std::string& line) {
+  return {"XADD",
+          reply,
+          "*",
+          "response",
+          line,
+          "worker",
+          "m-test",
+          "session",
+          session,
+          "id",
+          id,
+          "tag",
+          fr::sign(key, {fr::MessageKind::reply, stream, reply, session, id, sb::sha256(line)})};
+}
+
+// The request entries a client wrote to `stream`, in order.
+std::vector<fr::StreamEntry> requests_on(fr::RedisConnection& redis, const std::string& stream) {
+  return fr::parse_entries(redis.command({"XRANGE", stream, "-", "+"}).get());
+}
+
+// Every sample writes the same small kernel.
+struct KernelPolicy {
+  using payload_type = std::string;
+  leap::Completion<std::string> complete(const FleetTaskRef&, const leap::Trajectory<std::string>&,
+                                         const leap::SampleKey&) const {
+    return {kernel(1), 10};
+  }
+};
+
+// The refusal `submit` throws; fails the test when it throws none.
+sb::RequestEncodingError refused(const std::function<void()>& submit) {
+  try {
+    submit();
+  } catch (const sb::RequestEncodingError& e) {
+    return e;
+  }
+  FAIL("the request was accepted");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("a member's signed parse_error settles its request in the C++ client", "[unreadable]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream = "unreadable:requests";
+  // The client submits while no member serves the stream. Two of its requests are then replaced by
+  // lines no reader can read, signed as a client signs them: a NaN as Python's json.dumps writes it,
+  // and nesting past 64 as this client wrote it before it checked. The member answers both "id": null.
+  sb::FleetClient client({.redis = redis.address(), .stream = stream, .name = "unreadable", .timeout = 120s});
+  auto nan = client.info();
+  auto deep = client.info();
+  auto fine = client.info();
+  const std::vector<fr::StreamEntry> sent = requests_on(inspect, stream);
+  REQUIRE(sent.size() == 3);
+  const std::string session = *sent[0].field("session");
+  const std::vector<std::string> unreadable = {
+      R"({"id": 1, "op": "info", "x": NaN})",
+      R"({"id": 2, "op": "info", "x": )" + std::string(70, '[') + std::string(70, ']') + "}"};
+  for (std::size_t i = 0; i < unreadable.size(); ++i) {
+    REQUIRE(*sent[i].field("id") == std::to_string(i + 1));
+    inspect.command({"XDEL", stream, sent[i].id});
+    inspect.command(signed_request(key, stream, client.reply_stream(), session, *sent[i].field("id"), unreadable[i]));
+  }
+  // An "id": null answer counts only when signed: one naming request 1 under a made-up tag settles nothing.
+  const std::string forged_line = R"({"id": null, "ok": false, "code": "parse_error", "error": "forged"})";
+  inspect.command({"XADD", client.reply_stream(), "*", "response", forged_line, "worker", "forger", "session", session,
+                   "id", "1", "tag", std::string(64, 'b')});
+  REQUIRE(eventually([&] { return client.stats().forged_dropped == 1; }, 20s));
+  CHECK(nan.wait_for(0s) == std::future_status::timeout);
+
+  MemberSettings settings;
+  settings.stream = stream;
+  auto member = start_member(redis, tmp, "u0", settings);
+  std::uint64_t id = 1;
+  for (std::future<sb::FleetReply>* answer : {&nan, &deep}) {
+    REQUIRE(answer->wait_for(60s) == std::future_status::ready);
+    const sb::FleetReply reply = answer->get();
+    INFO(reply.line);
+    CHECK(reply.id == id++);
+    CHECK_FALSE(reply.ok);
+    CHECK(reply.code == "parse_error");
+    CHECK_THAT(reply.error, Catch::Contains("malformed request"));
+    CHECK(json::parse(reply.line).at("id").is_null());
+    CHECK(reply.member == "u0");
+    // To the rollout loop: the fleet could not judge it, never the candidate's verdict.
+    CHECK(sb::to_evaluation(reply).environment_failure);
+  }
+  REQUIRE(fine.wait_for(60s) == std::future_status::ready);
+  CHECK(fine.get().ok);
+  const sb::FleetClientStats stats = client.stats();
+  CHECK(stats.answered == 3);
+  CHECK(stats.duplicates_dropped == 0);
+  CHECK(stats.forged_dropped == 1);
+  CHECK(stats.timeouts == 0);
+  CHECK(client.pending() == 0);
+  member->signal(SIGTERM);
+  CHECK(member->wait(30s));
+}
+
+TEST_CASE("a request the sandbox could not read is refused at submit by the C++ client, naming the field",
+          "[unreadable]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const std::string stream(sb::fleet_default_stream);
+  sb::FleetClient client({.redis = redis.address(), .name = "refusing", .timeout = 60s});
+  struct Case {
+    std::string what;
+    std::function<void()> submit;
+    std::string field;
+    std::string says;
+  };
+  std::string deep_spec = R"({"name": "t", "shape": )";
+  for (int i = 0; i < 70; ++i) deep_spec += "[";
+  for (int i = 0; i < 70; ++i) deep_spec += "]";
+  deep_spec += "}";
+  std::string deep_field = "task.shape";
+  for (int i = 0; i < 62; ++i) deep_field += "[0]";
+  const std::string too_long(std::size_t{5} << 20, 'x');
+  const std::vector<Case> cases = {
+      {"invalid UTF-8 in a compile's source", [&] { client.compile("// \xFF\n" + kernel(1)); }, "source",
+       "is not valid UTF-8: byte 0xFF at offset 3 (line 1)"},
+      {"invalid UTF-8 in an eval's source",
+       [&] { client.eval(sb::FleetTask::builtin("softmax"), kernel(1) + "// caf\xC3"); }, "source",
+       "is not valid UTF-8"},
+      {"a NaN in a task field",
+       [&] { client.eval(sb::FleetTask::spec(R"({"name": "t", "tolerance": NaN})"), kernel(1)); }, "task.tolerance",
+       "JSON has no NaN or Infinity"},
+      {"a NaN in a request's task field",
+       [&] { client.submit(R"({"op": "eval", "source": "", "task": {"inputs": [{"range": [0, NaN]}]}})"); },
+       "task.inputs[0].range[1]", "JSON has no NaN or Infinity"},
+      {"nesting past 64", [&] { client.eval(sb::FleetTask::spec(deep_spec), kernel(1)); }, deep_field,
+       "65 levels deep (the request itself is level 1), past the sandbox's limit of 64"},
+      {"a line past the limit", [&] { client.eval(sb::FleetTask::builtin("softmax"), too_long); }, "source",
+       "past the sandbox's limit of 4194304 bytes"},
+      {"invalid UTF-8 in a task's name", [&] { client.eval(sb::FleetTask::builtin("softmax\xFE"), kernel(1)); }, "task",
+       "is not valid UTF-8"},
+      {"invalid UTF-8 in the arch", [&] { client.compile(kernel(1), "sm_9\xC0"); }, "arch", "is not valid UTF-8"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    const sb::RequestEncodingError e = refused(c.submit);
+    CHECK(e.field() == c.field);
+    CHECK_THAT(e.problem(), Catch::Contains(c.says));
+    CHECK_THAT(e.what(), Catch::Contains("cannot send the request: field '" + c.field + "'"));
+    // Nothing sent, nothing waiting.
+    CHECK(client.pending() == 0);
+    CHECK(client.stats().submitted == 0);
+    CHECK(fr::integer(inspect.command({"EXISTS", stream}).get()) == 0);
+  }
+  // What the sandbox reads is sent as it is: valid UTF-8 beyond ASCII, and a line at the limit.
+  auto accepted = client.compile("// caf\xC3\xA9 \xF0\x9D\x84\x9E\n" + kernel(1));
+  CHECK(client.pending() == 1);
+  const std::vector<fr::StreamEntry> sent = requests_on(inspect, stream);
+  REQUIRE(sent.size() == 1);
+  CHECK(json::parse(*sent[0].field("request")).at("source") == "// caf\xC3\xA9 \xF0\x9D\x84\x9E\n" + kernel(1));
+}
+
+TEST_CASE("FleetEnvironment gives an unsendable source a compile_error", "[unreadable]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  // No member: whatever is sent times out, so a verdict here was decided by the client, unsent.
+  sb::FleetClient client({.redis = redis.address(), .name = "environment", .timeout = 2s});
+  const auto environment = sb::FleetEnvironment(
+      client, [](const FleetTaskRef& t) { return sb::FleetTask::builtin(t.name); },
+      [](const leap::Completion<std::string>& c) { return c.payload; });
+  const FleetTaskRef softmax{1, "softmax"};
+  leap::Completion<std::string> completion;
+  completion.payload = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }  // \xE9t\xE9\n";
+  const leap::Evaluation not_utf8 = environment.evaluate(softmax, completion, leap::SampleKey{});
+  CHECK_FALSE(not_utf8.environment_failure);
+  CHECK(not_utf8.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(not_utf8.feedback, Catch::StartsWith("Compile error: the kernel's source was not compiled: it is not "
+                                                  "valid UTF-8: byte 0xE9 at offset 57 (line 1)"));
+  completion.payload = std::string(std::size_t{5} << 20, ' ');
+  const leap::Evaluation too_long = environment.evaluate(softmax, completion, leap::SampleKey{});
+  CHECK_FALSE(too_long.environment_failure);
+  CHECK(too_long.verdict == leap::Verdict::compile_error);
+  CHECK_THAT(too_long.feedback, Catch::Contains("past the sandbox's limit of 4194304 bytes"));
+  CHECK(client.stats().submitted == 0);
+  CHECK(client.pending() == 0);
+
+  // A task the sandbox cannot read is the trainer's: thrown, so run_step retries it and then masks it.
+  const FleetTaskRef unreadable{2, "softmax\xFF"};
+  completion.payload = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n";
+  CHECK_THROWS_AS(environment.evaluate(unreadable, completion, leap::SampleKey{}), sb::RequestEncodingError);
+  leap::ThreadPool pool(2);
+  const auto step =
+      leap::run_step(std::vector<FleetTaskRef>{unreadable}, KernelPolicy{}, environment, leap::AlwaysExpand{},
+                     leap::RankAdvantage<>{}, pool, leap::RolloutOptions{.group_size = 2, .max_turns = 1});
+  CHECK(step.metrics.masked_trajectories == 2);
+  CHECK(step.metrics.environment_retries == 2);
+  for (const auto& trajectory : step.trajectories) {
+    REQUIRE(trajectory.turns.size() == 1);
+    CHECK(trajectory.turns[0].environment_failure);
+    CHECK_THAT(trajectory.turns[0].feedback, Catch::Contains("field 'task' is not valid UTF-8"));
+  }
+  CHECK(client.stats().submitted == 0);
+}
+
+TEST_CASE("every future ends: a signed answer that is no response, an answer twice, one for no request, close()",
+          "[resolve]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection inspect(redis.address(), {});
+  const sb::FleetKey key = test_fleet_key();
+  const std::string stream = "resolve:requests";  // no member: the test answers as one
+  std::optional<sb::FleetClient> client;
+  client.emplace(
+      sb::FleetClientOptions{.redis = redis.address(), .stream = stream, .name = "resolve", .timeout = 120s});
+  auto garbled = client->info();
+  auto twice = client->info();
+  auto left = client->info();
+  const std::vector<fr::StreamEntry> sent = requests_on(inspect, stream);
+  REQUIRE(sent.size() == 3);
+  const std::string session = *sent[0].field("session");
+  const std::string& reply = client->reply_stream();
+  // A member's signed line that is no protocol response: no other answer will come, so it fails now.
+  inspect.command(signed_answer(key, stream, reply, session, "1", "{\"id\": 1, \"ok\": tru"));
+  REQUIRE(garbled.wait_for(20s) == std::future_status::ready);
+  const sb::FleetReply broken = garbled.get();
+  CHECK(broken.id == 1);
+  CHECK_FALSE(broken.ok);
+  CHECK_THAT(broken.error, Catch::Contains("is not a protocol response"));
+  // The same answer twice (a taken-over request whose first member was only slow): settled once.
+  const std::string ok_line = R"({"id": 2, "ok": true, "result": {"status": "ok"}})";
+  inspect.command(signed_answer(key, stream, reply, session, "2", ok_line));
+  inspect.command(signed_answer(key, stream, reply, session, "2", ok_line));
+  // A signed answer for an id this client never sent, and one with "id": null naming none.
+  inspect.command(signed_answer(key, stream, reply, session, "99", R"({"id": 99, "ok": true, "result": {}})"));
+  inspect.command(signed_answer(key, stream, reply, session, "x",
+                                R"({"id": null, "ok": false, "code": "parse_error", "error": "?"})"));
+  REQUIRE(twice.wait_for(20s) == std::future_status::ready);
+  CHECK(twice.get().ok);
+  REQUIRE(eventually([&] { return client->stats().duplicates_dropped == 3; }, 20s));
+  CHECK(client->stats().answered == 2);
+  CHECK(client->stats().forged_dropped == 0);
+  CHECK(client->pending() == 1);
+  // Closing with a request pending fails it, and returns.
+  client.reset();
+  REQUIRE(left.wait_for(0s) == std::future_status::ready);
+  CHECK_THROWS_WITH(left.get(), Catch::Contains("closed before request 3 was answered"));
+}
+
+TEST_CASE("a client whose reconnect Redis refuses keeps reading: its requests time out and close returns",
+          "[resolve]") {
+  TempDir tmp;
+  RedisServer redis(g_redis_server, tmp.path());
+  fr::RedisConnection admin(redis.address(), {});
+  const std::string password = random_text(32);
+  admin.command({"ACL", "SETUSER", "reader", "on", ">" + password, "~*", "&*", "+@all"});
+  ::setenv(std::string(sb::fleet_user_env).c_str(), "reader", 1);
+  ::setenv(std::string(sb::fleet_password_env).c_str(), password.c_str(), 1);
+  std::mutex log_mutex;
+  std::vector<std::string> logged;
+  std::optional<sb::FleetClient> client;
+  client.emplace(sb::FleetClientOptions{.redis = redis.address(),
+                                        .name = "refused-reader",
+                                        .timeout = 60s,
+                                        .block = 100ms,
+                                        .log = [&](const std::string& line) {
+                                          std::lock_guard lock(log_mutex);
+                                          logged.push_back(line);
+                                        }});
+  ::unsetenv(std::string(sb::fleet_user_env).c_str());
+  ::unsetenv(std::string(sb::fleet_password_env).c_str());
+  auto answer = client->info(3s);  // no member
+  // The user's password changes and its connections are cut: every reconnect is refused.
+  admin.command({"ACL", "SETUSER", "reader", "resetpass", ">" + random_text(32)});
+  admin.command({"CLIENT", "KILL", "USER", "reader"});
+  REQUIRE(answer.wait_for(30s) == std::future_status::ready);
+  CHECK_THROWS_AS(answer.get(), sb::FleetTimeout);
+  {
+    std::lock_guard lock(log_mutex);
+    REQUIRE_FALSE(logged.empty());
+    CHECK_THAT(logged.front(), Catch::Contains("refused the connection"));
+    CHECK_THAT(logged.front(), Catch::Contains("retrying"));
+  }
+  client.reset();  // returns: the reader thread is still there to join
 }
 
 int main(int argc, char** argv) {

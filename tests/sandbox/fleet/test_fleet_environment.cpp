@@ -35,6 +35,7 @@ sb::FleetReply failure(std::uint64_t id, pd::ErrorCode code, const std::string& 
   sb::FleetReply reply;
   reply.id = id;
   reply.ok = false;
+  reply.code = pd::to_string(code);
   reply.error = error;
   reply.member = "m0";
   reply.line = pd::failure_response(std::to_string(id), code, error);

@@ -16,6 +16,11 @@
 //   a verdict                      that verdict, its speedup and feedback
 //   request_too_large              compile_error: the candidate's source made the request too long
 //                                  (its own text decides this, so it stays the candidate's failure)
+//   a source the client refuses    compile_error, decided here without sending it: the source is not
+//   to send (RequestEncodingError  valid UTF-8, or makes the line longer than the members take. Its
+//   of field "source")             text decided it, so it is never an environment failure
+//   any other refused request      thrown on (a task the sandbox cannot read is the trainer's): run_step
+//                                  takes it as an environment failure, retries, then masks
 //   no verdict: dead_lettered, internal_error and every other error response, a result without a
 //   verdict (no_gpu, a harness error), a timeout, a future that holds any other failure, a result
 //   that is not an object, an unknown verdict
@@ -37,11 +42,15 @@
 #include <leap/rollout.hpp>
 
 #include "leap/sandbox/fleet_client.hpp"
+#include "leap/sandbox/request_encoding_error.hpp"
 
 namespace leap::sandbox {
 
 // The rollout loop's view of one eval answer, as tabled above. Never throws for what the answer holds.
 leap::Evaluation to_evaluation(const FleetReply& reply);
+// A request the client refused to send: the candidate's compile_error when the source was refused
+// (feedback says why); any other field's refusal is thrown on, as an environment failure.
+leap::Evaluation to_evaluation(const RequestEncodingError& refused);
 // Waits for the answer and maps it; a FleetTimeout or any other failure to get one is an environment failure.
 leap::Evaluation to_evaluation(std::future<FleetReply> answer);
 
@@ -60,7 +69,13 @@ class FleetEnvironment {
                                                const leap::SampleKey&) const {
     const FleetTask fleet_task = task_of_(task);
     const std::string source = source_of_(completion);
-    return to_evaluation(client_->eval(fleet_task, source, timeout_));
+    std::future<FleetReply> answer;
+    try {
+      answer = client_->eval(fleet_task, source, timeout_);
+    } catch (const RequestEncodingError& refused) {  // nothing was sent
+      return to_evaluation(refused);
+    }
+    return to_evaluation(std::move(answer));
   }
 
  private:
