@@ -393,7 +393,13 @@ class FleetClient:
         except (ValueError, RecursionError):
             response = None
         if not isinstance(response, dict) or "id" not in response:
-            return "the response is not a JSON object with an id"
+            if self._key is None or signed_id is None or not signed_id.isdigit():
+                return "the response is not a JSON object with an id"
+            # A signed line that is no protocol response at all: no other answer follows, so it fails the
+            # request its signed id names at once (as the C++ client does) instead of leaving it to time out.
+            response = {"id": None, "ok": False, "code": "internal_error",
+                        "error": f"the answer of fleet member {member[:64]!r} is not a protocol response (a JSON "
+                                 f"object with an integer or null id): {line[:200]!r}"}
         request_id: Any = response["id"]
         if request_id is None and signed_id is not None and signed_id.isdigit():
             request_id = int(signed_id)

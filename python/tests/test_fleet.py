@@ -299,6 +299,22 @@ def test_a_members_answer_to_a_line_it_could_not_read_settles_the_signed_request
         assert stats["answered"] == 1 and stats["forged_dropped"] == 0 and stats["timeouts"] == 0
 
 
+def test_a_signed_answer_that_is_no_protocol_response_fails_its_request_at_once(fleet):
+    """A signed reply entry whose line is not a protocol response (no JSON object with an id) was counted
+    as forged and its request left to time out; no other answer follows, so it fails the request its
+    signed id names, as the C++ client does."""
+    with FleetClient(fleet.url, stream="nobody:listens", timeout=120, key=fleet.key) as client:
+        future = client.info()
+        line = "this is no protocol response"
+        redis.Redis.from_url(fleet.url).xadd(client.reply_stream, {
+            "response": line, "worker": "m", "session": client._session, "id": "1",
+            "tag": sign_reply(fleet.key, client, 1, line)})
+        error = future.exception(timeout=30)
+        assert isinstance(error, SandboxError) and "is not a protocol response" in str(error), error
+        stats = client.stats()
+        assert stats["answered"] == 1 and stats["forged_dropped"] == 0 and stats["timeouts"] == 0
+
+
 def test_a_forged_answer_under_another_session_counts_as_forged(fleet):
     """An entry under another session is another client's answer (a client of the same name) only when
     its tag is valid for that session; a forgery that names a foreign session is counted as forged (and
