@@ -177,17 +177,17 @@ int run_compile(const Arguments& args) {
   if (c.config.unconfined || c.config.isolation == sb::Isolation::trusted_in_process) warn_unconfined();
   sb::Compiler compiler(c.config);
   Progress progress(!c.quiet && jobs.size() > 4);
-  const std::vector<sb::CompileResult> results =
+  std::vector<sb::CompileResult> results =
       compiler.compile_batch(jobs, [&](const sb::BatchProgress& p) { progress(p); });
   bool all_ok = true;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const sb::CompileResult& r = results[i];
+    sb::CompileResult& r = results[i];
     all_ok = all_ok && r.ok();
     // A module that compiles but holds no kernel is still "ok" (it compiled); the advice says why
     // nothing could be launched, usually a kernel template only a host launcher instantiated.
-    // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text.
-    const std::string advice =
-        r.ok() && r.kernels ? sb::missing_kernel_advice(jobs[i].source, c.files[i], *r.kernels) : "";
+    // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text;
+    // the scan's CPU time is charged to the result's cpu_seconds.
+    const std::string advice = sb::missing_kernel_advice(r, jobs[i].source, c.files[i]);
     if (c.as_json) {
       json j = {{"file", c.files[i]}};
       j.update(json::parse(sb::to_json(r)));

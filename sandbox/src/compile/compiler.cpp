@@ -25,6 +25,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
 
 #include "compile/compile_child.hpp"
 #include "compile/compile_launcher.hpp"
@@ -254,13 +255,15 @@ struct Compiler::Impl {
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
-    // withhold the log and the output rather than risk echoing a host file.
+    // withhold the log and the output rather than risk echoing a host file. The shipped names are
+    // looked up in a set: a log of many diagnostics and a job of many headers cost their sum.
+    std::unordered_set<std::string_view> shipped;
+    for (const Header& h : job.headers) shipped.insert(h.name);
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known =
-          f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
-          std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
-          std::any_of(jail_roots.begin(), jail_roots.end(),
-                      [&](const std::string& root) { return f.starts_with(root + "/"); });
+      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) ||
+                         (config.compat_headers && is_compat_header(f)) || shipped.contains(f) ||
+                         std::any_of(jail_roots.begin(), jail_roots.end(),
+                                     [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {
         CompileResult refused;
         refused.status = CompileStatus::refused;
