@@ -220,7 +220,8 @@ const Command compile_command{
   root is missing (no user namespaces), unless --accept-weaker-confinement is given.
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
                        refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
-                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space|idle),
+                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space|idle|
+                       output_size: a PTX or CUBIN over 16 MiB, over 1024 kernels),
                        unconfined, missing_layers (the confinement layers not in force), kernels (by symbol, from the CUBIN; null without one), and advice when
                        the module defines no kernel
   --arch A             target, sm_XY or compute_XY (default sm_90)

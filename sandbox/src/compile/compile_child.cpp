@@ -207,7 +207,8 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
   if (decoded) {
     out = std::move(*decoded);
     out.pch = static_cast<PchUse>(pch);  // a stored PCH used, or none
-    out.limit = CompileLimit::none;
+    // The child reports one limit itself, its output's; any other is the parent's to decide.
+    if (out.limit != CompileLimit::output_size) out.limit = CompileLimit::none;
     if (out.status == CompileStatus::timeout)
       mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
     out.cpu_seconds = cpu;

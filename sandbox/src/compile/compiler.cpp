@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "compile/compile_child.hpp"
 #include "compile/compile_launcher.hpp"
@@ -33,6 +34,7 @@
 #include "compile/compiler_exit.hpp"
 #include "compile/elf_kernels.hpp"
 #include "compile/nvrtc_compile.hpp"
+#include "compile/output_limits.hpp"
 #include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
 #include "compile/pooled_compiler.hpp"
@@ -316,9 +318,11 @@ struct Compiler::Impl {
     const std::chrono::nanoseconds budget = job.options.timeout;
     if (config.cache) {
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
-        CompileResult r = cap_log(job, std::move(*hit));
+        CompileResult r = std::move(*hit);
         r.pch = PchUse::none;  // nothing was compiled
         list_kernels(r);
+        detail::enforce_output_limits(r, config.output);  // kept by a Compiler with larger limits, perhaps
+        r = cap_log(job, std::move(r));
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
         r.unconfined = unconfined();
@@ -327,7 +331,7 @@ struct Compiler::Impl {
       }
     }
     detail::NvrtcRequest request =
-        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
+        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs, config.output);
     CompileResult r;
     if (charged >= budget) {
       r.status = CompileStatus::timeout;
@@ -363,11 +367,15 @@ struct Compiler::Impl {
       }
     }
     r.cpu_seconds += std::chrono::duration<double>(charged).count();
-    r = cap_log(job, sanitize(job, std::move(r)));  // capped before it is stored, so no entry holds a huge log
+    r = sanitize(job, std::move(r));
+    list_kernels(r);
+    // The compile process checked the sizes before anything crossed; checked again here, where the
+    // result comes from: a process that broke its word gets no further than this.
+    detail::enforce_output_limits(r, config.output);
+    r = cap_log(job, std::move(r));  // capped before it is stored, so no entry holds a huge log
     r.unconfined = unconfined();
     r.missing_layers = missing_layers;
-    if (config.cache) config.cache->store(key, r);
-    list_kernels(r);
+    if (config.cache) config.cache->store(key, r);  // an output over a limit is not a verdict: never stored
     r.seconds = seconds_since(t0);
     return r;
   }
@@ -384,6 +392,15 @@ struct Compiler::Impl {
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = std::move(config);
+  for (const auto& [value, name] : {std::pair{m.config.output.max_ptx_bytes, "max_ptx_bytes"},
+                                    std::pair{m.config.output.max_cubin_bytes, "max_cubin_bytes"},
+                                    std::pair{m.config.output.max_kernels, "max_kernels"},
+                                    std::pair{m.config.output.max_kernel_name_bytes, "max_kernel_name_bytes"}}) {
+    if (value == 0) {
+      throw std::invalid_argument(std::string("leap::sandbox: CompilerConfig::output.") + name +
+                                  " = 0: a compile could produce nothing; give a positive limit");
+    }
+  }
   if (m.config.idle_limit.count() < 0) {
     throw std::invalid_argument(
         "leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +

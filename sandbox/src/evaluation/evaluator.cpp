@@ -161,7 +161,11 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     switch (r.compile.status) {
       case CompileStatus::refused: r.detail = r.compile.log; break;
       case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
-      case CompileStatus::resource_limit: r.detail = "the compile ran out of memory (address-space limit)"; break;
+      case CompileStatus::resource_limit:
+        r.detail = r.compile.limit == CompileLimit::output_size
+                       ? r.compile.log.substr(0, r.compile.log.find('\n'))  // which output, how large, what to change
+                       : "the compile ran out of memory (address-space limit)";
+        break;
       default: r.detail = first_errors(r.compile.log); break;
     }
     r.feedback = "Compile error:\n" + r.detail;
