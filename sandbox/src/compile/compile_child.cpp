@@ -121,7 +121,11 @@ void remove_work_dir(const ChildSetup& setup) noexcept { remove_private_dir(setu
 
 std::string same_words_for_every_unopenable_file(std::string log) {
   // `... cannot open source file "x": Not a directory` -> `... cannot open source file "x"`, as for a
-  // missing file. NVRTC quotes the name; the reason after it holds no quote.
+  // missing file. NVRTC quotes the name; the reason after it holds no quote. Written into a new string
+  // line by line: a log of many such lines (a candidate's #warning can say the words) costs one pass,
+  // not one move of the rest of the log per line.
+  std::string out;
+  out.reserve(log.size());
   std::size_t line_start = 0;
   while (line_start < log.size()) {
     std::size_t line_end = log.find('\n', line_start);
@@ -131,14 +135,13 @@ std::string same_words_for_every_unopenable_file(std::string log) {
     if (open == std::string_view::npos) open = line.find("could not open ");
     const std::size_t name = open == std::string_view::npos ? std::string_view::npos : line.find(" file \"", open);
     const std::size_t reason = name == std::string_view::npos ? std::string_view::npos : line.rfind("\": ");
-    if (reason != std::string_view::npos && reason > name + 6 && line.find('"', reason + 1) == std::string_view::npos) {
-      const std::size_t cut = line_start + reason + 1;  // keep the closing quote
-      log.erase(cut, line_end - cut);
-      line_end = cut;
-    }
+    const bool cut =
+        reason != std::string_view::npos && reason > name + 6 && line.find('"', reason + 1) == std::string_view::npos;
+    out.append(cut ? line.substr(0, reason + 1) : line);  // keep the closing quote
+    if (line_end < log.size()) out.push_back('\n');
     line_start = line_end + 1;
   }
-  return log;
+  return out;
 }
 
 CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string&)) {
@@ -214,7 +217,8 @@ std::optional<CompileResult> compile_in_child(CompileLauncher& launcher, const C
   if (decoded) {
     out = std::move(*decoded);
     out.pch = static_cast<PchUse>(pch);  // a stored PCH used, or none
-    out.limit = CompileLimit::none;
+    // The child reports one limit itself, its output's; any other is the parent's to decide.
+    if (out.limit != CompileLimit::output_size) out.limit = CompileLimit::none;
     if (out.status == CompileStatus::timeout)
       mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
     out.cpu_seconds = cpu;

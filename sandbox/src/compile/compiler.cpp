@@ -29,6 +29,8 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
+#include <utility>
 
 #include "compile/compile_child.hpp"
 #include "compile/compile_launcher.hpp"
@@ -37,6 +39,7 @@
 #include "compile/elf_kernels.hpp"
 #include "compile/leading_includes.hpp"
 #include "compile/nvrtc_compile.hpp"
+#include "compile/output_limits.hpp"
 #include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
 #include "compile/pooled_compiler.hpp"
@@ -318,13 +321,15 @@ struct Compiler::Impl {
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
-    // withhold the log and the output rather than risk echoing a host file.
+    // withhold the log and the output rather than risk echoing a host file. The shipped names are
+    // looked up in a set: a log of many diagnostics and a job of many headers cost their sum.
+    std::unordered_set<std::string_view> shipped;
+    for (const Header& h : job.headers) shipped.insert(h.name);
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known =
-          f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
-          std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
-          std::any_of(jail_roots.begin(), jail_roots.end(),
-                      [&](const std::string& root) { return f.starts_with(root + "/"); });
+      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) ||
+                         (config.compat_headers && is_compat_header(f)) || shipped.contains(f) ||
+                         std::any_of(jail_roots.begin(), jail_roots.end(),
+                                     [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {
         CompileResult refused;
         refused.status = CompileStatus::refused;
@@ -377,9 +382,11 @@ struct Compiler::Impl {
     const std::chrono::nanoseconds budget = job.options.timeout;
     if (config.cache) {
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
-        CompileResult r = cap_log(job, std::move(*hit));
+        CompileResult r = std::move(*hit);
         r.pch = PchUse::none;  // nothing was compiled
         list_kernels(r);
+        detail::enforce_output_limits(r, config.output);  // kept by a Compiler with larger limits, perhaps
+        r = cap_log(job, std::move(r));
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
         r.unconfined = unconfined();
@@ -388,7 +395,7 @@ struct Compiler::Impl {
       }
     }
     detail::NvrtcRequest request =
-        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
+        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs, config.output);
     const std::chrono::nanoseconds wall =
         job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
     std::chrono::nanoseconds charged_pch{0};  // of `charged`: making the stored PCH this compile needed
@@ -437,11 +444,15 @@ struct Compiler::Impl {
       }
     }
     r.cpu_seconds += std::chrono::duration<double>(charged).count();
-    r = cap_log(job, sanitize(job, std::move(r)));  // capped before it is stored, so no entry holds a huge log
+    r = sanitize(job, std::move(r));
+    list_kernels(r);
+    // The compile process checked the sizes before anything crossed; checked again here, where the
+    // result comes from: a process that broke its word gets no further than this.
+    detail::enforce_output_limits(r, config.output);
+    r = cap_log(job, std::move(r));  // capped before it is stored, so no entry holds a huge log
     r.unconfined = unconfined();
     r.missing_layers = missing_layers;
-    if (config.cache) config.cache->store(key, r);
-    list_kernels(r);
+    if (config.cache) config.cache->store(key, r);  // an output over a limit is not a verdict: never stored
     r.seconds = seconds_since(t0);
     return r;
   }
@@ -458,6 +469,15 @@ struct Compiler::Impl {
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = std::move(config);
+  for (const auto& [value, name] : {std::pair{m.config.output.max_ptx_bytes, "max_ptx_bytes"},
+                                    std::pair{m.config.output.max_cubin_bytes, "max_cubin_bytes"},
+                                    std::pair{m.config.output.max_kernels, "max_kernels"},
+                                    std::pair{m.config.output.max_kernel_name_bytes, "max_kernel_name_bytes"}}) {
+    if (value == 0) {
+      throw std::invalid_argument(std::string("leap::sandbox: CompilerConfig::output.") + name +
+                                  " = 0: a compile could produce nothing; give a positive limit");
+    }
+  }
   if (m.config.idle_limit.count() < 0) {
     throw std::invalid_argument(
         "leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +

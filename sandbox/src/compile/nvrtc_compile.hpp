@@ -13,6 +13,7 @@
 
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/compiler.hpp"
 
 namespace leap::sandbox::detail {
 
@@ -24,6 +25,9 @@ struct NvrtcRequest {
   std::vector<std::string> name_expressions;
   bool want_ptx = true;
   bool want_cubin = false;
+  // Checked against the sizes NVRTC reports before the code is copied out of it, so a module over a
+  // limit never leaves the compile process: the result is an output_size limit (output_limits.hpp).
+  OutputLimits limits;
   // Automatic PCH in this directory (created if missing); empty = no PCH. The directory must be
   // private to one set of in-memory headers and flags: NVRTC checks the options and the directive
   // prefix before reusing a PCH, but not the contents of in-memory headers (a PCH made with one
@@ -42,7 +46,8 @@ struct NvrtcRequest {
   std::string create_pch;
 };
 
-NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs);
+NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs,
+                                const OutputLimits& limits = {});
 
 // The key naming a request's PCH directory: a digest of its in-memory headers and its flags.
 std::string pch_key(const NvrtcRequest& request);

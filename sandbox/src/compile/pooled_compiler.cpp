@@ -280,6 +280,8 @@ PooledCompiler::Outcome PooledCompiler::compile(const NvrtcRequest& request, Chi
     out.pch = static_cast<PchUse>(pch);
     out.cpu_seconds = cpu;
     outcome.scratch_used = scratch_used;
+    // The process reports one limit itself, its output's (and stays alive: nothing went wrong in it).
+    if (out.limit == CompileLimit::output_size) killed_for = CompileLimit::output_size;
     if (out.status == CompileStatus::timeout) {  // NVRTC's flow callback stopped it between phases
       mark_stopped_at_cpu_limit(out, budget);
       killed_for = CompileLimit::cpu_time;
