@@ -40,8 +40,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import _advantages as _untyped_advantages
+from . import process_sandbox
 from .episode import Completion, Evaluation, sample_key
-from .verl import sandbox_environment, turn_and_speedup_score
+from .scores import turn_and_speedup_score
 
 _advantages: Any = _untyped_advantages
 
@@ -125,7 +126,7 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     times; when none gets one, the last failure is raised."""
     import torch
 
-    environment = sandbox_environment(sandbox)
+    environment = process_sandbox.environment(sandbox)
     tasks = [json.loads(label) if isinstance(label, str) and label.lstrip().startswith("{") else label
              for label in labels]
 

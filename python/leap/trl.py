@@ -40,9 +40,9 @@ import numpy as np
 
 from . import _advantages as _untyped_advantages
 
+from ._multiturn import DEFAULT_FEEDBACK, band_for
 from .episode import Completion, SampleKey, run_sample_episode
-from .verl import turn_and_speedup_score
-from .verl_agent import DEFAULT_FEEDBACK, band_for
+from .scores import turn_and_speedup_score
 
 _advantages: Any = _untyped_advantages
 _core: Any = importlib.import_module("._core", __package__)

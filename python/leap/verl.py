@@ -19,7 +19,7 @@ per-sequence advantage is broadcast over ``response_mask``; both return (advanta
 verl hands a custom estimator only these and the algorithm config, so everything the rank needs
 (the turn that solved a sample, its speedup) must be in the one score:
 
-Reward encoding. ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
+Reward encoding (leap.scores, which imports no trainer). ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
 success at turn t, TURN_SCALE * (max_turns + 1 - t) + log(speedup) with the log clamped to
 +-TURN_SCALE / 8. The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
 Hydra's ``+algorithm.leap_score_tolerance=...``) then picks the order:
@@ -43,9 +43,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
-import os
-import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, cast
 
@@ -53,6 +50,9 @@ import numpy as np
 
 from . import _advantages as _untyped_advantages
 from . import _convert as _untyped_convert
+from . import process_sandbox
+from .scores import (TURN_SCALE, TURNS_ONLY_TOLERANCE, score_fields, speedup_tolerance, turn_and_speedup_score,
+                     turn_score)
 
 if TYPE_CHECKING:
     import torch
@@ -64,39 +64,6 @@ _convert: Any = _untyped_convert
 __all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox", "process_pool",
            "leap_grpo_advantage", "leap_rank_advantage", "registered", "sandbox_environment", "speedup_tolerance",
            "turn_and_speedup_score", "turn_score"]
-
-TURN_SCALE = 64.0  # score units per turn in turn_and_speedup_score
-_LOG_SPEEDUP_LIMIT = TURN_SCALE / 8  # |log speedup| at most 8 (a factor of ~2981): same turn differs by <= 16
-TURNS_ONLY_TOLERANCE = TURN_SCALE / 2  # ties every same-turn pair (<= 16 apart), no two turns (>= 48 apart)
-
-
-def turn_score(solved_turn: int, max_turns: int) -> float:
-    """The scalar reward that gives LEAP's published order: max_turns + 1 - t for a success at turn
-    t >= 1, 0 for a failure (solved_turn 0)."""
-    if solved_turn < 0 or solved_turn > max_turns:
-        raise ValueError(f"solved_turn ({solved_turn}) must lie in [0, max_turns ({max_turns})]; 0 = never solved")
-    return float(max_turns + 1 - solved_turn) if solved_turn > 0 else 0.0
-
-
-def turn_and_speedup_score(solved_turn: int, max_turns: int, speedup: Optional[float] = None) -> float:
-    """A success: TURN_SCALE * (max_turns + 1 - t) + log(speedup), with the log clamped to
-    +-TURN_SCALE / 8 so that an earlier turn always wins; a failure: 0. An unknown (None, NaN, <= 0)
-    speedup counts as 1. Rank with leap_score_tolerance = TURNS_ONLY_TOLERANCE for the published
-    order, speedup_tolerance(tol) for a speedup band."""
-    base = turn_score(solved_turn, max_turns)
-    if base == 0.0:
-        return 0.0
-    known = speedup is not None and speedup > 0 and math.isfinite(speedup)
-    log_speedup = min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT) if known else 0.0  # type: ignore[arg-type]
-    return TURN_SCALE * base + log_speedup
-
-
-def speedup_tolerance(relative: float) -> float:
-    """The score tolerance that makes speedups within a factor 1 + relative tie."""
-    if not relative >= 0:
-        raise ValueError(f"relative ({relative}) must be >= 0")
-    return math.log1p(relative)
-
 
 def _setting(config: Any, name: str, default: Any) -> Any:
     """A setting of verl's algorithm config (a dataclass, an omegaconf node in struct mode or not, or
@@ -238,57 +205,11 @@ def _register() -> tuple[str, ...]:
 registered = _register()
 
 
-# ---- the sandbox as a reward: one pool per process ---------------------------------------------------
+# ---- the sandbox as a reward: one client per process (leap.process_sandbox) ----------------------------
 
-_pool_lock = threading.Lock()
-_pool: Any = None
-_pool_pid: Optional[int] = None
-_environment: Any = None
-_pool_settings: dict[str, Any] = {}
-
-
-def configure_sandbox(executable: Any = None, **pool_kwargs: Any) -> None:
-    """Sets how this process's pool is made when it is first used: the leap-sandbox program (default:
-    $LEAP_SANDBOX, else `leap-sandbox` on PATH; a list for a program with leading arguments) and
-    SandboxPool's keyword arguments (devices, servers, args, ...). A pool made already is closed and
-    made again on next use."""
-    global _pool, _pool_pid, _environment
-    with _pool_lock:
-        _pool_settings.clear()
-        if executable is not None:
-            _pool_settings["executable"] = executable
-        _pool_settings.update(pool_kwargs)
-        old, mine = _pool, _pool_pid == os.getpid()
-        _pool, _pool_pid, _environment = None, None, None
-    if old is not None and mine:
-        old.close()
-
-
-def process_pool(executable: Any = None) -> Any:
-    """This process's SandboxPool, made on first use. verl imports the reward file in the driver and
-    in every reward worker, and may fork: a pool made by another process (a forked parent's) is left
-    to that process and this one makes its own."""
-    global _pool, _pool_pid, _environment
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            SandboxPool: Any = importlib.import_module(".sandbox", __package__).SandboxPool
-            settings = dict(_pool_settings)
-            program = executable or settings.pop("executable", None) or os.environ.get("LEAP_SANDBOX", "leap-sandbox")
-            settings.pop("executable", None)
-            _pool, _pool_pid, _environment = SandboxPool(program, **settings), os.getpid(), None
-        return _pool
-
-
-def sandbox_environment(executable: Any = None) -> Any:
-    """This process's leap.environment.SandboxEnvironment over process_pool(): an episode environment,
-    (task, leap.Completion, leap.SampleKey) -> leap.Evaluation, that evaluates the completion's kernel."""
-    global _environment
-    pool = process_pool(executable)
-    with _pool_lock:
-        if _environment is None or _environment.sandbox is not pool:
-            SandboxEnvironment: Any = importlib.import_module(".environment", __package__).SandboxEnvironment
-            _environment = SandboxEnvironment(pool)
-        return _environment
+configure_sandbox = process_sandbox.configure
+process_pool = process_sandbox.client
+sandbox_environment = process_sandbox.environment
 
 
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
@@ -321,13 +242,3 @@ async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
     verdict = evaluation.verdict.name
     solved_turn = 1 if verdict == "correct" else 0
     return score_fields(solved_turn, max_turns, verdict, evaluation.speedup)
-
-
-def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float,
-                 masked: bool = False) -> dict[str, Any]:
-    """The score and extra fields of one episode, as compute_score and the agent loop report them. A masked
-    episode (its environment failed) scores 0 and says masked = 1; its loss mask is the trainer's part."""
-    known = speedup if math.isfinite(speedup) else None
-    score = 0.0 if masked else turn_and_speedup_score(solved_turn, max_turns, known)
-    return {"score": score, "verdict": verdict, "speedup": speedup, "solved_turn": solved_turn,
-            "masked": int(masked)}

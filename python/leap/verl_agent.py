@@ -53,26 +53,14 @@ from uuid import uuid4
 
 import numpy as np
 
+from ._multiturn import DEFAULT_FEEDBACK, band_for
 from .episode import Completion, Evaluation, GroupCoordinator, SampleKey, run_sample_episode
-from .verl import sandbox_environment, score_fields, verl_installed
+from .scores import score_fields
+from .verl import sandbox_environment, verl_installed
 
 _core: Any = importlib.import_module("._core", __package__)  # the compiled module, typed by its .pyi stubs where installed
 
 __all__ = ["DEFAULT_FEEDBACK", "WorkerGroups", "agent_loop_class", "band_for", "sandbox", "step_metrics", "worker_groups"]
-
-def band_for(size: int, group_size: int, t_min: Optional[int] = None, t_max: Optional[int] = None) -> Any:
-    """The FailBandGate for `size` members of a group configured as `group_size` with the band
-    (t_min, t_max) (default: LEAP's, leap.FailBandGate.leap_default(group_size)). A full group gets
-    the band itself; a part of k members gets t_min' = ceil(t_min * k / n) and t_max' = k - (n - t_max),
-    raised to t_min' when lower."""
-    full = _core.FailBandGate.leap_default(group_size) if t_min is None or t_max is None else \
-        _core.FailBandGate(int(t_min), int(t_max))
-    if size == group_size:
-        return full
-    low = math.ceil(full.t_min * size / group_size)
-    high = max(size - (group_size - full.t_max), low)
-    return _core.FailBandGate(low, high)
-
 
 class WorkerGroups:
     """The members of each uid group that run in this process, and the GroupCoordinator (leap.episode)
@@ -167,10 +155,6 @@ async def sandbox(task: Any, completion: Completion, key: SampleKey) -> Evaluati
 
 class _OutOfBudget(RuntimeError):
     """The response has no room for another turn (actor_rollout_ref.rollout.response_length)."""
-
-
-DEFAULT_FEEDBACK = ("Your kernel was evaluated: {verdict}.\n{feedback}\n"
-                    "Fix the kernel and answer with the whole corrected kernel in one ```cuda block.")
 
 
 def agent_loop_class(base: type, output_type: type, register: Optional[Callable[[str], Callable[[type], type]]] = None,
