@@ -9,9 +9,21 @@ raises here, it is not passed over:
     leap_grpo   GRPO's z-score computed by leap; Dr.GRPO (r - mean) when the algorithm config says
                 norm_adv_by_std_in_grpo=False
 
-Choose one with ``algorithm.adv_estimator=leap_rank`` and import ``leap.verl`` where verl's driver
-runs (the custom reward function's file is imported there: ``compute_score`` below is such a file's
-function). Without verl the functions are plain functions of torch tensors.
+Choose one with ``algorithm.adv_estimator=leap_rank``. verl computes the advantage in its task runner
+(TaskRunnerV1, a Ray actor with a process of its own), so this module must be imported there, and verl
+does it itself (verl-project/verl 1dda039, verl/__init__.py:49-76: every ``import verl`` imports the
+modules named in ``VERL_USE_EXTERNAL_MODULES`` and the ``verl.plugins`` entry points):
+
+  * a ``pip install``-ed leap declares the entry point ``leap = leap.verl`` in ``verl.plugins``: every
+    process of the run registers the estimators, with nothing to add;
+  * any leap (a build tree on PYTHONPATH too): the one-line override REGISTRATION_OVERRIDE,
+    ``+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=leap.verl``, sets it in every
+    Ray actor's environment (verl's trainer config passes ``ray_kwargs.ray_init.runtime_env`` to
+    ray.init). A task runner that cannot import leap then stops at start-up, before any rollout, with
+    the import's error.
+
+``registration_advice(estimator)`` says what to add when neither is in force in this process (leap's
+agent loop warns with it). Without verl the functions are plain functions of torch tensors.
 
 Both take verl's estimator arguments: the outcome score of a sequence is
 ``token_level_rewards.sum(-1)``, ``index`` holds the group uids (any hashable values), and the
@@ -19,7 +31,7 @@ per-sequence advantage is broadcast over ``response_mask``; both return (advanta
 verl hands a custom estimator only these and the algorithm config, so everything the rank needs
 (the turn that solved a sample, its speedup) must be in the one score:
 
-Reward encoding (leap.scores, which imports no trainer). ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
+Reward encoding. ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
 success at turn t, TURN_SCALE * (max_turns + 1 - t) + log(speedup) with the log clamped to
 +-TURN_SCALE / 8. The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
 Hydra's ``+algorithm.leap_score_tolerance=...``) then picks the order:
@@ -43,6 +55,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, cast
 
@@ -61,9 +74,9 @@ if TYPE_CHECKING:
 _advantages: Any = _untyped_advantages
 _convert: Any = _untyped_convert
 
-__all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox", "process_pool",
-           "leap_grpo_advantage", "leap_rank_advantage", "registered", "sandbox_environment", "speedup_tolerance",
-           "turn_and_speedup_score", "turn_score"]
+__all__ = ["REGISTRATION_OVERRIDE", "TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox",
+           "leap_grpo_advantage", "leap_rank_advantage", "process_pool", "registered", "registration_advice",
+           "sandbox_environment", "speedup_tolerance", "turn_and_speedup_score", "turn_score"]
 
 def _setting(config: Any, name: str, default: Any) -> Any:
     """A setting of verl's algorithm config (a dataclass, an omegaconf node in struct mode or not, or
@@ -204,6 +217,46 @@ def _register() -> tuple[str, ...]:
 
 registered = _register()
 
+#: The Hydra override that makes verl import leap.verl in every Ray actor of a run (its task runner included).
+REGISTRATION_OVERRIDE = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=leap.verl"
+_LEAP_MODULES = ("leap.verl", "leap.verl_agent")  # either registers the estimators when imported
+
+
+def _loaded_by_verl() -> Optional[str]:
+    """How verl imports leap.verl in each of its processes, judged from this process's environment (Ray
+    gives every actor of a job the same runtime env): "modules" ($VERL_USE_EXTERNAL_MODULES names it),
+    "plugin" (leap's verl.plugins entry point is installed and $VERL_USE_EXTERNAL_PLUGINS allows it), or
+    None."""
+    modules = {m.strip() for m in os.environ.get("VERL_USE_EXTERNAL_MODULES", "").split(",") if m.strip()}
+    if modules & set(_LEAP_MODULES):
+        return "modules"
+    policy = os.environ.get("VERL_USE_EXTERNAL_PLUGINS", "auto").strip().lower()
+    if policy == "none":
+        return None
+    allowed = None if policy == "auto" else {name.strip() for name in policy.split(",") if name.strip()}
+    try:
+        from importlib import metadata
+        found: Any = metadata.entry_points()
+        # Python 3.10+ selects by group; 3.9 returns a dict of groups
+        plugins = list(found.select(group="verl.plugins") if hasattr(found, "select") else found.get("verl.plugins", []))
+    except Exception:  # noqa: BLE001 - unreadable metadata: no plugin can be relied on
+        return None
+    for plugin in plugins:
+        if plugin.value.split(":")[0].strip() in _LEAP_MODULES and (allowed is None or plugin.name in allowed):
+            return "plugin"
+    return None
+
+
+def registration_advice(estimator: str) -> Optional[str]:
+    """None when `estimator` is not one of leap's, or when verl imports leap.verl in every process of this
+    run by itself (see the module's documentation); otherwise what to add, as a message."""
+    if str(estimator) not in ESTIMATORS or _loaded_by_verl() is not None:
+        return None
+    return (f"leap: algorithm.adv_estimator={estimator} is computed in verl's task runner (TaskRunnerV1, a Ray "
+            f"actor), which has it only when verl imports leap.verl there. Add {REGISTRATION_OVERRIDE} (verl imports "
+            f"VERL_USE_EXTERNAL_MODULES in every Ray actor), or pip install leap (its verl.plugins entry point does "
+            f"the same); otherwise the run stops at its first compute_advantage with 'Unknown advantage estimator'")
+
 
 # ---- the sandbox as a reward: one client per process (leap.process_sandbox) ----------------------------
 
@@ -213,22 +266,29 @@ sandbox_environment = process_sandbox.environment
 
 
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
-                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None,
-                        max_turns: int = 1, environment_retries: int = 1, **kwargs: Any) -> dict[str, Any]:
-    """verl's custom reward function (``custom_reward_function.path=pkg://leap.verl``,
-    ``custom_reward_function.name=compute_score``): evaluates the response's kernel (the last fenced
-    block, leap.environment.extract_kernel) against the task ``ground_truth`` (``extra_info["leap_task"]``
-    when present) on this process's pool and returns verl's dict form: "score"
-    (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs, "verdict",
-    "speedup" (NaN when unknown) and "solved_turn". verl's reward loop awaits it (its managers call a
-    coroutine function with await); ``reward_kwargs`` from the config arrive as keywords (sandbox:
-    the leap-sandbox program, max_turns: the turn scale of the score, environment_retries: evaluations
-    again after an environment failure). Where the sandbox gives no verdict on any attempt (no GPU:
-    leap.environment.NoVerdict; a harness failure or an error answer: SandboxError; a timeout) it raises
-    the last failure rather than score 0: an environment failure is not the candidate's, and a reward
-    function has no way to leave a sample out of verl's own estimators (the agent loop masks it)."""
+                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None, devices: Any = None,
+                        fleet: Any = None, max_turns: int = 1, environment_retries: int = 1,
+                        **kwargs: Any) -> dict[str, Any]:
+    """verl's custom reward function (``reward.custom_reward_function.path=pkg://leap.verl``,
+    ``reward.custom_reward_function.name=compute_score``): evaluates the response's kernel (the last
+    fenced block, leap.environment.extract_kernel) against the row's task (leap.rows.task_of:
+    ``extra_info["leap_task"]``, else ``ground_truth``) on this process's sandbox and returns verl's dict
+    form: "score" (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs,
+    "verdict", "speedup" (NaN when unknown), "solved_turn" and "masked". verl's reward loop awaits it;
+    ``reward.custom_reward_function.reward_kwargs`` arrive as keywords: where kernels run (``devices``:
+    GPU ids for a local pool, ``sandbox``: the leap-sandbox program, or ``fleet``: a Redis URL; see
+    leap.process_sandbox), ``max_turns`` (the turn scale of the score) and ``environment_retries``
+    (evaluations again after an environment failure). Where the sandbox gives no verdict on any attempt
+    (no GPU: leap.environment.NoVerdict; a harness failure or an error answer: SandboxError; a timeout)
+    it raises the last failure rather than score 0: an environment failure is not the candidate's, and
+    a reward function has no way to leave a sample out of verl's own estimators (the agent loop masks
+    it)."""
     episode: Any = importlib.import_module(".episode", __package__)
-    task = extra_info.get("leap_task", ground_truth) if extra_info else ground_truth
+    rows: Any = importlib.import_module(".rows", __package__)
+    task = rows.task_of({"ground_truth": ground_truth, "extra_info": extra_info})
+    if devices is not None or fleet is not None:
+        process_sandbox.configure_from({"executable": sandbox, "devices": devices, "fleet": fleet})
+        sandbox = None
     environment = sandbox_environment(sandbox)
     completion = episode.Completion(solution_str)
     for attempt in range(environment_retries + 1):

@@ -61,6 +61,10 @@ def test_the_wheels_metadata_and_files():
     distribution = importlib.metadata.distribution("leap")
     assert distribution.version == leap.__version__
     assert [r for r in distribution.requires] == ["numpy"]
+    # verl imports every "verl.plugins" entry point as it is imported (verl-project/verl 1dda039,
+    # verl/__init__.py:60-76): an installed leap registers its estimators in each of verl's processes.
+    plugins = [e for e in distribution.entry_points if e.group == "verl.plugins"]
+    assert [(e.name, e.value) for e in plugins] == [("leap", "leap.verl")]
     files = {str(f): f for f in distribution.files}
     for name in ("leap/__init__.py", "leap/_core.pyi", "leap/py.typed"):
         assert name in files, sorted(files)

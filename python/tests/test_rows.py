@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """leap.rows: one row shape for verl and TRL, built for every built-in task (sandbox/tasks), written as
 JSON lines, read by the trainers as they read rows (verl's RLHFDataset.__getitem__ at verl-project/verl
-1dda039, verl/utils/dataset/rl_dataset.py:386-411, modelled below; verl's reward
+1dda039, verl/utils/dataset/rl_dataset.py:386-411, modelled in verl_model.rlhf_dataset_item; verl's reward
 loop hands a reward function data_source, ground_truth and extra_info, reward_manager/naive.py:42-80; TRL
 f2cd577 hands every column but prompt to reward functions as a list per column, grpo_trainer.py:1612-1618),
 and the task read back from each."""
@@ -12,20 +12,9 @@ from pathlib import Path
 import pytest
 
 import leap.rows
+import verl_model
 
 SOURCE = Path(os.environ.get("LEAP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-
-
-def rlhf_dataset_item(row, prompt_key="prompt"):
-    """RLHFDataset.__getitem__ (rl_dataset.py:386-411) on a text row: raw_prompt from the prompt column,
-    extra_info's index, tools_kwargs and interaction_kwargs as columns of their own."""
-    item = dict(row)
-    item["raw_prompt"] = list(item[prompt_key])
-    item["extra_info"] = item.get("extra_info") or {}
-    item["index"] = item["extra_info"].get("index", 0)
-    item["tools_kwargs"] = item["extra_info"].get("tools_kwargs", {})
-    item["interaction_kwargs"] = item["extra_info"].get("interaction_kwargs", {})
-    return item
 
 
 def builtin_tasks():
@@ -49,7 +38,7 @@ def test_rows_for_every_builtin_task_read_back_through_each_trainer(tmp_path):
     assert all(isinstance(row["reward_model"]["ground_truth"], str) for row in rows)
     expected = tasks + [spec]
     # verl: RLHFDataset's item, whose columns become the agent loop's keywords.
-    items = [rlhf_dataset_item(row) for row in rows]
+    items = [verl_model.rlhf_dataset_item(row) for row in rows]
     assert [item["raw_prompt"] for item in items] == [row["prompt"] for row in rows]
     assert [item["index"] for item in items] == list(range(len(rows)))
     assert [leap.rows.task_of(item) for item in items] == expected
