@@ -84,3 +84,46 @@ def run_to_completion(coroutine: Coroutine[Any, Any, T]) -> T:
         raise outcome["error"]
     result: T = outcome["value"]
     return result
+
+
+class OutOfRoom(RuntimeError):
+    """No room is left in the response for another turn (verl's response_length, TRL's max_completion_length):
+    raised by an adapter's policy before it adds anything, so the episode ends there."""
+
+
+def trained_outcome(turns: Sequence[Any], kept: Sequence[bool]) -> tuple[Any, int]:
+    """The Outcome of an episode over the turns that are trained, and their count: the leading turns whose
+    completion was generated and, per `kept` (one flag per generated completion, in order), lies whole in the
+    trained response. A turn the policy could not take (OutOfRoom) and every turn after it are left out, so
+    "solved at turn k" is said only of a turn k the loss sees."""
+    count = 0
+    for turn in turns:
+        if turn.completion is None or count >= len(kept) or not kept[count]:
+            break
+        count += 1
+    chosen = list(turns[:count])
+    outcome = _core._summarize([t.verdict for t in chosen], [t.speedup for t in chosen], [t.tokens for t in chosen],
+                               [t.environment_failure for t in chosen])
+    return outcome, count
+
+
+def chat_suffix_ids(tokenizer: Any, messages: Sequence[Mapping[str, Any]], *, eos_token_id: Optional[int] = None,
+                    **template_kwargs: Any) -> list[int]:
+    """The token ids a chat template adds for `messages` after an assistant turn, generation prompt included:
+    the template over a dummy exchange plus `messages`, less the template over the dummy exchange alone
+    (trimmed at its last EOS, where a template ends a turn with EOS and a newline), as TRL computes a tool
+    result's ids (grpo_trainer.py:1881-1930 at f2cd577). return_dict=False is passed: transformers 5 returns
+    a BatchEncoding by default."""
+    dummy = [{"role": "user", "content": "dummy"}, {"role": "assistant", "content": "dummy"}]
+    prefix = token_ids(tokenizer.apply_chat_template(dummy, add_generation_prompt=False, tokenize=True,
+                                                     return_dict=False, **template_kwargs))
+    full = token_ids(tokenizer.apply_chat_template(dummy + list(messages), add_generation_prompt=True, tokenize=True,
+                                                   return_dict=False, **template_kwargs))
+    if eos_token_id is not None:
+        ends = [i for i, t in enumerate(prefix) if t == eos_token_id]
+        if ends:
+            prefix = prefix[:ends[-1] + 1]
+    if full[:len(prefix)] != prefix:
+        raise ValueError("the chat template does not render a conversation as its prefix followed by the new "
+                         "messages; pass encode_feedback= to encode the feedback yourself")
+    return full[len(prefix):]

@@ -71,7 +71,7 @@ from uuid import uuid4
 import numpy as np
 
 from . import process_sandbox, rows
-from ._multiturn import DEFAULT_FEEDBACK, band_for
+from ._multiturn import DEFAULT_FEEDBACK, OutOfRoom, band_for, trained_outcome
 from .episode import Completion, Evaluation, GroupCoordinator, SampleKey, run_sample_episode
 from .scores import score_fields
 from .verl import registration_advice, verl_installed
@@ -179,10 +179,6 @@ async def sandbox(task: Any, completion: Completion, key: SampleKey) -> Evaluati
     return result
 
 
-class _OutOfRoom(RuntimeError):
-    """The response has no room for another turn (actor_rollout_ref.rollout.response_length)."""
-
-
 _advice_given = False
 
 
@@ -276,7 +272,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
                     merged, mask, logprobs = await self.ct_merge_non_assistant_msg(
                         list(messages), list(messages) + [message], state["runtime"], state["mask"], state["logprobs"])
                     if self.response_length - len(mask) < self.min_turn_tokens:
-                        raise _OutOfRoom(f"no room for turn {key.turn} within response_length "
+                        raise OutOfRoom(f"no room for turn {key.turn} within response_length "
                                          f"({self.response_length}): {len(mask)} response tokens so far")
                     messages.append(message)
                     state.update(runtime=list(merged.token_ids), mask=mask, logprobs=logprobs)
@@ -311,15 +307,8 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
                                                sample=member, group_id=uid, max_turns=self.max_turns,
                                                environment_retries=self.environment_retries)
             # The outcome counts the turns that are trained: generated, and all within response_length.
-            trained = 0
-            for turn in episode.turns:
-                if turn.completion is None or trained >= len(turn_trained) or not turn_trained[trained]:
-                    break
-                trained += 1
-            kept = episode.turns[:trained]
-            outcome = _core._summarize([t.verdict for t in kept], [t.speedup for t in kept], [t.tokens for t in kept],
-                                       [t.environment_failure for t in kept])
-            masked = any(t.environment_failure for t in kept)
+            outcome, trained = trained_outcome(episode.turns, turn_trained)
+            masked = any(t.environment_failure for t in episode.turns[:trained])
             decision = episode.decision
             fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup,
                                   masked)
