@@ -47,7 +47,9 @@ def test_without_the_override_the_agent_loop_says_what_to_add(tmp_path):
     """The same run without the override: verl's own error comes only at compute_advantage, after a whole
     rollout (core_algos.py:148-149); leap's agent loop, the first leap code in the run, warns first."""
     overrides = [o for o in documented_overrides() if "VERL_USE_EXTERNAL_MODULES" not in o]
-    report = run(trainer_config(tmp_path, overrides=overrides), ["easy", "band"])
+    # plugins off: a leap that is not pip-installed (under check_wheel.py this one is, with its entry point)
+    report = run(trainer_config(tmp_path, overrides=overrides), ["easy", "band"],
+                 env=launcher_env(VERL_USE_EXTERNAL_PLUGINS="none"))
     assert report["rollouts"] == 1 and "Unknown advantage estimator simply: leap_rank" in report["error"]
     advice = [w for w in report["warnings"] if "VERL_USE_EXTERNAL_MODULES=leap.verl" in w]
     assert advice and leap.verl.REGISTRATION_OVERRIDE in advice[0]
