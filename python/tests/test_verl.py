@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import leap
 import leap.verl as lv
