@@ -20,21 +20,21 @@ def check(ROOT):
 
     # codec -> (files that speak it, literals a file may keep: values some other meaning shares)
     CODECS = {
-        "protocol/evaluation_reply.cpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
+        "runner_pipe/evaluation_reply.cpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
                                            "evaluation/runner_reply.cpp", "evaluation/evaluator.cpp"], set()),
-        "protocol/evaluation_request.cpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
+        "runner_pipe/evaluation_request.cpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
                                              "evaluation/evaluator.cpp"], set()),
-        "protocol/runner_control.cpp": (["evaluation/gpu_runner_loop.cpp", "evaluation/gpu_runner.cpp",
+        "runner_pipe/runner_control.cpp": (["evaluation/gpu_runner_loop.cpp", "evaluation/gpu_runner.cpp",
                                          "evaluation/evaluator.cpp", "evaluation/driver_probe.cpp"], set()),
-        "protocol/runner_control.hpp": (["evaluation/gpu_runner_loop.cpp", "evaluation/gpu_runner.cpp",
-                                         "evaluation/evaluator.cpp", "protocol/evaluation_reply.cpp"], set()),
-        "protocol/runner_stages.hpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
+        "runner_pipe/runner_control.hpp": (["evaluation/gpu_runner_loop.cpp", "evaluation/gpu_runner.cpp",
+                                         "evaluation/evaluator.cpp", "runner_pipe/evaluation_reply.cpp"], set()),
+        "runner_pipe/runner_stages.hpp": (["evaluation/gpu_harness.cpp", "evaluation/gpu_runner_loop.cpp",
                                         "evaluation/gpu_runner.cpp", "evaluation/evaluator.cpp",
                                         "evaluation/runner_reply.cpp"], set()),
         "fleet/fleet_fields.hpp": ([str(p.relative_to(SRC)) for p in sorted((SRC / "fleet").glob("*.cpp"))],
                                    # fleet_auth.cpp's signed kind labels are "request" and "reply"
                                    {"request", "reply"}),
-        "protocol/request_codec.hpp": (["protocol/request_handler.cpp", "protocol/request_codec.cpp",
+        "serve/request_codec.hpp": (["serve/request_handler.cpp", "serve/request_codec.cpp",
                                         "fleet/fleet_client.cpp", "fleet/fleet_member.cpp"],
                                        # an info result's "arch" is a result key, not the request's
                                        {"arch"}),
@@ -95,7 +95,7 @@ def check(ROOT):
                         findings.append(f"sandbox/src/{speaker}:{number}: \"{literal}\" is a key of {codec}; use its name")
 
     # Frame kinds: the letters live in frames.hpp alone.
-    for path in sorted((SRC / "protocol").glob("*")) + sorted((SRC / "evaluation").glob("gpu_runner*")):
+    for path in sorted((SRC / "runner_pipe").glob("*")) + sorted((SRC / "serve").glob("*")) + sorted((SRC / "evaluation").glob("gpu_runner*")):
         if path.name.startswith("frames."):
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -131,7 +131,7 @@ def self_test():
         plants = {
             "fleet/fleet_client.cpp": 'auto planted_field = std::string("session");\n',
             "evaluation/gpu_harness.cpp": 'auto planted_stage = std::string("reload");\n',
-            "protocol/request_handler.cpp": 'auto planted_key = std::string("ok");\n',
+            "serve/request_handler.cpp": 'auto planted_key = std::string("ok");\n',
             "evaluation/gpu_runner.cpp": "const char planted_frame = 'Q';\n",
             "common/fd_io.cpp": "bool is_identifier(const char*) { return false; }\n",
         }
@@ -140,7 +140,7 @@ def self_test():
                 f.write(line)
         findings = "\n".join(check(root))
         expected = ['fleet_client.cpp', '"session" is a key of fleet/fleet_fields.hpp',
-                    '"reload" is a key of protocol/runner_stages.hpp', '"ok" is a key of protocol/request_codec.hpp',
+                    '"reload" is a key of runner_pipe/runner_stages.hpp', '"ok" is a key of serve/request_codec.hpp',
                     "gpu_runner.cpp", "a frame letter outside frames.hpp", "is_identifier is defined 2 times"]
         missed = [e for e in expected if e not in findings]
         clean = check(real)

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/bounded_json.hpp"
-#include "protocol/frames.hpp"
+#include "common/bounded_json.hpp"
+#include "runner_pipe/frames.hpp"
 
 namespace dt = leap::sandbox::detail;
 

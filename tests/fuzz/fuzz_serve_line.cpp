@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/bounded_json.hpp"
-#include "protocol/request_line.hpp"
+#include "common/bounded_json.hpp"
+#include "serve/request_line.hpp"
 
 namespace sb = leap::sandbox;
 using nlohmann::json;

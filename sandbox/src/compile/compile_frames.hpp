@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Length-prefixed frames between a Compiler and its compile processes (a pooled compiler, the
 // compile launcher): an 8-byte little-endian length, then that many bytes. Unlike serve's frames
-// (protocol/frames.hpp) they carry no kind: each side knows what comes next.
+// (runner_pipe/frames.hpp) they carry no kind: each side knows what comes next.
 #pragma once
 
 #include <chrono>

@@ -2,7 +2,7 @@
 // sandbox/src/compile: the compile service. NVRTC behind the include jail and the compatibility
 // headers, run in one-shot children, pooled compilers or in process; the compile cache, stored PCHs,
 // the CUBIN's ELF reader and the kernel diagnostics. Not here: how a compile process is confined
-// (confinement/), running or checking kernels (evaluation/), serve's protocol (protocol/).
+// (confinement/), running or checking kernels (evaluation/), serve's request protocol (serve/).
 #include "leap/sandbox/compiler.hpp"
 
 #include <cupti.h>

@@ -16,7 +16,7 @@
 
 #include "evaluation/driver_probe.hpp"
 #include "evaluation/gpu_runner.hpp"
-#include "protocol/runner_control.hpp"
+#include "runner_pipe/runner_control.hpp"
 
 namespace leap::sandbox {
 namespace {

@@ -2,7 +2,7 @@
 // sandbox/src/evaluation: a candidate against a task. Task specs and the built-in tasks, launch
 // plans and size expressions, the driver probe, the GPU runner (its process, loop and rules),
 // the GPU harness over the driver interface (gpu_driver.hpp), inputs, checks and timing. Not here:
-// compiling (compile/, through the Compiler), the confinement layers (confinement/), serve (protocol/).
+// compiling (compile/, through the Compiler), the confinement layers (confinement/), serve's request protocol (serve/).
 #include "leap/sandbox/evaluator.hpp"
 
 #include "evaluation/runner_reply.hpp"
@@ -17,12 +17,12 @@
 #include <random>
 #include <sstream>
 
-#include "protocol/bounded_json.hpp"
-#include "protocol/evaluation_reply.hpp"
-#include "protocol/evaluation_request.hpp"
-#include "protocol/runner_stages.hpp"
+#include "common/bounded_json.hpp"
+#include "runner_pipe/evaluation_reply.hpp"
+#include "runner_pipe/evaluation_request.hpp"
+#include "runner_pipe/runner_stages.hpp"
 #include "compile/elf_kernels.hpp"
-#include "protocol/frames.hpp"
+#include "runner_pipe/frames.hpp"
 #include "compile/kernel_diagnostics.hpp"
 #include "evaluation/gpu_runner.hpp"
 

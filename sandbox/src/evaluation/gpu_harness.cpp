@@ -27,7 +27,7 @@
 #include "leap/sandbox/task.hpp"
 #include "evaluation/runner_rules.hpp"
 #include "evaluation/size_expr.hpp"
-#include "protocol/runner_stages.hpp"
+#include "runner_pipe/runner_stages.hpp"
 
 namespace leap::sandbox::detail {
 namespace {

@@ -20,8 +20,8 @@
 
 #include "evaluation/gpu_driver.hpp"
 #include "evaluation/gpu_runner.hpp"
-#include "protocol/evaluation_reply.hpp"
-#include "protocol/evaluation_request.hpp"
+#include "runner_pipe/evaluation_reply.hpp"
+#include "runner_pipe/evaluation_request.hpp"
 
 namespace leap::sandbox::detail {
 
@@ -34,7 +34,7 @@ constexpr double k_warmup_gpu_ms = 50.0;
 // correct kernel into a timeout: it stops early and reports fewer runs.
 constexpr double k_time_limit_share = 0.8;
 
-// The request and the reply are protocol/evaluation_request.hpp's and protocol/evaluation_reply.hpp's.
+// The request and the reply are runner_pipe/evaluation_request.hpp's and runner_pipe/evaluation_reply.hpp's.
 // A plan that breaks a rule, checked again here with the device's limits before any launch, is a
 // compile_error verdict with its plan_error.
 EvaluationReply run_evaluation(const EvaluationRequest& request, GpuDriver& driver, const StageFn& stage);

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/frames.hpp"
-#include "protocol/runner_stages.hpp"
+#include "runner_pipe/frames.hpp"
+#include "runner_pipe/runner_stages.hpp"
 #include "evaluation/gpu_runner.hpp"
 
 namespace leap::sandbox {

@@ -6,12 +6,12 @@
 #include <optional>
 #include <thread>
 
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 #include "confinement/confinement.hpp"
 #include "evaluation/driver_probe.hpp"
-#include "protocol/frames.hpp"
-#include "protocol/runner_stages.hpp"
-#include "protocol/runner_control.hpp"
+#include "runner_pipe/frames.hpp"
+#include "runner_pipe/runner_stages.hpp"
+#include "runner_pipe/runner_control.hpp"
 #include "evaluation/gpu_harness.hpp"
 #include "evaluation/gpu_runner.hpp"
 #include "evaluation/runner_rules.hpp"

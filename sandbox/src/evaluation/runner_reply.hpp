@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "leap/sandbox/evaluator.hpp"
-#include "protocol/evaluation_reply.hpp"
+#include "runner_pipe/evaluation_reply.hpp"
 
 namespace leap::sandbox::detail {
 

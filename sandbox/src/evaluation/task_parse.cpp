@@ -14,7 +14,7 @@
 #include "common/identifier.hpp"
 #include "common/json_keys.hpp"
 #include "evaluation/task_spec_rules.hpp"
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
 namespace leap::sandbox {
 namespace {

@@ -2,7 +2,7 @@
 // sandbox/src/fleet: the fleet on Redis Streams (leap::sandbox_fleet, built with hiredis). The
 // client, the member loop behind `leap-sandbox fleet-member`, the message tags, the bounded Redis reader
 // and the fleet key. Not here: what a request does (the member hands each line to RequestHandler,
-// protocol/), nor the trainer's environment glue beyond FleetEnvironment.
+// serve/), nor the trainer's environment glue beyond FleetEnvironment.
 #include "leap/sandbox/fleet_client.hpp"
 
 #include <unistd.h>
@@ -22,7 +22,7 @@
 #include "fleet/fleet_auth.hpp"
 #include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
-#include "protocol/request_codec.hpp"
+#include "serve/request_codec.hpp"
 
 namespace leap::sandbox {
 namespace {

@@ -4,7 +4,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "protocol/request_codec.hpp"
+#include "serve/request_codec.hpp"
 
 namespace leap::sandbox {
 

@@ -14,7 +14,7 @@
 #include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
-#include "protocol/request_line.hpp"
+#include "serve/request_line.hpp"
 
 namespace leap::sandbox {
 namespace {

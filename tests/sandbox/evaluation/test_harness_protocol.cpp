@@ -26,7 +26,7 @@
 #include "harness_runner.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/runner_reply.hpp"
-#include "protocol/runner_stages.hpp"
+#include "runner_pipe/runner_stages.hpp"
 #include "evaluation/runner_rules.hpp"
 
 namespace sb = leap::sandbox;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/bounded_json.hpp"
-#include "protocol/frames.hpp"
+#include "common/bounded_json.hpp"
+#include "runner_pipe/frames.hpp"
 #include "test_support.hpp"
 
 namespace sb = leap::sandbox;

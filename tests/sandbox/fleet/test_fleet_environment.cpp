@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/request_codec.hpp"
+#include "serve/request_codec.hpp"
 
 namespace sb = leap::sandbox;
 namespace pd = leap::sandbox::detail;

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/bounded_json.hpp"
-#include "protocol/request_codec.hpp"
-#include "protocol/request_line.hpp"
+#include "common/bounded_json.hpp"
+#include "serve/request_codec.hpp"
+#include "serve/request_line.hpp"
 
 namespace sb = leap::sandbox;
 namespace pd = leap::sandbox::detail;

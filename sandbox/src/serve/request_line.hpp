@@ -12,7 +12,7 @@
 
 #include "leap/sandbox/request_handler.hpp"
 #include "leap/sandbox/task.hpp"
-#include "protocol/request_codec.hpp"  // ErrorCode, failure_response
+#include "serve/request_codec.hpp"  // ErrorCode, failure_response
 
 namespace leap::sandbox::detail {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/evaluation_reply.hpp"
+#include "runner_pipe/evaluation_reply.hpp"
 
-#include "protocol/runner_control.hpp"
+#include "runner_pipe/runner_control.hpp"
 
 namespace leap::sandbox::detail {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/frames.hpp"
+#include "runner_pipe/frames.hpp"
 
 #include <poll.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/request_codec.hpp"
+#include "serve/request_codec.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/shortened.hpp"
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
 namespace leap::sandbox::detail {
 

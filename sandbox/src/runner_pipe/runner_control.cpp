@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/runner_control.hpp"
+#include "runner_pipe/runner_control.hpp"
 
 namespace leap::sandbox::detail {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
 namespace leap::sandbox::detail {
 

@@ -15,8 +15,8 @@
 #include <leap/version.hpp>
 
 #include "common/json_keys.hpp"
-#include "protocol/bounded_json.hpp"
-#include "protocol/request_line.hpp"
+#include "common/bounded_json.hpp"
+#include "serve/request_line.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"

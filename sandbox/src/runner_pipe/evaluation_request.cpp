@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/evaluation_request.hpp"
+#include "runner_pipe/evaluation_request.hpp"
 
 #include <vector>
 
-#include "protocol/runner_control.hpp"
+#include "runner_pipe/runner_control.hpp"
 
 namespace leap::sandbox::detail {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 #include "sanitizers.hpp"
 #include "test_support.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protocol/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
 #include <cstdint>
 #include <vector>
