@@ -27,7 +27,6 @@ import asyncio
 import importlib
 import itertools
 import json
-import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -117,7 +116,7 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     evaluations = asyncio.run(evaluate_all())
     names = ("compile_error", "runtime_error", "timeout", "wrong_answer", "correct")
     solved = [1 if e.verdict.name == "correct" else 0 for e in evaluations]
-    scores = [turn_and_speedup_score(s, max_turns, e.speedup if math.isfinite(e.speedup) else None)
+    scores = [turn_and_speedup_score(s, max_turns, e.speedup)
               for s, e in zip(solved, evaluations)]
     rewards = torch.tensor(scores, dtype=torch.float32)
     return {"rewards": rewards, "scores": torch.tensor([float(s) for s in solved]),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, cast
 
@@ -117,7 +116,7 @@ def leap_reward(max_turns: int) -> Callable[..., list[Optional[float]]]:
     published order."""
 
     def leap_score(*, solved_turn: Sequence[int], speedup: Sequence[float], **kwargs: Any) -> list[Optional[float]]:
-        return [turn_and_speedup_score(int(t), max_turns, None if math.isnan(float(s)) else float(s))
+        return [turn_and_speedup_score(int(t), max_turns, float(s))
                 for t, s in zip(solved_turn, speedup)]
 
     return leap_score

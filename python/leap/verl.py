@@ -21,10 +21,13 @@ verl hands a custom estimator only these and the algorithm config, so everything
 
 Reward encoding. ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
 success at turn t, TURN_SCALE * (max_turns + 1 - t) + log(speedup) with the log clamped to
-+-TURN_SCALE / 8. The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
++-TURN_SCALE / 8, or TURN_SCALE * (max_turns + 1 - t) - TURN_SCALE / 4 when the speedup is unknown:
+below every known speed of its turn, so a kernel never gains by hiding its speed (as in
+``KernelOrder``). The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
 Hydra's ``+algorithm.leap_score_tolerance=...``) then picks the order:
   * TURNS_ONLY_TOLERANCE (32): LEAP's published order, earlier turn wins, speed ignored;
-  * ``speedup_tolerance(tol)`` = log(1 + tol): turn, then speedup outside a relative band tol;
+  * ``speedup_tolerance(tol)`` = log(1 + tol): turn, then speedup outside a relative band tol, an
+    unknown speedup below every known one;
   * 0 (the default): turn, then any speedup difference.
 ``turn_score(t, max_turns)`` (max_turns + 1 - t, 0 for a failure) gives the published order at
 tolerance 0 for rewards that carry no speedup.
@@ -59,8 +62,13 @@ __all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_san
            "turn_and_speedup_score", "turn_score"]
 
 TURN_SCALE = 64.0  # score units per turn in turn_and_speedup_score
-_LOG_SPEEDUP_LIMIT = TURN_SCALE / 8  # |log speedup| at most 8 (a factor of ~2981): same turn differs by <= 16
-TURNS_ONLY_TOLERANCE = TURN_SCALE / 2  # ties every same-turn pair (<= 16 apart), no two turns (>= 48 apart)
+# Within a turn's TURN_SCALE: a known speedup at log(speedup) clamped to +-8 (a factor of ~2981), an
+# unknown one at -16, 8 below the slowest known. So scores of one turn lie in [-16, 8] around the turn's
+# base, at most 24 apart, and scores of different turns (or a success and a failure) at least
+# 64 - 24 = 40 apart.
+_LOG_SPEEDUP_LIMIT = TURN_SCALE / 8
+_UNKNOWN_SPEEDUP = -TURN_SCALE / 4
+TURNS_ONLY_TOLERANCE = TURN_SCALE / 2  # ties every same-turn pair (<= 24 apart), no two turns (>= 40 apart)
 
 
 def turn_score(solved_turn: int, max_turns: int) -> float:
@@ -74,21 +82,29 @@ def turn_score(solved_turn: int, max_turns: int) -> float:
 def turn_and_speedup_score(solved_turn: int, max_turns: int, speedup: Optional[float] = None) -> float:
     """A success: TURN_SCALE * (max_turns + 1 - t) + log(speedup), with the log clamped to
     +-TURN_SCALE / 8 so that an earlier turn always wins; a failure: 0. An unknown (None, NaN, <= 0)
-    speedup counts as 1. Rank with leap_score_tolerance = TURNS_ONLY_TOLERANCE for the published
-    order, speedup_tolerance(tol) for a speedup band."""
+    speedup scores TURN_SCALE / 4 below the turn's base, under every known speed of the turn (an
+    unknown speedup never pays, as in KernelOrder); +inf is known (clamped). Rank with
+    leap_score_tolerance = TURNS_ONLY_TOLERANCE for the published order, speedup_tolerance(tol) for
+    a speedup band."""
     base = turn_score(solved_turn, max_turns)
     if base == 0.0:
         return 0.0
-    known = speedup is not None and speedup > 0 and math.isfinite(speedup)
-    log_speedup = min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT) if known else 0.0  # type: ignore[arg-type]
-    return TURN_SCALE * base + log_speedup
+    if speedup is None or not speedup > 0:  # NaN too
+        return TURN_SCALE * base + _UNKNOWN_SPEEDUP
+    return TURN_SCALE * base + min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT)
 
 
 def speedup_tolerance(relative: float) -> float:
-    """The score tolerance that makes speedups within a factor 1 + relative tie."""
+    """The score tolerance that makes speedups within a factor 1 + relative tie. Below
+    e^8 - 1 (~2980), so that the band never reaches from the slowest known speed to an unknown one."""
     if not relative >= 0:
         raise ValueError(f"relative ({relative}) must be >= 0")
-    return math.log1p(relative)
+    tolerance = math.log1p(relative)
+    if not tolerance < -_LOG_SPEEDUP_LIMIT - _UNKNOWN_SPEEDUP:  # the gap below the slowest known speed
+        raise ValueError(f"relative ({relative}) is a band of a factor {1 + relative:g}, which would tie an unknown "
+                         f"speedup with known ones; use one below {math.expm1(_LOG_SPEEDUP_LIMIT):.0f}, or "
+                         "TURNS_ONLY_TOLERANCE to ignore speed")
+    return tolerance
 
 
 def _setting(config: Any, name: str, default: Any) -> Any:
@@ -276,6 +292,5 @@ async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
 
 def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float) -> dict[str, Any]:
     """The score and extra fields of one episode, as compute_score and the agent loop report them."""
-    known = speedup if math.isfinite(speedup) else None
-    return {"score": turn_and_speedup_score(solved_turn, max_turns, known), "verdict": verdict,
+    return {"score": turn_and_speedup_score(solved_turn, max_turns, speedup), "verdict": verdict,
             "speedup": speedup, "solved_turn": solved_turn}
