@@ -14,7 +14,9 @@ your own task objects to one). The kernel is taken from the completion (extract_
 sandbox says becomes the feedback of the next turn, bounded in length (default_feedback): its first
 compile errors, the mismatch summary, the timing. A completion with no kernel, or with host code, is
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
-compiled) is its feedback, with one line saying what was wrong with the answer.
+compiled) is its feedback, with one line saying what was wrong with the answer. A correct kernel whose
+speedup the sandbox left unknown carries the reason in Evaluation.speedup_unknown ("no_room",
+"below_floor", ...); its unknown speedup ranks below every known one.
 
 What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
 carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
@@ -127,6 +129,13 @@ def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
+def _speedup_unknown(result: Mapping[str, Any]) -> str:
+    """The result's reason its speedup is unknown (speedup_unknown.reason), "" when none is given."""
+    unknown = result.get("speedup_unknown")
+    reason = unknown.get("reason") if isinstance(unknown, Mapping) else None
+    return reason if isinstance(reason, str) else ""
+
+
 class SandboxEnvironment:
     """An episode environment (see leap.episode) that evaluates each completion's kernel in the sandbox.
 
@@ -181,7 +190,8 @@ class SandboxEnvironment:
         status = result.get("status")
         if status == "verdict" and result.get("verdict") in _VERDICTS:
             tokens = 0 if self.count_tokens is None else self.count_tokens(text)
-            return Evaluation(_VERDICTS[str(result["verdict"])], _speedup(result.get("speedup")), text, tokens)
+            return Evaluation(_VERDICTS[str(result["verdict"])], _speedup(result.get("speedup")), text, tokens,
+                              _speedup_unknown(result))
         if status == "no_gpu":
             raise NoVerdict(text)
         raise SandboxError(f"the sandbox gave no verdict (status {status!r}): "

@@ -95,6 +95,10 @@ class Evaluation:
     speedup: float = math.nan  # reference time / candidate time; NaN = unknown
     feedback: str = ""         # shown to the policy on the next turn
     feedback_tokens: int = 0   # size of that feedback in tokens, when the environment knows it
+    # Why speedup is NaN, as the environment says it (the sandbox: "not_correct", "not_requested",
+    # "no_room", "below_floor", "not_measured"); "" when it is known or not said. An unknown speedup
+    # ranks below every known one whatever the reason.
+    speedup_unknown: str = ""
 
 
 @dataclass
@@ -107,6 +111,7 @@ class Turn:
     feedback: str
     feedback_tokens: int = 0
     error: str | None = None  # "policy" or "environment" when that callable raised (a runtime_error turn)
+    speedup_unknown: str = ""  # Evaluation.speedup_unknown: why speedup is NaN, when the environment said
 
     @property
     def text(self) -> str:
@@ -192,6 +197,8 @@ def _check_evaluation(evaluation: object) -> Evaluation:
         raise TypeError(f"Evaluation.feedback is {type(evaluation.feedback).__name__}, not str")
     if not isinstance(evaluation.feedback_tokens, int) or not 0 <= evaluation.feedback_tokens <= _U32_MAX:
         raise ValueError(f"Evaluation.feedback_tokens ({evaluation.feedback_tokens!r}) must be an int in [0, 2^32 - 1]")
+    if not isinstance(evaluation.speedup_unknown, str):
+        raise TypeError(f"Evaluation.speedup_unknown is {type(evaluation.speedup_unknown).__name__}, not str")
     return evaluation
 
 
@@ -212,7 +219,7 @@ async def _one_turn(task: TaskT, so_far: list[Turn], key: SampleKey, policy: Pol
         turn.completion = completion
         return turn
     return Turn(completion, evaluation.verdict, float(evaluation.speedup), completion.tokens, evaluation.feedback,
-                evaluation.feedback_tokens)
+                evaluation.feedback_tokens, speedup_unknown=evaluation.speedup_unknown)
 
 
 async def _debug_turns(task: TaskT, turns: list[Turn], first: SampleKey, max_turns: int, seed: int,
