@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The parts of the package's build that pyproject.toml cannot hold: the C++ extension leap._core and
 the version, read from include/leap/version.hpp (where CMake reads it too), so there is no second copy
-to drift. Everything else is in pyproject.toml."""
+to drift; and, before anything is built, what this interpreter lacks, named with the interpreter and the
+fix (a bare ModuleNotFoundError said neither). Everything else is in pyproject.toml."""
 import glob
+import importlib.util
 import os
 import re
-
-from pybind11.setup_helpers import Pybind11Extension, build_ext
-from setuptools import setup
+import sys
 
 # setuptools' intermediate files (objects, the staged package, the egg-info) go under build/, which
 # git ignores, beside CMake's build/<preset> folders, instead of into python/ and the repository root.
@@ -28,7 +28,47 @@ def leap_version() -> str:
     return ".".join(parts)
 
 
+# What building needs in the interpreter that runs this file (pyproject.toml's build-system requires), and
+# numpy, which the package needs to run and pip would otherwise try to download.
+_BUILD_NEEDS = (("setuptools", "python3-setuptools"), ("wheel", "python3-wheel"), ("pybind11", "python3-pybind11"))
+_RUN_NEEDS = (("numpy", "python3-numpy"),)
+
+
+def _isolated() -> bool:
+    """pip's build isolation (a temporary environment it installs the build requirements into) is in force."""
+    return any("pip-build-env-" in entry for entry in sys.path)
+
+
+def missing_requirements() -> list[tuple[str, str]]:
+    """(module, Debian package) of each requirement this interpreter cannot import. numpy counts only without
+    build isolation: with it, pip installs numpy itself after the build."""
+    needs = _BUILD_NEEDS + (() if _isolated() else _RUN_NEEDS)
+    return [(module, package) for module, package in needs if importlib.util.find_spec(module) is None]
+
+
+def requirement_error(missing: list[tuple[str, str]]) -> str:
+    """What is missing, in which interpreter, and the fixes (python/tests/test_packaging.py holds it to them)."""
+    modules = ", ".join(module for module, _ in missing)
+    version = ".".join(str(part) for part in sys.version_info[:3])
+    return (f"leap: cannot build leap with {sys.executable} (Python {version}): it cannot import {modules}.\n"
+            f"`pip install --no-build-isolation .` builds with the python3 that runs pip, so that interpreter needs "
+            f"them. Either:\n"
+            f"  - use Debian's python3, which has them once installed: apt-get install python3-dev "
+            f"{' '.join(package for _, package in missing)} python3-venv python3-pip, then\n"
+            f"      /usr/bin/python3 -m venv --system-site-packages .venv && .venv/bin/pip install --no-build-isolation .\n"
+            f"    (a python3 found first on PATH, e.g. pyenv's, is another interpreter: name /usr/bin/python3);\n"
+            f"  - or install them into this interpreter: {sys.executable} -m pip install {' '.join(m for m, _ in missing)}\n"
+            f"  - or, with network access, leave out --no-build-isolation: pip then installs the build requirements "
+            f"itself.")
+
+
 def main() -> None:
+    missing = missing_requirements()
+    if missing:
+        raise SystemExit(requirement_error(missing))
+    from pybind11.setup_helpers import Pybind11Extension, build_ext
+    from setuptools import setup
+
     os.makedirs(_BUILD_BASE, exist_ok=True)
     setup(
         version=leap_version(),

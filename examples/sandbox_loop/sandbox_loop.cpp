@@ -82,6 +82,7 @@ class MenuPolicy {
     Eigen::MatrixXd grad_first = Eigen::MatrixXd::Zero(first_.rows(), first_.cols());
     Eigen::MatrixXd grad_repair = Eigen::MatrixXd::Zero(repair_.rows(), repair_.cols());
     for (const auto& sample : step.samples) {
+      if (sample.masked) continue;  // the environment could not judge it: not trained
       const Choice& choice = step.turn_of(sample).payload;
       if (choice.repair < 0) {
         examples::add_log_prob_gradient(first_.row(static_cast<Eigen::Index>(sample.task_index)), choice.variant,
@@ -124,7 +125,8 @@ class SandboxEnvironment {
     } else {
       const leap::sandbox::EvalResult result = evaluator_.evaluate(task.builtin->spec, variant->source);
       if (result.status != leap::sandbox::EvalStatus::verdict || !result.verdict) {
-        throw std::runtime_error("the sandbox reached no verdict: " + result.error + result.detail);
+        // Not the candidate's failure: run_step retries it, then masks the trajectory. Not memoised.
+        return leap::Evaluation::environment_failed("the sandbox reached no verdict: " + result.error + result.detail);
       }
       evaluation.verdict = *result.verdict;
       evaluation.speedup = result.speedup;

@@ -11,12 +11,14 @@
 //                  "groups_by_expansion": {"expand": 2, "prune_easy": 1, ...every Expansion},
 //                  "groups_by_reason": {"in_band": 2, ...every GateReason},
 //                  "evaluations": 50, "evaluations_per_turn": [32, 12, 6], "policy_errors": 0,
-//                  "environment_errors": 0, "completion_tokens": 51200, "feedback_tokens": 800,
+//                  "environment_errors": 0, "environment_retries": 0, "masked_trajectories": 0,
+//                  "completion_tokens": 51200, "feedback_tokens": 800,
 //                  "advantage_rms": 0.48, "solved_later": 5, "solved_later_negative": 2,
 //                  "solved_later_negative_share": 0.4, "wall_seconds": 1.25}
 // Reading is strict about types and names the field on error (leap::json_error); unknown keys are
-// ignored, and missing counts in groups_by_* read as 0. The advantage fields are optional (lines
-// written before they existed read as 0); the share is derived from the two counts, not read.
+// ignored, and missing counts in groups_by_* read as 0. The advantage fields, environment_retries and
+// masked_trajectories are optional (lines written before they existed read as 0); the share is derived
+// from the two counts, not read.
 #pragma once
 
 #include <cstddef>
@@ -122,6 +124,8 @@ inline void to_json(nlohmann::json& j, const StepMetrics& metrics) {
                      {"evaluations_per_turn", metrics.evaluations_per_turn},
                      {"policy_errors", metrics.policy_errors},
                      {"environment_errors", metrics.environment_errors},
+                     {"environment_retries", metrics.environment_retries},
+                     {"masked_trajectories", metrics.masked_trajectories},
                      {"completion_tokens", metrics.completion_tokens},
                      {"feedback_tokens", metrics.feedback_tokens},
                      {"advantage_rms", metrics.advantage_rms},
@@ -173,6 +177,12 @@ inline void from_json(const nlohmann::json& j, StepMetrics& metrics) {
     read.evaluations_per_turn.push_back(read_integer(value, "StepMetrics.evaluations_per_turn", 0, big));
   read.policy_errors = read_int_field(object, "StepMetrics", "policy_errors", 0, big);
   read.environment_errors = read_int_field(object, "StepMetrics", "environment_errors", 0, big);
+  if (member(object, "StepMetrics", "environment_retries", false) != nullptr)
+    read.environment_retries = read_int_field(object, "StepMetrics", "environment_retries", 0, big);
+  if (member(object, "StepMetrics", "masked_trajectories", false) != nullptr) {
+    read.masked_trajectories =
+        static_cast<int>(read_int_field(object, "StepMetrics", "masked_trajectories", 0, int_max));
+  }
   read.completion_tokens =
       static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "completion_tokens", 0, big));
   read.feedback_tokens = static_cast<std::uint64_t>(read_int_field(object, "StepMetrics", "feedback_tokens", 0, big));

@@ -21,10 +21,30 @@
 // order. So given a deterministic policy and environment, the result (all but metrics.wall_seconds) is
 // the same for every executor and thread count.
 //
-// Failures: a policy or environment that throws does not abort the step. That evaluation becomes a
-// runtime_error turn whose feedback names the task, sample and turn and carries the message, and it is
-// counted in metrics.policy_errors / environment_errors. Misuse (bad options, a bad gate) throws
-// std::invalid_argument before any evaluation runs.
+// Failures: a policy or environment that throws does not abort the step. A policy that throws gives a
+// runtime_error turn whose feedback names the task, sample and turn and carries the message (counted in
+// metrics.policy_errors). Misuse (bad options, a bad gate) throws std::invalid_argument before any
+// evaluation runs.
+//
+// Environment failures are never the candidate's failure. An environment that throws, or that returns
+// an Evaluation with environment_failure set (it could not judge: a lost, dead-lettered or timed-out
+// request, no GPU, a harness fault), has not judged the completion. The same completion is evaluated
+// again, up to RolloutOptions::environment_retries more times (SampleKey::attempt counts them; the
+// policy is not called again). When no attempt gives a verdict the turn is recorded with
+// Turn::environment_failure set and the trajectory is masked:
+//   - it ends there (an environment that failed gives no feedback to debug from);
+//   - a turn-1 failure is left out of its group's GroupStats, so the gate sees the G' members that were
+//     judged (GroupStats::size = G');
+//   - it is left out of the rank: the estimator runs over the judged trajectories alone, so under
+//     RankAdvantage a judged member's advantage is (wins - losses) / (G' - 1) among the G' judged ones,
+//     and a group with one judged member gets 0 for it, as any group of one does;
+//   - its advantage is 0, on every turn, and its TrainingSamples carry masked = true: a trainer drops
+//     them from the loss (a loss mask), it must not train them as failures;
+//   - metrics count environment_errors (every failed attempt), environment_retries and
+//     masked_trajectories; accuracy_at_turn and advantage_rms are over the judged trajectories only.
+// An environment must still return every verdict the candidate's own text determines (no kernel, a
+// compile error, a crash of its kernel): were those environment failures, a candidate could choose to
+// be masked instead of losing.
 #pragma once
 
 #include <chrono>
@@ -43,6 +63,7 @@
 
 #include "leap/advantage_estimator.hpp"
 #include "leap/detail/error.hpp"
+#include "leap/detail/mix64.hpp"
 #include "leap/executor.hpp"
 #include "leap/gate.hpp"
 #include "leap/outcome.hpp"
@@ -61,6 +82,7 @@ struct SampleKey {
   int turn = 1;                // 1-based
   std::uint64_t step = 0;      // RolloutOptions::step
   std::uint64_t seed = 0;      // a function of (options.seed, step, task_id, sample, turn) only
+  int attempt = 0;             // environment calls only: 0, then k on the k-th retry after an environment failure
 };
 
 // What the policy wrote for one turn.
@@ -70,12 +92,24 @@ struct Completion {
   std::uint32_t tokens = 0;  // completion tokens of this turn
 };
 
-// What the environment said of one completion.
+// What the environment said of one completion: a verdict, or (environment_failure) that it could not
+// judge it.
 struct Evaluation {
   Verdict verdict = Verdict::compile_error;
   double speedup = std::numeric_limits<double>::quiet_NaN();
   std::string feedback;               // shown to the policy on the next turn
   std::uint32_t feedback_tokens = 0;  // size of that feedback in tokens, when the environment knows it
+  // The environment could not judge the completion (its transport or infrastructure failed); verdict,
+  // speedup and feedback_tokens are ignored and feedback says why. run_step retries, then masks the
+  // trajectory (see the top of this file). Never for what the candidate's text determines.
+  bool environment_failure = false;
+
+  static Evaluation environment_failed(std::string why) {
+    Evaluation evaluation;
+    evaluation.feedback = std::move(why);
+    evaluation.environment_failure = true;
+    return evaluation;
+  }
 };
 
 namespace detail {
@@ -111,6 +145,11 @@ struct RolloutOptions {
   double gamma = 1.0;      // turn credit discount, in [0, 1] (see turn_advantages)
   std::uint64_t seed = 0;  // mixed into every SampleKey::seed
   std::uint64_t step = 0;  // the step's index: SampleKey::step and StepMetrics::step
+  // Evaluations of the same completion again after an environment failure, before the trajectory is
+  // masked; in [0, max_environment_retries].
+  int environment_retries = 1;
+
+  static constexpr int max_environment_retries = 16;
 
   void validate() const {
     if (group_size < 1)
@@ -118,6 +157,10 @@ struct RolloutOptions {
     if (max_turns < 1) detail::throw_invalid_argument("leap::RolloutOptions: max_turns (", max_turns, ") must be >= 1");
     if (!(gamma >= 0.0 && gamma <= 1.0)) {
       detail::throw_invalid_argument("leap::RolloutOptions: gamma (", gamma, ") is outside [0, 1]");
+    }
+    if (environment_retries < 0 || environment_retries > max_environment_retries) {
+      detail::throw_invalid_argument("leap::RolloutOptions: environment_retries (", environment_retries,
+                                     ") is outside [0, ", max_environment_retries, "]");
     }
   }
 };
@@ -131,6 +174,9 @@ struct TrainingSample {
   int turn = 1;                // 1-based
   double advantage = 0.0;
   std::uint32_t tokens = 0;  // completion tokens of this turn
+  // The trajectory was masked (an environment failure): advantage 0, and the trainer leaves this sample
+  // out of the loss. Never train it as a failure.
+  bool masked = false;
   friend bool operator==(const TrainingSample&, const TrainingSample&) = default;
 };
 
@@ -156,13 +202,6 @@ struct StepResult {
 };
 
 namespace detail {
-
-constexpr std::uint64_t mix64(std::uint64_t x) noexcept {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 constexpr std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t step, std::uint64_t task_id, int sample,
                                     int turn) noexcept {
@@ -197,6 +236,7 @@ inline std::string current_exception_message() {
 struct TrajectoryCounters {  // written only by the evaluations of one trajectory, which never overlap
   std::int64_t policy_errors = 0;
   std::int64_t environment_errors = 0;
+  std::int64_t environment_retries = 0;
   std::uint64_t feedback_tokens = 0;
 };
 
@@ -278,16 +318,32 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
       return;
     }
     record.tokens = completion.tokens;
-    try {
-      Evaluation evaluation = environment.evaluate(task, std::as_const(completion), key);
-      record.verdict = evaluation.verdict;
-      record.speedup = evaluation.speedup;
-      record.feedback = std::move(evaluation.feedback);
-      counter.feedback_tokens += evaluation.feedback_tokens;
-    } catch (...) {
-      record.verdict = Verdict::runtime_error;
-      record.feedback = "leap::run_step: the environment threw" + where() + detail::current_exception_message();
+    // The environment's attempts at this completion: a verdict ends them; an environment failure (a
+    // throw, or environment_failure) is retried, and the last one masks the trajectory.
+    for (SampleKey attempt_key = key;; ++attempt_key.attempt) {
+      std::string failure;
+      try {
+        Evaluation evaluation = environment.evaluate(task, std::as_const(completion), std::as_const(attempt_key));
+        if (!evaluation.environment_failure) {
+          record.verdict = evaluation.verdict;
+          record.speedup = evaluation.speedup;
+          record.feedback = std::move(evaluation.feedback);
+          counter.feedback_tokens += evaluation.feedback_tokens;
+          break;
+        }
+        failure = detail::concat("the environment could not judge it", where(), evaluation.feedback);
+      } catch (...) {
+        failure = detail::concat("the environment threw", where(), detail::current_exception_message());
+      }
       ++counter.environment_errors;
+      if (attempt_key.attempt >= options.environment_retries) {
+        record.verdict = Verdict::runtime_error;  // a placeholder: environment_failure says there is no verdict
+        record.environment_failure = true;
+        record.feedback = detail::concat("leap::run_step: ", failure, " (attempt ", attempt_key.attempt + 1, " of ",
+                                         options.environment_retries + 1, "; the trajectory is masked)");
+        break;
+      }
+      ++counter.environment_retries;
     }
     record.payload = std::move(completion.payload);
     so_far.turns.push_back(std::move(record));
@@ -302,13 +358,17 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
   for (std::size_t i = 0; i < count; ++i) active[i] = i;
   run_turn(active, 1);
 
-  // 2. The gate, on each group's turn-1 verdicts.
+  // 2. The gate, on each group's turn-1 verdicts (an environment failure is no verdict: left out).
   std::vector<GroupCandidate> candidates(batch.size());
-  std::vector<Verdict> turn1(group_size);
+  std::vector<Verdict> turn1;
+  turn1.reserve(group_size);
   result.turn1_stats.resize(batch.size());
   for (std::size_t t = 0; t < batch.size(); ++t) {
-    for (std::size_t s = 0; s < group_size; ++s)
-      turn1[s] = result.trajectories[t * group_size + s].turns.front().verdict;
+    turn1.clear();
+    for (std::size_t s = 0; s < group_size; ++s) {
+      const Turn<Payload>& first = result.trajectories[t * group_size + s].turns.front();
+      if (!first.environment_failure) turn1.push_back(first.verdict);
+    }
     result.turn1_stats[t] = group_stats(turn1);
     candidates[t] = GroupCandidate{t, task_ids[t], result.turn1_stats[t],
                                    static_cast<std::int64_t>(result.turn1_stats[t].n_fail()) * (options.max_turns - 1)};
@@ -317,13 +377,13 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
   assess_groups(gate, std::span<const GroupCandidate>(candidates), std::span<GateDecision>(result.decisions));
   for (const GateDecision& decision : result.decisions) metrics.count(decision);
 
-  // 3. Debugging turns for the unsolved trajectories of expanded groups.
+  // 3. Debugging turns for the unsolved trajectories of expanded groups (a masked one has ended).
   for (int turn = 2; turn <= options.max_turns; ++turn) {
     active.clear();
     for (std::size_t i = 0; i < count; ++i) {
       const auto& turns = result.trajectories[i].turns;
       if (result.decisions[i / group_size].expands() && static_cast<int>(turns.size()) == turn - 1 &&
-          turns.back().verdict != Verdict::correct) {
+          turns.back().verdict != Verdict::correct && !turns.back().environment_failure) {
         active.push_back(i);
       }
     }
@@ -331,33 +391,56 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
     run_turn(active, turn);
   }
 
-  // 4. Outcomes, advantages per group, credit per turn.
+  // 4. Outcomes, advantages per group over the judged trajectories (the masked ones keep 0), credit per turn.
   result.outcomes.resize(count);
   result.group_ids.resize(count);
   result.advantages.assign(count, 0.0);
+  std::vector<std::size_t> judged;
+  judged.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     result.outcomes[i] = summarize(result.trajectories[i]);
     result.group_ids[i] = static_cast<std::uint32_t>(i / group_size);
+    if (!result.trajectories[i].environment_failed()) judged.push_back(i);
   }
-  advantage.compute(std::span<const Outcome>(result.outcomes), std::span<const std::uint32_t>(result.group_ids),
-                    std::span<double>(result.advantages));
+  if (judged.size() == count) {
+    advantage.compute(std::span<const Outcome>(result.outcomes), std::span<const std::uint32_t>(result.group_ids),
+                      std::span<double>(result.advantages));
+  } else if (!judged.empty()) {
+    std::vector<Outcome> judged_outcomes(judged.size());
+    std::vector<std::uint32_t> judged_groups(judged.size());
+    std::vector<double> judged_advantages(judged.size(), 0.0);
+    for (std::size_t k = 0; k < judged.size(); ++k) {
+      judged_outcomes[k] = result.outcomes[judged[k]];
+      judged_groups[k] = result.group_ids[judged[k]];
+    }
+    advantage.compute(std::span<const Outcome>(judged_outcomes), std::span<const std::uint32_t>(judged_groups),
+                      std::span<double>(judged_advantages));
+    for (std::size_t k = 0; k < judged.size(); ++k) result.advantages[judged[k]] = judged_advantages[k];
+  }
 
   // 5. Samples and metrics, in index order.
   std::vector<std::int64_t> solved_at(static_cast<std::size_t>(options.max_turns) + 1, 0);
   double squared_advantages = 0.0;
+  std::size_t trained_samples = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const Trajectory<Payload>& trajectory = result.trajectories[i];
     const Outcome& outcome = result.outcomes[i];
-    const std::vector<double> per_turn =
-        turn_advantages(result.advantages[i], trajectory.num_turns(), outcome.solved_turn, options.gamma);
+    const bool masked = trajectory.environment_failed();
+    const std::vector<double> per_turn = turn_advantages(masked ? 0.0 : result.advantages[i], trajectory.num_turns(),
+                                                         outcome.solved_turn, options.gamma);
     for (int turn = 1; turn <= trajectory.num_turns(); ++turn) {
       const Turn<Payload>& record = trajectory.turns[static_cast<std::size_t>(turn - 1)];
+      const double turn_advantage = per_turn[static_cast<std::size_t>(turn - 1)];
       result.samples.push_back(TrainingSample{i / group_size, task_ids[i / group_size],
-                                              static_cast<int>(i % group_size), i, turn,
-                                              per_turn[static_cast<std::size_t>(turn - 1)], record.tokens});
+                                              static_cast<int>(i % group_size), i, turn, turn_advantage, record.tokens,
+                                              masked});
       metrics.completion_tokens += record.tokens;
-      squared_advantages += per_turn[static_cast<std::size_t>(turn - 1)] * per_turn[static_cast<std::size_t>(turn - 1)];
+      if (!masked) {
+        squared_advantages += turn_advantage * turn_advantage;
+        ++trained_samples;
+      }
     }
+    metrics.masked_trajectories += masked;
     if (outcome.solved_turn > 0) ++solved_at[static_cast<std::size_t>(outcome.solved_turn)];
     if (outcome.solved_turn > 1) {
       ++metrics.solved_later;
@@ -365,17 +448,17 @@ StepResult<policy_payload_t<Policy>> run_step(const Tasks& tasks, Policy&& polic
     }
     metrics.policy_errors += counters[i].policy_errors;
     metrics.environment_errors += counters[i].environment_errors;
+    metrics.environment_retries += counters[i].environment_retries;
     metrics.feedback_tokens += counters[i].feedback_tokens;
   }
   for (std::int64_t evaluations : metrics.evaluations_per_turn) metrics.evaluations += evaluations;
-  if (!result.samples.empty())
-    metrics.advantage_rms = std::sqrt(squared_advantages / static_cast<double>(result.samples.size()));
+  if (trained_samples > 0) metrics.advantage_rms = std::sqrt(squared_advantages / static_cast<double>(trained_samples));
   metrics.accuracy_at_turn.assign(static_cast<std::size_t>(options.max_turns), 0.0);
   std::int64_t solved = 0;
   for (int turn = 1; turn <= options.max_turns; ++turn) {
     solved += solved_at[static_cast<std::size_t>(turn)];
     metrics.accuracy_at_turn[static_cast<std::size_t>(turn - 1)] =
-        count == 0 ? 0.0 : static_cast<double>(solved) / static_cast<double>(count);
+        judged.empty() ? 0.0 : static_cast<double>(solved) / static_cast<double>(judged.size());
   }
   metrics.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

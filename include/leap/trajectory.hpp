@@ -26,10 +26,13 @@ struct Turn {
   std::uint32_t tokens = 0;                                   // completion tokens of this turn
   std::string feedback;                                       // the environment's feedback for the next turn
   Payload payload{};
+  // The environment could not judge this turn (after its retries): there is no verdict (verdict is a
+  // placeholder), feedback says why, and the trajectory ends here, masked (see rollout.hpp).
+  bool environment_failure = false;
 
   friend bool operator==(const Turn& a, const Turn& b) {
     return a.verdict == b.verdict && same_speedup(a.speedup, b.speedup) && a.tokens == b.tokens &&
-           a.feedback == b.feedback && a.payload == b.payload;
+           a.feedback == b.feedback && a.payload == b.payload && a.environment_failure == b.environment_failure;
   }
 };
 
@@ -39,12 +42,20 @@ struct Trajectory {
   std::vector<Turn<Payload>> turns;
 
   int num_turns() const noexcept { return static_cast<int>(turns.size()); }
+  // Whether a turn has no verdict because the environment failed: such a trajectory is not ranked.
+  bool environment_failed() const noexcept {
+    for (const Turn<Payload>& turn : turns) {
+      if (turn.environment_failure) return true;
+    }
+    return false;
+  }
   friend bool operator==(const Trajectory&, const Trajectory&) = default;
 };
 
 // The trajectory as the ranking sees it: the first correct turn (1-based, 0 if none), the most
 // advanced verdict of any turn, the speedup of the first correct turn, and the tokens of all turns
-// (saturating at 2^32 - 1). An empty trajectory is an unsolved compile error with 0 tokens.
+// (saturating at 2^32 - 1). An empty trajectory is an unsolved compile error with 0 tokens. A turn
+// without a verdict (environment_failure) adds its tokens and nothing else.
 template <class Payload>
 Outcome summarize(const Trajectory<Payload>& trajectory) {
   Outcome outcome;
@@ -52,6 +63,7 @@ Outcome summarize(const Trajectory<Payload>& trajectory) {
   for (std::size_t i = 0; i < trajectory.turns.size(); ++i) {
     const Turn<Payload>& turn = trajectory.turns[i];
     tokens += turn.tokens;
+    if (turn.environment_failure) continue;
     if (turn.verdict > outcome.best_verdict) outcome.best_verdict = turn.verdict;
     if (turn.verdict == Verdict::correct && outcome.solved_turn == 0) {
       outcome.solved_turn = static_cast<int>(i) + 1;

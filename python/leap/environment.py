@@ -14,13 +14,22 @@ your own task objects to one). The kernel is taken from the completion (extract_
 sandbox says becomes the feedback of the next turn, bounded in length (default_feedback): its first
 compile errors, the mismatch summary, the timing. A completion with no kernel, or with host code, is
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
-compiled) is its feedback, with one line saying what was wrong with the answer. A correct kernel whose
-speedup the sandbox left unknown carries the reason in Evaluation.speedup_unknown ("no_room",
+compiled) is its feedback, with one line saying what was wrong with the answer. A source the client
+refuses to send (a lone surrogate, which has no UTF-8 form; a request line past the server's limit) is
+a compile_error decided here, with feedback saying why: the candidate's text earned it. A correct kernel
+whose speedup the sandbox left unknown carries the reason in Evaluation.speedup_unknown ("no_room",
 "below_floor", ...); its unknown speedup ranks below every known one.
 
-What is not a verdict raises, and the episode runner records a runtime_error turn whose feedback
-carries the message (counted in metrics.environment_errors): NoVerdict where the kernel compiled but
-there is no GPU to run it (the feedback says it compiles), SandboxError where the harness failed.
+Verdicts and environment failures. Everything the candidate's own text decides is a verdict: no kernel,
+host code, a compile error, a kernel that crashes or hangs the GPU runner (the sandbox's verdicts), and
+also a source the sandbox could not take (request_too_large, or text that is not valid Unicode): a
+compile_error. What is not a verdict raises, and the episode runner takes it as an environment failure,
+never the candidate's: it evaluates the completion again (``environment_retries``), then masks the
+sample (left out of the gate's counts and the rank, advantage 0; see leap.episode). Raised: NoVerdict
+where the kernel compiled but there is no GPU to run it (``no_gpu``); SandboxError where the harness
+failed (``status: error``), the server answered with an error (``internal_error``, ``bad_request``, a
+fleet's ``dead_lettered``, ...), a pool's server died holding the request twice, or the answer has no
+verdict; TimeoutError where no answer came in time (``timeout``, or a fleet request's deadline).
 
 Back-pressure: SandboxPool.eval waits for a free slot when max_in_flight requests are in flight, and
 the wait would hold the event loop; keep the runner's max_concurrency at or below the pool's
@@ -38,22 +47,23 @@ from typing import Any, Protocol
 
 from ._core import Verdict
 from .episode import Completion, Evaluation, SampleKey
-from .sandbox import SandboxError
+from . import _request_line
+from .sandbox import RequestEncodingError, SandboxError
 
 __all__ = ["KernelSource", "NoVerdict", "SandboxClient", "SandboxEnvironment", "SandboxError", "SandboxReply",
            "default_feedback", "extract_kernel"]
 
 _VERDICTS = {v.name: v for v in Verdict.__members__.values()}
 
-# An opening fence (its language tag, if any) up to the closing fence or the end of the text: a model cut
-# off by its token limit leaves the last block open.
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+\-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
+# A fence's language tag: the run of these characters after the backticks (and any blanks).
+_TAG = re.compile(r"[A-Za-z0-9_+\-]*")
 _KERNEL_TAGS = frozenset({"cuda", "cu", "cpp", "c++", "cxx", "cc"})
 _HOST_CODE = "host functions are not allowed in JIT mode"
 
 
 class NoVerdict(RuntimeError):
-    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one."""
+    """The kernel compiled, but there is no GPU to run it: the sandbox gives no verdict, never a made-up one
+    (an environment failure: the episode runner masks the sample)."""
 
 
 @dataclass(frozen=True)
@@ -64,18 +74,62 @@ class KernelSource:
     has_kernel: bool   # a __global__ function appears in it
 
 
+def _opening_tag(line: str) -> str | None:
+    """The language tag of a line that opens a fenced block ("" when untagged), or None when it opens none:
+    blanks, then ```, then blanks, then the tag; whatever follows the tag on the line is ignored."""
+    rest = line.lstrip(" \t")
+    if not rest.startswith("```"):
+        return None
+    match = _TAG.match(rest[3:].lstrip(" \t"))
+    return match.group().lower() if match is not None else ""  # the pattern matches every string
+
+
+def _closes(line: str) -> bool:
+    """Whether a line closes a fenced block: ``` alone, with blanks around it; a line ended by CRLF keeps
+    its carriage return here, which counts as a blank."""
+    return line.strip(" \t\r") == "```"
+
+
 def extract_kernel(text: str) -> KernelSource:
     """The kernel of a completion: the last ```cuda / ```cu / ```cpp / ```c++ block, else the last untagged
     ``` block, else the whole text. A completion with no __global__ anywhere (prose only) gives an empty
-    source, so that the sandbox answers with its advice on the kernel the task needs."""
+    source, so that the sandbox answers with its advice on the kernel the task needs.
+
+    A block opens at a line of blanks, ``` and a tag (the line must end: ``` as the text's last characters
+    opens nothing) and runs to a line of ``` alone or to the end of the text (a model cut off by its token
+    limit leaves the last block open); lines may end with LF or CRLF. One pass over the lines, each looked at
+    a bounded number of times by linear string operations: the time is linear in the text's length whatever
+    it holds (a completion is the candidate's to choose, and this runs on the event loop)."""
     tagged: str | None = None
     untagged: str | None = None
-    for match in _FENCE.finditer(text):
-        tag = match.group(1).lower()
+    size = len(text)
+    pos = 0
+    while True:
+        end = text.find("\n", pos)
+        if end < 0:
+            break  # the last line, unended: it opens no block
+        tag = _opening_tag(text[pos:end])
+        pos = end + 1
+        if tag is None:
+            continue
+        start = block_end = pos  # the block's lines: up to a closing line, else to the end of the text
+        while True:
+            if pos >= size:
+                block_end = size
+                break
+            end = text.find("\n", pos)
+            line_end = size if end < 0 else end
+            if _closes(text[pos:line_end]):
+                block_end, pos = pos, line_end + 1
+                break
+            pos = line_end + 1
+        body = text[start:block_end]
         if tag in _KERNEL_TAGS:
-            tagged = match.group(2)
+            tagged = body
         elif tag == "":
-            untagged = match.group(2)
+            untagged = body
+        if pos >= size:
+            break
     block = tagged if tagged is not None else untagged
     if block is not None:
         return KernelSource(block, True, "__global__" in block)
@@ -125,6 +179,17 @@ class SandboxClient(Protocol):
     def eval(self, task: Any, source: str, **fields: Any) -> Future[Any]: ...
 
 
+# The server's error code for a request line over its limit: the source (the candidate's) made it so.
+_TOO_LARGE = "request_too_large"
+
+
+def _unencodable(source: str) -> str | None:
+    """Why the source cannot be sent (a lone surrogate has no UTF-8 form), or None when it can: checked
+    here too, for a client of the user's own that does not refuse it at submit as SandboxPool and
+    FleetClient do."""
+    return _request_line.string_problem(source)
+
+
 def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
@@ -134,6 +199,12 @@ def _speedup_unknown(result: Mapping[str, Any]) -> str:
     unknown = result.get("speedup_unknown")
     reason = unknown.get("reason") if isinstance(unknown, Mapping) else None
     return reason if isinstance(reason, str) else ""
+
+
+def _refused(why: str) -> dict[str, Any]:
+    """A compile_error result for a source the sandbox could not take, as the formatter reads results."""
+    return {"status": "verdict", "verdict": Verdict.compile_error.name, "speedup": None, "detail": why,
+            "feedback": f"Compile error: {why}"}
 
 
 class SandboxEnvironment:
@@ -175,11 +246,32 @@ class SandboxEnvironment:
                             f"pass task_spec= to map your tasks to one")
         return spec
 
+    async def _ask(self, spec: Any, source: str) -> Any:
+        """The sandbox's answer for a source; a source the client or the server refuses as too long or
+        unreadable is the candidate's compile_error, decided here (never an environment failure, which
+        would let a candidate choose to go unranked)."""
+        try:
+            answer = asyncio.wrap_future(self.sandbox.eval(spec, source, **self.fields))
+        except RequestEncodingError as error:
+            if error.field != "source":
+                raise  # the task or the fields, not the candidate's doing
+            return _refused(f"the source was not compiled: it {error.problem}")
+        try:
+            return await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        except SandboxError as error:
+            if error.code != _TOO_LARGE:  # a server whose limit is below the one the client knows
+                raise
+            return _refused(f"the kernel's source is too long to be evaluated ({error})")
+
     async def __call__(self, task: Any, completion: Completion, key: SampleKey) -> Evaluation:
         kernel = extract_kernel(completion.text)
-        future = self.sandbox.eval(self._task(task), kernel.source, **self.fields)
-        answer = asyncio.wrap_future(future)
-        result: Any = await (answer if self.timeout is None else asyncio.wait_for(answer, self.timeout))
+        spec = self._task(task)
+        result: Any
+        why_not_sent = _unencodable(kernel.source)
+        if why_not_sent is not None:  # the candidate's own text: its verdict, not the environment's failure
+            result = _refused(f"the source was not compiled: it {why_not_sent}")
+        else:
+            result = await self._ask(spec, kernel.source)
         if not isinstance(result, Mapping):
             raise SandboxError(f"the sandbox's answer is not an object: {result!r:.200}")
         reply = SandboxReply(result, kernel, key)
@@ -191,7 +283,7 @@ class SandboxEnvironment:
         if status == "verdict" and result.get("verdict") in _VERDICTS:
             tokens = 0 if self.count_tokens is None else self.count_tokens(text)
             return Evaluation(_VERDICTS[str(result["verdict"])], _speedup(result.get("speedup")), text, tokens,
-                              _speedup_unknown(result))
+                              speedup_unknown=_speedup_unknown(result))
         if status == "no_gpu":
             raise NoVerdict(text)
         raise SandboxError(f"the sandbox gave no verdict (status {status!r}): "

@@ -27,11 +27,24 @@ a group meet at a :class:`GroupCoordinator` after turn 1 and get the group's dec
     episode = await run_sample_episode(task, policy, environment, group_id=uid,
                                        coordinator=coordinator, max_turns=3)   # sample=k when known
 
-Failures: a policy or environment that raises does not abort the step. That evaluation becomes a
-runtime_error turn whose feedback names the task, sample and turn and carries the message (``Turn.error``
-says which callable raised), counted in ``metrics.policy_errors`` / ``environment_errors``; a callable
-returning the wrong type counts the same way. Cancellation is not a failure: it propagates. Misuse (bad
-options, a bad gate, a policy that is not callable) raises ValueError or TypeError before anything runs.
+Failures: a policy or environment that raises does not abort the step. A policy that raises (or returns
+the wrong type) gives a runtime_error turn whose feedback names the task, sample and turn and carries the
+message (``Turn.error == "policy"``, counted in ``metrics.policy_errors``). Cancellation is not a failure:
+it propagates. Misuse (bad options, a bad gate, a policy that is not callable) raises ValueError or
+TypeError before anything runs.
+
+Environment failures are never the candidate's failure, as in ``leap::run_step``. An environment that
+raises, returns the wrong type, or returns ``Evaluation.environment_failed(why)`` has not judged the
+completion: the same completion is evaluated again, up to ``environment_retries`` more times
+(``SampleKey.attempt`` counts them), then the turn is recorded with ``Turn.environment_failure`` set
+(``Turn.error == "environment"``) and the sample is masked: it ends there, a turn-1 failure is left out of
+its group's gate statistics, it is left out of the rank (the judged members are ranked among themselves,
+(wins - losses) / (G' - 1); a group with one judged member gives it 0), its advantage is 0 on every turn and
+``ScoredEpisode.masked`` tells the trainer to leave it out of the loss. ``metrics.environment_errors``
+counts every failed attempt, ``environment_retries`` the attempts made again, ``masked_trajectories`` the
+masked samples. An environment must return every verdict the candidate's own text determines (no kernel,
+a compile error, a kernel that crashes): were those failures of the environment, a candidate could choose
+to be masked instead of losing.
 """
 from __future__ import annotations
 
@@ -61,6 +74,7 @@ Gate = Union[FailBandGate, SeverityAwareGate, AlwaysExpand, NeverExpand, Budgete
 
 _U64 = 1 << 64
 _U32_MAX = (1 << 32) - 1
+_MAX_ENVIRONMENT_RETRIES = 16  # leap::RolloutOptions::max_environment_retries
 
 
 class SampleKey(NamedTuple):
@@ -71,6 +85,7 @@ class SampleKey(NamedTuple):
     turn: int        # 1-based
     step: int        # the step's index
     seed: int        # a function of (seed, step, task_id, sample, turn) only, as run_step derives it
+    attempt: int = 0  # environment calls only: 0, then k on the k-th retry after an environment failure
 
 
 def sample_key(task_index: int, sample: int, turn: int, *, task_id: int | None = None, step: int = 0,
@@ -90,15 +105,25 @@ class Completion:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What the environment said of one completion."""
+    """What the environment said of one completion: a verdict, or (environment_failure) that it could not
+    judge it."""
     verdict: Verdict
     speedup: float = math.nan  # reference time / candidate time; NaN = unknown
     feedback: str = ""         # shown to the policy on the next turn
     feedback_tokens: int = 0   # size of that feedback in tokens, when the environment knows it
+    # The environment could not judge the completion (its transport or infrastructure failed): verdict,
+    # speedup and feedback_tokens are ignored, feedback says why; the runner retries, then masks the
+    # sample. Never for what the candidate's text determines.
+    environment_failure: bool = False
     # Why speedup is NaN, as the environment says it (the sandbox: "not_correct", "not_requested",
     # "no_room", "below_floor", "not_measured"); "" when it is known or not said. An unknown speedup
     # ranks below every known one whatever the reason.
     speedup_unknown: str = ""
+
+    @classmethod
+    def environment_failed(cls, why: str) -> Evaluation:
+        """The environment could not judge this completion, because of `why` (leap::Evaluation::environment_failed)."""
+        return cls(Verdict.compile_error, math.nan, why, 0, True)
 
 
 @dataclass
@@ -110,8 +135,16 @@ class Turn:
     tokens: int
     feedback: str
     feedback_tokens: int = 0
-    error: str | None = None  # "policy" or "environment" when that callable raised (a runtime_error turn)
+    # "policy" when the policy raised (a runtime_error turn); "environment" when the environment failed on
+    # every attempt (environment_failure: no verdict, the sample is masked).
+    error: str | None = None
+    retries: int = 0  # environment calls made again for this turn after an environment failure
     speedup_unknown: str = ""  # Evaluation.speedup_unknown: why speedup is NaN, when the environment said
+
+    @property
+    def environment_failure(self) -> bool:
+        """The environment could not judge this turn: there is no verdict (verdict is a placeholder)."""
+        return self.error == "environment"
 
     @property
     def text(self) -> str:
@@ -133,10 +166,16 @@ class SampleEpisode:
     outcome: Outcome
     decision: GateDecision
 
+    @property
+    def masked(self) -> bool:
+        """The environment failed on a turn: the sample is not ranked and must not be trained (a loss mask)."""
+        return any(turn.environment_failure for turn in self.turns)
+
 
 @dataclass
 class ScoredEpisode(SampleEpisode):
-    """A sample of a whole step, with its advantage (before turn credit) and one advantage per turn."""
+    """A sample of a whole step, with its advantage (before turn credit) and one advantage per turn
+    (all 0 when masked)."""
     advantage: float = 0.0
     turn_advantages: list[float] = field(default_factory=list)
 
@@ -169,12 +208,20 @@ class EpisodeBatch:
     def group_ids(self) -> list[int]:
         return [s.task_index for s in self.samples]
 
+    @property
+    def masks(self) -> list[bool]:
+        """Per sample: True when it is masked (an environment failure), to leave out of the loss."""
+        return [s.masked for s in self.samples]
+
 
 # ---- one turn ------------------------------------------------------------------------------------------
 
+def _where(key: SampleKey) -> str:
+    return f"on task {key.task_index} (id {key.task_id}), sample {key.sample}, turn {key.turn}: "
+
+
 def _failure(who: str, key: SampleKey, error: BaseException, tokens: int) -> Turn:
-    message = (f"leap.episode: the {who} raised on task {key.task_index} (id {key.task_id}), sample {key.sample}, "
-               f"turn {key.turn}: {type(error).__name__}: {error}")
+    message = f"leap.episode: the {who} raised {_where(key)}{type(error).__name__}: {error}"
     return Turn(None, Verdict.runtime_error, math.nan, tokens, message, 0, who)
 
 
@@ -189,6 +236,8 @@ def _check_completion(completion: object) -> Completion:
 def _check_evaluation(evaluation: object) -> Evaluation:
     if not isinstance(evaluation, Evaluation):
         raise TypeError(f"the environment returned {type(evaluation).__name__}; expected leap.episode.Evaluation")
+    if evaluation.environment_failure:
+        return evaluation
     if not isinstance(evaluation.verdict, Verdict):
         raise TypeError(f"Evaluation.verdict ({evaluation.verdict!r}) is not a leap.Verdict")
     if not isinstance(evaluation.speedup, (int, float)) or isinstance(evaluation.speedup, bool):
@@ -203,38 +252,43 @@ def _check_evaluation(evaluation: object) -> Evaluation:
 
 
 async def _one_turn(task: TaskT, so_far: list[Turn], key: SampleKey, policy: Policy[TaskT],
-                    environment: Environment[TaskT], limiter: asyncio.Semaphore | None) -> Turn:
-    """One evaluation: the policy's completion and the environment's verdict, failures recorded as turns."""
+                    environment: Environment[TaskT], limiter: asyncio.Semaphore | None, retries: int) -> Turn:
+    """One evaluation: the policy's completion and the environment's verdict, failures recorded as turns. An
+    environment failure is evaluated again, up to `retries` times, then recorded as one (see the module)."""
     if limiter is not None:
         async with limiter:
-            return await _one_turn(task, so_far, key, policy, environment, None)
+            return await _one_turn(task, so_far, key, policy, environment, None, retries)
     try:
         completion = _check_completion(await policy(task, so_far, key))
     except Exception as error:  # a failing policy is a result of the step, not its end (see run_step)
         return _failure("policy", key, error, 0)
-    try:
-        evaluation = _check_evaluation(await environment(task, completion, key))
-    except Exception as error:
-        turn = _failure("environment", key, error, completion.tokens)
-        turn.completion = completion
-        return turn
-    return Turn(completion, evaluation.verdict, float(evaluation.speedup), completion.tokens, evaluation.feedback,
-                evaluation.feedback_tokens, speedup_unknown=evaluation.speedup_unknown)
+    for attempt in range(retries + 1):
+        try:
+            evaluation = _check_evaluation(await environment(task, completion, key._replace(attempt=attempt)))
+        except Exception as error:
+            failure = f"the environment raised {_where(key)}{type(error).__name__}: {error}"
+        else:
+            if not evaluation.environment_failure:
+                return Turn(completion, evaluation.verdict, float(evaluation.speedup), completion.tokens,
+                            evaluation.feedback, evaluation.feedback_tokens, None, attempt, evaluation.speedup_unknown)
+            failure = f"the environment could not judge it {_where(key)}{evaluation.feedback}"
+    message = f"leap.episode: {failure} (attempt {retries + 1} of {retries + 1}; the sample is masked)"
+    return Turn(completion, Verdict.runtime_error, math.nan, completion.tokens, message, 0, "environment", retries)
 
 
 async def _debug_turns(task: TaskT, turns: list[Turn], first: SampleKey, max_turns: int, seed: int,
                        policy: Policy[TaskT], environment: Environment[TaskT],
-                       limiter: asyncio.Semaphore | None) -> None:
-    """Turns 2..max_turns of an expanded sample, until one is correct. A sample's turns depend on its own
-    earlier turns only, so samples do not wait for each other between turns (run_step's barrier between
-    turns changes no result)."""
+                       limiter: asyncio.Semaphore | None, retries: int) -> None:
+    """Turns 2..max_turns of an expanded sample, until one is correct or the environment failed. A sample's
+    turns depend on its own earlier turns only, so samples do not wait for each other between turns
+    (run_step's barrier between turns changes no result)."""
     sample_seed = _core._sample_seed
     for turn in range(2, max_turns + 1):
-        if turns[-1].verdict == Verdict.correct:
+        if turns[-1].verdict == Verdict.correct or turns[-1].environment_failure:
             return
         key = SampleKey(first.task_index, first.task_id, first.sample, turn, first.step,
                         sample_seed(seed, first.step, first.task_id, first.sample, turn))
-        turns.append(await _one_turn(task, turns, key, policy, environment, limiter))
+        turns.append(await _one_turn(task, turns, key, policy, environment, limiter, retries))
 
 
 # ---- checks before anything runs ------------------------------------------------------------------------
@@ -252,6 +306,13 @@ def _require_callables(policy: object, environment: object) -> None:
                         f"-> Evaluation")
 
 
+def _require_retries(environment_retries: int) -> None:
+    if not isinstance(environment_retries, int) or isinstance(environment_retries, bool) or \
+            not 0 <= environment_retries <= _MAX_ENVIRONMENT_RETRIES:
+        raise ValueError(f"environment_retries ({environment_retries!r}) must be an int in [0, "
+                         f"{_MAX_ENVIRONMENT_RETRIES}]")
+
+
 def _task_id_of(task: object, index: int) -> int:
     """As run_step: the task's integer `id` attribute when it has one, else its index."""
     value = getattr(task, "id", None)
@@ -265,7 +326,8 @@ async def run_episodes(tasks: Sequence[TaskT], policy: Policy[TaskT], environmen
                        order: KernelOrder | None = None,
                        normalization: AdvantageNormalization = AdvantageNormalization.none,
                        epsilon: float = 1e-6, gamma: float = 1.0, seed: int = 0, step: int = 0,
-                       task_ids: Sequence[int] | None = None, max_concurrency: int | None = None) -> EpisodeBatch:
+                       task_ids: Sequence[int] | None = None, max_concurrency: int | None = None,
+                       environment_retries: int = 1) -> EpisodeBatch:
     """Runs one step of LEAP's rollout over `tasks`: G samples each, the gate after turn 1, feedback turns for
     the expanded groups; see the module's documentation.
 
@@ -277,8 +339,11 @@ async def run_episodes(tasks: Sequence[TaskT], policy: Policy[TaskT], environmen
     seed, step: mixed into every SampleKey.seed; step is also the metrics' step.
     task_ids:   the tasks' ids (for seeds and for DifficultyTracker); default the task's int `id`, else index.
     max_concurrency: evaluations (policy + environment of one turn) in flight at most; None = no bound.
+    environment_retries: evaluations of the same completion again after an environment failure, before
+                the sample is masked (0 to 16; leap::RolloutOptions::environment_retries).
     """
     _core._validate_rollout_options(group_size, max_turns, gamma)
+    _require_retries(environment_retries)
     _require_callables(policy, environment)
     _require_u64("seed", seed)
     _require_u64("step", step)
@@ -308,21 +373,25 @@ async def run_episodes(tasks: Sequence[TaskT], policy: Policy[TaskT], environmen
     trajectories: list[list[Turn]] = [[] for _ in range(count)]
 
     # 1. Turn 1 for every sample.
-    firsts = await asyncio.gather(*(_one_turn(tasks[k.task_index], trajectories[i], k, policy, environment, limiter)
+    firsts = await asyncio.gather(*(_one_turn(tasks[k.task_index], trajectories[i], k, policy, environment, limiter,
+                                              environment_retries)
                                     for i, k in enumerate(keys)))
     for i, turn in enumerate(firsts):
         trajectories[i].append(turn)
 
-    # 2. The gate on each group's turn-1 verdicts (the C++ gate, through assess_groups as run_step calls it).
-    stats = [_core.group_stats([trajectories[t * G + s][0].verdict for s in range(G)]) for t in range(len(tasks))]
+    # 2. The gate on each group's turn-1 verdicts (the C++ gate, through assess_groups as run_step calls it);
+    # an environment failure is no verdict and is left out.
+    stats = [_core.group_stats([trajectories[t * G + s][0].verdict for s in range(G)
+                                if not trajectories[t * G + s][0].environment_failure]) for t in range(len(tasks))]
     decisions: list[GateDecision] = _core._assess_groups(chosen_gate, stats, ids, max_turns)
 
-    # 3. Debugging turns for the unsolved samples of expanded groups.
+    # 3. Debugging turns for the unsolved samples of expanded groups (a masked sample has ended).
     if max_turns > 1:
         await asyncio.gather(*(_debug_turns(tasks[keys[i].task_index], trajectories[i], keys[i], max_turns, seed,
-                                            policy, environment, limiter)
+                                            policy, environment, limiter, environment_retries)
                                for i in range(count)
-                               if decisions[i // G].expands and trajectories[i][0].verdict != Verdict.correct))
+                               if decisions[i // G].expands and trajectories[i][0].verdict != Verdict.correct
+                               and not trajectories[i][0].environment_failure))
 
     # 4-5. Outcomes, advantages, turn credit and metrics: leap::run_step over the recorded turns.
     turns = [turn for trajectory in trajectories for turn in trajectory]
@@ -330,7 +399,8 @@ async def run_episodes(tasks: Sequence[TaskT], policy: Policy[TaskT], environmen
         ids, G, max_turns, gamma, seed, step, decisions, [len(t) for t in trajectories],
         [int(t.verdict) for t in turns], [t.speedup for t in turns], [t.tokens for t in turns],
         [t.feedback_tokens for t in turns], [0 if t.error is None else 1 if t.error == "policy" else 2 for t in turns],
-        chosen_order, normalization, epsilon, time.perf_counter() - started)
+        chosen_order, normalization, epsilon, time.perf_counter() - started, [t.retries for t in turns],
+        environment_retries)
 
     samples: list[ScoredEpisode] = []
     offset = 0
@@ -351,11 +421,18 @@ class _Waiter(NamedTuple):
     future: asyncio.Future[GateDecision]
 
 
+class _NoVerdict:
+    """A member that reported without a verdict (its environment failed): present, but not counted."""
+
+
+_NO_VERDICT = _NoVerdict()
+
+
 class _Group:
     __slots__ = ("verdicts", "claimed", "task_id", "deadline", "waiters", "decision", "delivered")
 
     def __init__(self, group_size: int) -> None:
-        self.verdicts: list[Verdict | None] = [None] * group_size
+        self.verdicts: list[Verdict | _NoVerdict | None] = [None] * group_size  # None: not reported yet
         self.claimed = [False] * group_size  # sample indices taken by join() or a report
         self.task_id = 0                     # the first report's
         self.deadline: float | None = None   # the first report's time + timeout
@@ -442,13 +519,16 @@ class GroupCoordinator:
                     return index
         raise ValueError(f"group {group_id!r} has its {self.group_size} members already")
 
-    async def decide(self, group_id: Hashable, sample: int, verdict: Verdict, *, task_id: int = 0) -> GateDecision:
+    async def decide(self, group_id: Hashable, sample: int, verdict: Verdict | None, *,
+                     task_id: int = 0) -> GateDecision:
         """Reports sample `sample` (0..G-1, one's own pick or join()'s) of group `group_id` with its turn-1
         verdict and returns the gate's decision on the group, once all G members reported (or the timeout
-        passed). task_id is the task's stable id, which DifficultyTracker tracks. Raises ValueError for a
-        sample out of range or reported twice."""
-        if not isinstance(verdict, Verdict):
-            raise TypeError(f"verdict ({verdict!r}) is not a leap.Verdict")
+        passed). verdict None: the environment could not judge the member's turn 1; it counts as reported but
+        is left out of the gate's statistics. task_id is the task's stable id, which DifficultyTracker
+        tracks. Raises ValueError for a sample out of range or reported twice."""
+        if verdict is not None and not isinstance(verdict, Verdict):
+            raise TypeError(f"verdict ({verdict!r}) is not a leap.Verdict (or None: no verdict)")
+        reported: Verdict | _NoVerdict = _NO_VERDICT if verdict is None else verdict
         if not isinstance(sample, int) or not 0 <= sample < self.group_size:
             raise ValueError(f"sample ({sample!r}) must lie in [0, group_size ({self.group_size}))")
         _require_u64("task_id", task_id)
@@ -456,7 +536,7 @@ class GroupCoordinator:
         with self._lock:
             group = self._decided.get(group_id)
             if group is not None:  # a late member of a group decided on a timeout
-                decision = self._deliver(group_id, group, sample, verdict)
+                decision = self._deliver(group_id, group, sample, reported)
                 return decision
             group = self._open.get(group_id)
             if group is None:
@@ -466,7 +546,7 @@ class GroupCoordinator:
             if all(v is None for v in group.verdicts):  # the first report
                 group.task_id = task_id
                 group.deadline = None if self.timeout is None else time.monotonic() + self.timeout
-            group.verdicts[sample] = verdict
+            group.verdicts[sample] = reported
             group.claimed[sample] = True
             if all(v is not None for v in group.verdicts):
                 return self._close(group_id, group, complete=True)
@@ -495,7 +575,7 @@ class GroupCoordinator:
         if not complete and self.fallback is not None:
             decision = self.fallback
         else:
-            stats = _core.group_stats(present)
+            stats = _core.group_stats([v for v in present if isinstance(v, Verdict)])
             decision = _core._assess_groups(self.gate, [stats], [group.task_id], 1)[0]
         group.decision = decision
         del self._open[group_id]
@@ -509,7 +589,7 @@ class GroupCoordinator:
                 self._decided.popitem(last=False)
         return decision
 
-    def _deliver(self, group_id: Hashable, group: _Group, sample: int, verdict: Verdict) -> GateDecision:
+    def _deliver(self, group_id: Hashable, group: _Group, sample: int, verdict: Verdict | _NoVerdict) -> GateDecision:
         if group.verdicts[sample] is not None:
             raise ValueError(f"sample {sample} of group {group_id!r} reported twice")
         group.verdicts[sample] = verdict
@@ -525,7 +605,7 @@ async def run_sample_episode(task: TaskT, policy: Policy[TaskT], environment: En
                              coordinator: GroupCoordinator, sample: int | None = None,
                              group_id: Hashable | None = None, task_index: int = 0,
                              task_id: int | None = None, max_turns: int = 3, step: int = 0, seed: int = 0,
-                             limiter: asyncio.Semaphore | None = None) -> SampleEpisode:
+                             limiter: asyncio.Semaphore | None = None, environment_retries: int = 1) -> SampleEpisode:
     """One sample's episode: turn 1, the group's decision from `coordinator`, then (when the group expands)
     feedback turns until a turn is correct or max_turns is reached. Keys and seeds are those run_step would
     give sample `sample` of task `task_index` (task_id defaults to task_index) at `step` under `seed`.
@@ -533,9 +613,13 @@ async def run_sample_episode(task: TaskT, policy: Policy[TaskT], environment: En
     sample:    this sample's index in its group; None: the first free one (coordinator.join(group_id)).
     group_id:  what the group's members share (verl: the prompt's uid); default (step, task_id).
     limiter:   a semaphore shared by the caller's episodes, held during each evaluation.
-    The episode carries no advantage: that needs the whole group (leap.rank_advantages on the outcomes).
+    environment_retries: evaluations of the same completion again after an environment failure (0 to 16).
+    The episode carries no advantage: that needs the whole group (leap.rank_advantages on the outcomes of
+    the members that are not masked). A masked episode (episode.masked: the environment failed on every
+    attempt) reports no verdict to the coordinator when it happens at turn 1, and ends there.
     """
     _core._validate_rollout_options(coordinator.group_size, max_turns, 1.0)
+    _require_retries(environment_retries)
     _require_callables(policy, environment)
     if sample is not None and (not isinstance(sample, int) or not 0 <= sample < coordinator.group_size):
         raise ValueError(f"sample ({sample!r}) must lie in [0, group_size ({coordinator.group_size}))")
@@ -548,9 +632,11 @@ async def run_sample_episode(task: TaskT, policy: Policy[TaskT], environment: En
 
     first = sample_key(task_index, sample, 1, task_id=tid, step=step, seed=seed)
     turns: list[Turn] = []
-    turns.append(await _one_turn(task, turns, first, policy, environment, limiter))
-    decision = await coordinator.decide(gid, sample, turns[0].verdict, task_id=tid)
+    turns.append(await _one_turn(task, turns, first, policy, environment, limiter, environment_retries))
+    decision = await coordinator.decide(gid, sample, None if turns[0].environment_failure else turns[0].verdict,
+                                        task_id=tid)
     if decision.expands:
-        await _debug_turns(task, turns, first, max_turns, seed, policy, environment, limiter)
-    outcome = _core._summarize([t.verdict for t in turns], [t.speedup for t in turns], [t.tokens for t in turns])
+        await _debug_turns(task, turns, first, max_turns, seed, policy, environment, limiter, environment_retries)
+    outcome = _core._summarize([t.verdict for t in turns], [t.speedup for t in turns], [t.tokens for t in turns],
+                               [t.environment_failure for t in turns])
     return SampleEpisode(task_index, tid, sample, turns, outcome, decision)

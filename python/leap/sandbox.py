@@ -18,6 +18,15 @@ request that was in flight on two dead servers fails with SandboxError instead o
 ``close()`` (or leaving the ``with`` block) waits for every accepted request, then ends the servers:
 nothing accepted is lost.
 
+Every future resolves. A request the server could not read is refused at submit with a
+``RequestEncodingError`` (a ``ValueError``) that names the field and what is wrong: a NaN or
+infinite number, a lone surrogate in a string, nesting past serve's ``--max-depth``, a line past its
+``--max-request-bytes`` (both read from ``args``; 64 and 4 MiB by default). Should a server still
+answer a line with ``"id": null`` (a server whose limits differ from its ``args``), the answer fails
+the request it belongs to: one the server held when the answer came and that gets no other answer
+(serve answers every line exactly once, out of order with -j N), failed as soon as that is certain, at
+once when the server held only one.
+
 After ``os.fork`` (a DataLoader worker, a ``multiprocessing`` or ``ProcessPoolExecutor`` worker with
 the fork start method) the parent's servers stay the parent's: the child lets go of its copies of
 their pipes at once, and its first request starts servers of its own (the same command, devices and
@@ -38,13 +47,15 @@ import time
 import weakref
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from ._request_line import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REQUEST_BYTES, RequestEncodingError, encode_request
+
 # A response's "result": the JSON object the server answered with (fields by operation: status,
 # log, verdict, speedup, feedback, ...).
 Result = dict[str, Any]
 # What Popen runs: a program, or a program and its leading arguments.
 Command = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
-__all__ = ["FleetClient", "SandboxError", "SandboxPool"]
+__all__ = ["FleetClient", "RequestEncodingError", "SandboxError", "SandboxPool"]
 
 
 def __getattr__(name: str) -> Any:
@@ -107,6 +118,10 @@ class _Server:
         self.answered = 0
         self.quick_deaths = 0  # deaths in a row before answering anything
         self.disabled = False
+        # Answers with "id": null (a line the server could not read) not yet given to a request, and
+        # the requests they may belong to: those pending when each came, less those answered since.
+        self.unreadable: list[tuple[Optional[str], str]] = []  # (code, error) of each
+        self.suspects: dict[str, None] = {}  # request ids, oldest first
 
 
 class SandboxPool:
@@ -121,14 +136,17 @@ class SandboxPool:
         devices:  CUDA device ids, one server each (CUDA_VISIBLE_DEVICES=<id> for it). Default: the ids
                   in this process's CUDA_VISIBLE_DEVICES, else one server that sees every device.
         servers:  without devices, this many servers with the inherited environment.
-        args:     extra arguments to `serve` (e.g. ["-j", "4"]).
+        args:     extra arguments to `serve` (e.g. ["-j", "4"]); its --max-request-bytes and --max-depth
+                  are the limits submit checks requests against.
         max_in_flight: accepted, unanswered requests at most (default 64 per server).
         max_quick_deaths: a server that dies this many times in a row without answering anything
                   is not restarted again (a broken installation, not a bad request).
         after_fork: what a forked child's first request does: "start" servers of its own, or "raise"
                   RuntimeError (where one set of servers per machine is all the devices can hold)."""
         command = [executable] if isinstance(executable, (str, os.PathLike)) else list(executable)
-        self._command = [os.fspath(part) for part in command] + ["serve"] + [str(a) for a in args]
+        serve_args = [str(a) for a in args]
+        self._command = [os.fspath(part) for part in command] + ["serve"] + serve_args
+        self._max_request_bytes, self._max_depth = _serve_limits(serve_args)
         if devices is not None and servers is not None:
             raise ValueError("pass devices or servers, not both")
         # One entry per server: its CUDA_VISIBLE_DEVICES, or None to inherit the environment's.
@@ -172,10 +190,16 @@ class SandboxPool:
 
     # ---- requests ---------------------------------------------------------------------------------
     def submit(self, op: str, *, timeout: Optional[float] = None, **fields: Any) -> concurrent.futures.Future[Result]:
-        """Sends {"op": op, **fields}; returns a Future of the response's result."""
+        """Sends {"op": op, **fields}; returns a Future of the response's result. A request the server could
+        not read raises RequestEncodingError (a ValueError) here, naming the field and what is wrong."""
         if "id" in fields or "op" in fields:
             raise ValueError("the pool sets a request's id and op itself")
         self._own_servers()
+        # Checked and written before a slot is taken: a request the server could not read is refused
+        # here, naming the field, and never waits for room nor holds a slot.
+        request_id = f"{self._id_prefix}{next(self._ids)}"
+        line = encode_request({"id": request_id, "op": op, **fields}, max_bytes=self._max_request_bytes,
+                              max_depth=self._max_depth) + "\n"
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._state:
             while True:
@@ -189,14 +213,6 @@ class SandboxPool:
                                        f"{self._max_in_flight}); none finished within {timeout} s")
                 self._state.wait(remaining)
             self._in_flight += 1
-            request_id = f"{self._id_prefix}{next(self._ids)}"
-        try:
-            line = json.dumps({"id": request_id, "op": op, **fields}) + "\n"
-        except (TypeError, ValueError):
-            with self._state:
-                self._in_flight -= 1
-                self._state.notify_all()
-            raise
         request = _Request(request_id, line)
         self._send(request)
         return request.future
@@ -389,10 +405,13 @@ class SandboxPool:
         for line in process.stdout if process.stdout is not None else ():
             try:
                 reply = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue  # a torn last line of a dying server
             reply_id = reply.get("id") if isinstance(reply, dict) else None
             with self._state:
+                if isinstance(reply, dict) and "id" in reply and reply_id is None:
+                    self._unreadable_answer(server, reply)
+                    continue
                 # Only an id this pool sent to this server, not answered yet: any other reply (an id
                 # of another process or pool, a second answer) is dropped, never given to a future.
                 request = server.pending.pop(reply_id, None) if isinstance(reply_id, str) else None
@@ -406,8 +425,39 @@ class SandboxPool:
                 else:
                     self._finish(request, error=SandboxError(reply.get("error", "the sandbox reported an error"),
                                                              code=reply.get("code")))
+                if server.suspects:
+                    server.suspects.pop(request.id, None)
+                    self._settle_unreadable(server)
         process.wait()
         self._on_exit(server, process)
+
+    def _unreadable_answer(self, server: _Server, reply: Mapping[str, Any]) -> None:
+        """An answer with "id": null: a line of ours the server could not read (submit's checks make that
+        a server whose limits differ from its args). It belongs to one of the requests the server holds
+        now, the one that gets no other answer. Called with self._state held."""
+        code = reply.get("code")
+        server.unreadable.append((code if isinstance(code, str) else None,
+                                  str(reply.get("error", "the sandbox could not read a request"))))
+        for request_id in server.pending:
+            server.suspects.setdefault(request_id)
+        self._settle_unreadable(server)
+
+    def _settle_unreadable(self, server: _Server) -> None:
+        """Fails the requests the unreadable answers belong to once they are known: each such answer's
+        request was pending when it came and gets no other answer, so when no more requests are suspected
+        than there are such answers, the suspects are exactly those requests. Called with self._state held."""
+        if len(server.suspects) > len(server.unreadable):
+            return
+        for request_id, (code, error) in zip(list(server.suspects), server.unreadable):
+            request = server.pending.pop(request_id)
+            server.answered += 1
+            self._finish(request, error=SandboxError(
+                f"the sandbox server could not read this request: {error} ({code}). The pool checks each request "
+                f"against the server's limits before sending it (args --max-request-bytes {self._max_request_bytes}, "
+                f"--max-depth {self._max_depth}); this server read it otherwise", code=code))
+        self.unmatched_replies += max(0, len(server.unreadable) - len(server.suspects))
+        server.unreadable.clear()
+        server.suspects.clear()
 
     def _on_exit(self, server: _Server, process: subprocess.Popen[str]) -> None:
         with self._state:
@@ -415,6 +465,8 @@ class SandboxPool:
                 return
             orphans = list(server.pending.values())
             server.pending.clear()
+            server.unreadable.clear()  # the requests they belong to are among the orphans, sent again
+            server.suspects.clear()
             if self._closed and not orphans:
                 return  # the normal end after close()
             if server.answered == 0:
@@ -446,3 +498,17 @@ class SandboxPool:
         for server in getattr(self, "_servers", []):
             if server.process is not None and server.process.poll() is None:
                 server.process.kill()
+
+
+def _serve_limits(args: Sequence[str]) -> tuple[int, int]:
+    """serve's --max-request-bytes and --max-depth as the pool's args set them, else their defaults:
+    the limits submit checks each request against. A value serve would refuse is left to serve, which
+    then does not start and says why."""
+    limits = {"--max-request-bytes": DEFAULT_MAX_REQUEST_BYTES, "--max-depth": DEFAULT_MAX_DEPTH}
+    for option, value in zip(args, args[1:]):
+        if option in limits:
+            try:
+                limits[option] = int(value)
+            except ValueError:
+                pass
+    return limits["--max-request-bytes"], limits["--max-depth"]

@@ -9,9 +9,21 @@ raises here, it is not passed over:
     leap_grpo   GRPO's z-score computed by leap; Dr.GRPO (r - mean) when the algorithm config says
                 norm_adv_by_std_in_grpo=False
 
-Choose one with ``algorithm.adv_estimator=leap_rank`` and import ``leap.verl`` where verl's driver
-runs (the custom reward function's file is imported there: ``compute_score`` below is such a file's
-function). Without verl the functions are plain functions of torch tensors.
+Choose one with ``algorithm.adv_estimator=leap_rank``. verl computes the advantage in its task runner
+(TaskRunnerV1, a Ray actor with a process of its own), so this module must be imported there, and verl
+does it itself (verl-project/verl 1dda039, verl/__init__.py:49-76: every ``import verl`` imports the
+modules named in ``VERL_USE_EXTERNAL_MODULES`` and the ``verl.plugins`` entry points):
+
+  * a ``pip install``-ed leap declares the entry point ``leap = leap.verl`` in ``verl.plugins``: every
+    process of the run registers the estimators, with nothing to add;
+  * any leap (a build tree on PYTHONPATH too): the one-line override REGISTRATION_OVERRIDE,
+    ``+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=leap.verl``, sets it in every
+    Ray actor's environment (verl's trainer config passes ``ray_kwargs.ray_init.runtime_env`` to
+    ray.init). A task runner that cannot import leap then stops at start-up, before any rollout, with
+    the import's error.
+
+``registration_advice(estimator)`` says what to add when neither is in force in this process (leap's
+agent loop warns with it). Without verl the functions are plain functions of torch tensors.
 
 Both take verl's estimator arguments: the outcome score of a sequence is
 ``token_level_rewards.sum(-1)``, ``index`` holds the group uids (any hashable values), and the
@@ -34,21 +46,29 @@ tolerance 0 for rewards that carry no speedup.
 
 The one deliberate difference from verl's GRPO: a group of one sample gets advantage 0 (it has no
 baseline; verl's GRPO gives it r / (1 + epsilon)), and either estimator warns when it sees one.
+
+Masked samples. A sample whose environment failed (leap.verl_agent's loop gives it a response_mask of
+all 0, so verl's loss skips every token of it), or whose score is NaN, is no one's failure: both
+estimators leave it out of its group (the others are ranked, or z-scored, among themselves) and give it
+advantage 0. ``compute_score`` cannot mask (a reward function returns one score, which verl's own
+estimators would rank): it evaluates again (``environment_retries``) and raises when no attempt gets a
+verdict, as before.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 import os
-import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, cast
 
 import numpy as np
 
 from . import _advantages as _untyped_advantages
 from . import _convert as _untyped_convert
+from . import process_sandbox
+from .scores import (TURN_SCALE, TURNS_ONLY_TOLERANCE, score_fields, speedup_tolerance, turn_and_speedup_score,
+                     turn_score)
 
 if TYPE_CHECKING:
     import torch
@@ -57,55 +77,9 @@ if TYPE_CHECKING:
 _advantages: Any = _untyped_advantages
 _convert: Any = _untyped_convert
 
-__all__ = ["TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox", "process_pool",
-           "leap_grpo_advantage", "leap_rank_advantage", "registered", "sandbox_environment", "speedup_tolerance",
-           "turn_and_speedup_score", "turn_score"]
-
-TURN_SCALE = 64.0  # score units per turn in turn_and_speedup_score
-# Within a turn's TURN_SCALE: a known speedup at log(speedup) clamped to +-8 (a factor of ~2981), an
-# unknown one at -16, 8 below the slowest known. So scores of one turn lie in [-16, 8] around the turn's
-# base, at most 24 apart, and scores of different turns (or a success and a failure) at least
-# 64 - 24 = 40 apart.
-_LOG_SPEEDUP_LIMIT = TURN_SCALE / 8
-_UNKNOWN_SPEEDUP = -TURN_SCALE / 4
-TURNS_ONLY_TOLERANCE = TURN_SCALE / 2  # ties every same-turn pair (<= 24 apart), no two turns (>= 40 apart)
-
-
-def turn_score(solved_turn: int, max_turns: int) -> float:
-    """The scalar reward that gives LEAP's published order: max_turns + 1 - t for a success at turn
-    t >= 1, 0 for a failure (solved_turn 0)."""
-    if solved_turn < 0 or solved_turn > max_turns:
-        raise ValueError(f"solved_turn ({solved_turn}) must lie in [0, max_turns ({max_turns})]; 0 = never solved")
-    return float(max_turns + 1 - solved_turn) if solved_turn > 0 else 0.0
-
-
-def turn_and_speedup_score(solved_turn: int, max_turns: int, speedup: Optional[float] = None) -> float:
-    """A success: TURN_SCALE * (max_turns + 1 - t) + log(speedup), with the log clamped to
-    +-TURN_SCALE / 8 so that an earlier turn always wins; a failure: 0. An unknown (None, NaN, <= 0)
-    speedup scores TURN_SCALE / 4 below the turn's base, under every known speed of the turn (an
-    unknown speedup never pays, as in KernelOrder); +inf is known (clamped). Rank with
-    leap_score_tolerance = TURNS_ONLY_TOLERANCE for the published order, speedup_tolerance(tol) for
-    a speedup band."""
-    base = turn_score(solved_turn, max_turns)
-    if base == 0.0:
-        return 0.0
-    if speedup is None or not speedup > 0:  # NaN too
-        return TURN_SCALE * base + _UNKNOWN_SPEEDUP
-    return TURN_SCALE * base + min(max(math.log(speedup), -_LOG_SPEEDUP_LIMIT), _LOG_SPEEDUP_LIMIT)
-
-
-def speedup_tolerance(relative: float) -> float:
-    """The score tolerance that makes speedups within a factor 1 + relative tie. Below
-    e^8 - 1 (~2980), so that the band never reaches from the slowest known speed to an unknown one."""
-    if not relative >= 0:
-        raise ValueError(f"relative ({relative}) must be >= 0")
-    tolerance = math.log1p(relative)
-    if not tolerance < -_LOG_SPEEDUP_LIMIT - _UNKNOWN_SPEEDUP:  # the gap below the slowest known speed
-        raise ValueError(f"relative ({relative}) is a band of a factor {1 + relative:g}, which would tie an unknown "
-                         f"speedup with known ones; use one below {math.expm1(_LOG_SPEEDUP_LIMIT):.0f}, or "
-                         "TURNS_ONLY_TOLERANCE to ignore speed")
-    return tolerance
-
+__all__ = ["REGISTRATION_OVERRIDE", "TURNS_ONLY_TOLERANCE", "TURN_SCALE", "compute_score", "configure_sandbox",
+           "leap_grpo_advantage", "leap_rank_advantage", "process_pool", "registered", "registration_advice",
+           "sandbox_environment", "speedup_tolerance", "turn_and_speedup_score", "turn_score"]
 
 def _setting(config: Any, name: str, default: Any) -> Any:
     """A setting of verl's algorithm config (a dataclass, an omegaconf node in struct mode or not, or
@@ -150,6 +124,32 @@ def _warn_on_groups_of_one(ids: "np.ndarray[Any, Any]") -> None:
             RuntimeWarning, stacklevel=4)
 
 
+def _judged_rows(scores: "torch.Tensor", response_mask: "torch.Tensor") -> "np.ndarray[Any, Any]":
+    """The rows to rank: a finite score and at least one response token to train (the agent loop gives a
+    masked sample, one whose environment failed, a response_mask of all 0)."""
+    import torch
+
+    if response_mask.dim() != 2 or response_mask.shape[0] != scores.shape[0]:
+        raise ValueError(f"response_mask must be (batch, response_length) with {scores.shape[0]} rows, got "
+                         f"{tuple(response_mask.shape)}")
+    trained = (response_mask.detach() != 0).any(dim=-1).to("cpu")
+    return cast("np.ndarray[Any, Any]", (torch.isfinite(scores) & trained).numpy())
+
+
+def _over_judged(scores: "torch.Tensor", ids: "np.ndarray[Any, Any]", judged: "np.ndarray[Any, Any]",
+                 estimate: Callable[[Any, Any], Any]) -> "torch.Tensor":
+    """estimate(scores, ids) over the judged rows; the others get 0."""
+    import torch
+
+    if judged.all():
+        return cast("torch.Tensor", estimate(scores, ids))
+    per_sequence = torch.zeros_like(scores)
+    if judged.any():
+        rows = torch.from_numpy(np.flatnonzero(judged))
+        per_sequence[rows] = estimate(scores[rows].contiguous(), np.ascontiguousarray(ids[judged]))
+    return per_sequence
+
+
 def _broadcast(per_sequence: "torch.Tensor", token_level_rewards: "torch.Tensor",
                response_mask: "torch.Tensor") -> tuple["torch.Tensor", "torch.Tensor"]:
     advantages = per_sequence.to(device=token_level_rewards.device, dtype=token_level_rewards.dtype)
@@ -162,13 +162,16 @@ def leap_rank_advantage(token_level_rewards: "torch.Tensor", response_mask: "tor
                         **kwargs: Any) -> tuple["torch.Tensor", "torch.Tensor"]:
     """verl estimator `leap_rank`: (wins - losses) / (G - 1) over the outcome scores within each uid
     group, ties within the config's leap_score_tolerance (default 0). epsilon and
-    norm_adv_by_std_in_grpo do not apply to a rank and are ignored."""
+    norm_adv_by_std_in_grpo do not apply to a rank and are ignored. A masked row (no response token to
+    train, or a NaN score) is left out of its group and gets 0."""
     import torch
 
     scores, ids = _scores_and_ids(token_level_rewards, index)
+    judged = _judged_rows(scores, response_mask)
     tolerance = float(_setting(config, "leap_score_tolerance", 0.0))
     with torch.no_grad():
-        per_sequence = _advantages.rank_advantages_of_scores(scores, ids, tolerance)
+        per_sequence = _over_judged(scores, ids, judged,
+                                    lambda s, i: _advantages.rank_advantages_of_scores(s, i, tolerance))
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
@@ -178,13 +181,15 @@ def leap_grpo_advantage(token_level_rewards: "torch.Tensor", response_mask: "tor
     """verl estimator `leap_grpo`: verl's GRPO, (r - mean) / (std + epsilon) with the unbiased std
     per uid group, or Dr.GRPO's r - mean when norm_adv_by_std_in_grpo is False. verl's trainer passes
     that setting only to its own `grpo`; a custom estimator gets the algorithm config, so the
-    config's value wins over the keyword. A group of one gets 0."""
+    config's value wins over the keyword. A group of one gets 0; a masked row is left out and gets 0."""
     import torch
 
     scores, ids = _scores_and_ids(token_level_rewards, index)
+    judged = _judged_rows(scores, response_mask)
     scale_by_std = bool(_setting(config, "norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo))
     with torch.no_grad():
-        per_sequence = _advantages.grpo_advantages(scores, ids, epsilon=epsilon, scale_by_std=scale_by_std)
+        per_sequence = _over_judged(scores, ids, judged, lambda s, i: _advantages.grpo_advantages(
+            s, i, epsilon=epsilon, scale_by_std=scale_by_std))
         return _broadcast(per_sequence, token_level_rewards, response_mask)
 
 
@@ -215,82 +220,88 @@ def _register() -> tuple[str, ...]:
 
 registered = _register()
 
-
-# ---- the sandbox as a reward: one pool per process ---------------------------------------------------
-
-_pool_lock = threading.Lock()
-_pool: Any = None
-_pool_pid: Optional[int] = None
-_environment: Any = None
-_pool_settings: dict[str, Any] = {}
+#: The Hydra override that makes verl import leap.verl in every Ray actor of a run (its task runner included).
+REGISTRATION_OVERRIDE = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=leap.verl"
+_LEAP_MODULES = ("leap.verl", "leap.verl_agent")  # either registers the estimators when imported
 
 
-def configure_sandbox(executable: Any = None, **pool_kwargs: Any) -> None:
-    """Sets how this process's pool is made when it is first used: the leap-sandbox program (default:
-    $LEAP_SANDBOX, else `leap-sandbox` on PATH; a list for a program with leading arguments) and
-    SandboxPool's keyword arguments (devices, servers, args, ...). A pool made already is closed and
-    made again on next use."""
-    global _pool, _pool_pid, _environment
-    with _pool_lock:
-        _pool_settings.clear()
-        if executable is not None:
-            _pool_settings["executable"] = executable
-        _pool_settings.update(pool_kwargs)
-        old, mine = _pool, _pool_pid == os.getpid()
-        _pool, _pool_pid, _environment = None, None, None
-    if old is not None and mine:
-        old.close()
+def _loaded_by_verl() -> Optional[str]:
+    """How verl imports leap.verl in each of its processes, judged from this process's environment (Ray
+    gives every actor of a job the same runtime env): "modules" ($VERL_USE_EXTERNAL_MODULES names it),
+    "plugin" (leap's verl.plugins entry point is installed and $VERL_USE_EXTERNAL_PLUGINS allows it), or
+    None."""
+    modules = {m.strip() for m in os.environ.get("VERL_USE_EXTERNAL_MODULES", "").split(",") if m.strip()}
+    if modules & set(_LEAP_MODULES):
+        return "modules"
+    policy = os.environ.get("VERL_USE_EXTERNAL_PLUGINS", "auto").strip().lower()
+    if policy == "none":
+        return None
+    allowed = None if policy == "auto" else {name.strip() for name in policy.split(",") if name.strip()}
+    try:
+        from importlib import metadata
+        found: Any = metadata.entry_points()
+        # Python 3.10+ selects by group; 3.9 returns a dict of groups
+        plugins = list(found.select(group="verl.plugins") if hasattr(found, "select") else found.get("verl.plugins", []))
+    except Exception:  # noqa: BLE001 - unreadable metadata: no plugin can be relied on
+        return None
+    for plugin in plugins:
+        if plugin.value.split(":")[0].strip() in _LEAP_MODULES and (allowed is None or plugin.name in allowed):
+            return "plugin"
+    return None
 
 
-def process_pool(executable: Any = None) -> Any:
-    """This process's SandboxPool, made on first use. verl imports the reward file in the driver and
-    in every reward worker, and may fork: a pool made by another process (a forked parent's) is left
-    to that process and this one makes its own."""
-    global _pool, _pool_pid, _environment
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            SandboxPool: Any = importlib.import_module(".sandbox", __package__).SandboxPool
-            settings = dict(_pool_settings)
-            program = executable or settings.pop("executable", None) or os.environ.get("LEAP_SANDBOX", "leap-sandbox")
-            settings.pop("executable", None)
-            _pool, _pool_pid, _environment = SandboxPool(program, **settings), os.getpid(), None
-        return _pool
+def registration_advice(estimator: str) -> Optional[str]:
+    """None when `estimator` is not one of leap's, or when verl imports leap.verl in every process of this
+    run by itself (see the module's documentation); otherwise what to add, as a message."""
+    if str(estimator) not in ESTIMATORS or _loaded_by_verl() is not None:
+        return None
+    return (f"leap: algorithm.adv_estimator={estimator} is computed in verl's task runner (TaskRunnerV1, a Ray "
+            f"actor), which has it only when verl imports leap.verl there. Add {REGISTRATION_OVERRIDE} (verl imports "
+            f"VERL_USE_EXTERNAL_MODULES in every Ray actor), or pip install leap (its verl.plugins entry point does "
+            f"the same); otherwise the run stops at its first compute_advantage with 'Unknown advantage estimator'")
 
 
-def sandbox_environment(executable: Any = None) -> Any:
-    """This process's leap.environment.SandboxEnvironment over process_pool(): an episode environment,
-    (task, leap.Completion, leap.SampleKey) -> leap.Evaluation, that evaluates the completion's kernel."""
-    global _environment
-    pool = process_pool(executable)
-    with _pool_lock:
-        if _environment is None or _environment.sandbox is not pool:
-            SandboxEnvironment: Any = importlib.import_module(".environment", __package__).SandboxEnvironment
-            _environment = SandboxEnvironment(pool)
-        return _environment
+# ---- the sandbox as a reward: one client per process (leap.process_sandbox) ----------------------------
+
+configure_sandbox = process_sandbox.configure
+process_pool = process_sandbox.client
+sandbox_environment = process_sandbox.environment
 
 
 async def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
-                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None,
-                        max_turns: int = 1, **kwargs: Any) -> dict[str, Any]:
-    """verl's custom reward function (``custom_reward_function.path=pkg://leap.verl``,
-    ``custom_reward_function.name=compute_score``): evaluates the response's kernel (the last fenced
-    block, leap.environment.extract_kernel) against the task ``ground_truth`` (``extra_info["leap_task"]``
-    when present) on this process's pool and returns verl's dict form: "score"
-    (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs, "verdict",
-    "speedup" (NaN when unknown) and "solved_turn". verl's reward loop awaits it (its managers call a
-    coroutine function with await); ``reward_kwargs`` from the config arrive as keywords (sandbox:
-    the leap-sandbox program, max_turns: the turn scale of the score). Where the sandbox gives no
-    verdict (no GPU: leap.environment.NoVerdict; a harness failure: SandboxError) it raises rather
-    than score 0."""
+                        extra_info: Optional[Mapping[str, Any]] = None, *, sandbox: Any = None, devices: Any = None,
+                        fleet: Any = None, max_turns: int = 1, environment_retries: int = 1,
+                        **kwargs: Any) -> dict[str, Any]:
+    """verl's custom reward function (``reward.custom_reward_function.path=pkg://leap.verl``,
+    ``reward.custom_reward_function.name=compute_score``): evaluates the response's kernel (the last
+    fenced block, leap.environment.extract_kernel) against the row's task (leap.rows.task_of:
+    ``extra_info["leap_task"]``, else ``ground_truth``) on this process's sandbox and returns verl's dict
+    form: "score" (turn_and_speedup_score of solved turn 1 or 0) and, as extra fields for the logs,
+    "verdict", "speedup" (NaN when unknown), "solved_turn" and "masked". verl's reward loop awaits it;
+    ``reward.custom_reward_function.reward_kwargs`` arrive as keywords: where kernels run (``devices``:
+    GPU ids for a local pool, ``sandbox``: the leap-sandbox program, or ``fleet``: a Redis URL; see
+    leap.process_sandbox), ``max_turns`` (the turn scale of the score) and ``environment_retries``
+    (evaluations again after an environment failure). Where the sandbox gives no verdict on any attempt
+    (no GPU: leap.environment.NoVerdict; a harness failure or an error answer: SandboxError; a timeout)
+    it raises the last failure rather than score 0: an environment failure is not the candidate's, and
+    a reward function has no way to leave a sample out of verl's own estimators (the agent loop masks
+    it)."""
     episode: Any = importlib.import_module(".episode", __package__)
-    task = extra_info.get("leap_task", ground_truth) if extra_info else ground_truth
-    evaluation = await sandbox_environment(sandbox)(task, episode.Completion(solution_str), episode.sample_key(0, 0, 1))
+    rows: Any = importlib.import_module(".rows", __package__)
+    task = rows.task_of({"ground_truth": ground_truth, "extra_info": extra_info})
+    if devices is not None or fleet is not None:
+        process_sandbox.configure_from({"executable": sandbox, "devices": devices, "fleet": fleet})
+        sandbox = None
+    environment = sandbox_environment(sandbox)
+    completion = episode.Completion(solution_str)
+    for attempt in range(environment_retries + 1):
+        try:
+            evaluation = await environment(task, completion, episode.sample_key(0, 0, 1)._replace(attempt=attempt))
+        except Exception:
+            if attempt == environment_retries:
+                raise
+            continue
+        break
     verdict = evaluation.verdict.name
     solved_turn = 1 if verdict == "correct" else 0
     return score_fields(solved_turn, max_turns, verdict, evaluation.speedup)
-
-
-def score_fields(solved_turn: int, max_turns: int, verdict: str, speedup: float) -> dict[str, Any]:
-    """The score and extra fields of one episode, as compute_score and the agent loop report them."""
-    return {"score": turn_and_speedup_score(solved_turn, max_turns, speedup), "verdict": verdict,
-            "speedup": speedup, "solved_turn": solved_turn}

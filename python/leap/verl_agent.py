@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """LEAP's multi-turn episode as a verl agent loop: each sample's episode is leap.run_sample_episode
 (turn 1, DCP's decision for the sample's uid group from a leap.GroupCoordinator, then the sandbox's
-feedback and further turns for the expanded groups' unsolved samples, up to max_turns).
+feedback and further turns for the expanded groups' unsolved samples, up to max_turns). Followed at
+verl-project/verl 1dda039 (the v1 trainer, TaskRunnerV1, is verl's default there).
 
 verl builds agent loops in its AgentLoopWorker processes from an agent loop config file
 (``actor_rollout_ref.rollout.agent.agent_loop_config_path``), so name this class there:
@@ -10,31 +11,53 @@ verl builds agent loops in its AgentLoopWorker processes from an agent loop conf
     - name: leap_kernel
       _target_: leap.verl_agent.LeapKernelAgentLoop
       max_turns: 3
-      environment: leap.verl_agent:sandbox   # async (task, leap.Completion, leap.SampleKey) -> leap.Evaluation
+      sandbox: {devices: [0, 1, 2, 3]}       # where kernels run: GPU ids of the node, or
+      # fleet: redis://10.0.0.5:6379          # a fleet (leap.fleet); the key from $LEAP_FLEET_KEY_FILE
+      environment: leap.verl_agent:sandbox   # the default; any async (task, leap.Completion, leap.SampleKey) -> leap.Evaluation
 
 and select it with ``actor_rollout_ref.rollout.agent.default_agent_loop=leap_kernel`` (or a dataset
 column ``agent_name``). Importing this module with verl installed also registers the class under
 ``leap_kernel``; a verl that is installed but broken raises at import.
 
-The task of a sample is ``extra_info["leap_task"]``, else ``reward_model["ground_truth"]`` (a built-in
-task name or a task spec). The loop returns verl's AgentLoopOutput with the reward already set, so
-verl's reward loop is skipped for it: ``reward_score`` is ``turn_and_speedup_score(solved turn,
-max_turns, speedup)``, which ``leap_rank`` ranks in LEAP's order at
+The task of a sample is read from its dataset row (leap.rows.task_of: ``extra_info["leap_task"]``,
+``leap_task`` or ``reward_model["ground_truth"]``). The loop returns verl's AgentLoopOutput with the
+reward set, so verl's reward loop is skipped for it: ``reward_score`` is ``turn_and_speedup_score(solved
+turn, max_turns, speedup)``, which ``leap_rank`` ranks in LEAP's order at
 ``+algorithm.leap_score_tolerance=32`` (see leap.verl). ``extra_fields["reward_extra_info"]`` carries
-score, verdict, speedup, solved_turn, gate, gate_reason, expanded, partial_group and turns: verl puts
-them in the batch's non_tensor_batch (rollout dumps, validation metrics); ``step_metrics`` turns them
-into a training step's metrics. Feedback tokens have response_mask 0.
+score, verdict, speedup, solved_turn, masked, gate, gate_reason, expanded, partial_group and turns: verl
+puts them in the batch (rollout dumps, validation metrics); ``step_metrics`` turns them into a training
+step's metrics. Feedback tokens have response_mask 0; ``multi_modal_data`` is ``{}`` (a text prompt),
+as verl's own loops return it.
 
-Groups and workers. DCP needs the turn-1 verdicts of a whole group. verl splits the repeated batch
-(the n samples of a prompt are adjacent) into ``agent.num_workers`` equal contiguous chunks, one per
-AgentLoopWorker process, so a group stays in one worker exactly when ``data.train_batch_size`` (and
-the validation batch size) is a multiple of ``actor_rollout_ref.rollout.agent.num_workers``. The
-samples of a uid in one worker are counted as they start (WorkerGroups) and meet at a
-GroupCoordinator of that many members, which decides once each has finished turn 1. A group split
-across workers is thus decided per part, at once, each part on its own verdicts with the band scaled
-to its size (t_min' = ceil(t_min * k / n), t_max' = k - (n - t_max)); its samples report
-partial_group = 1 and a warning says which setting to change. (gate_timeout, default 1800 s: a
-member that never reports, e.g. cancelled, stops holding its group after that long.)
+Where kernels run. Agent-loop workers are Ray actors that hold no GPU: their ``CUDA_VISIBLE_DEVICES``
+is empty (or, with some Ray versions, lists every GPU of the node, which vLLM and the training engine
+hold). So the sandbox's address is set here, in the agent loop's entry: ``sandbox`` (SandboxPool's
+settings: ``devices``, ``executable``, ``servers``, ...) or ``fleet`` (a Redis URL or FleetClient's
+settings); see leap.process_sandbox. Without either, the pool follows the worker's environment.
+
+The response budget. Every generation asks the server for at most what is left of
+``rollout.response_length`` (``max_tokens``; verl's own default lets a later turn run past it, and the
+response is then cut there). A feedback turn starts only when, after the feedback message, at least
+``min_turn_tokens`` (default 1) are left; otherwise the episode ends. The outcome (solved turn, best
+verdict, speedup) counts only turns whose tokens are all in the trained response.
+
+Environment failures. An evaluation without a verdict (a dead-lettered or timed-out request, no GPU, a
+harness fault) is evaluated again (``environment_retries``, default 1), then the sample is masked
+(leap.episode): it reports no verdict to its group's gate, ends, and is returned with ``masked`` = 1, a
+score of 0 and a response_mask of all 0, so verl's loss skips every token of it (policy loss, KL and
+entropy are all taken under response_mask) and leap_rank / leap_grpo leave it out of its group.
+
+Groups. DCP needs the turn-1 verdicts of a whole group. verl's v1 trainer runs the n sessions of a
+prompt (``rollout.n``, or ``rollout.val_kwargs.n`` when validating) in one worker
+(verl/trainer/ppo/v1/agent_loop_tq.py:107-129), each with its ``session_id``: the sessions of a uid in
+this worker are the whole group, counted as they start (WorkerGroups), and meet at a GroupCoordinator of
+that size. Its band is LEAP's (or ``t_min``/``t_max``, given for rollout.n and scaled to the group's
+size); a group of one (validation's default ``val_kwargs.n = 1``) has no gate: each sample is evaluated
+single-turn, and ``gate`` reads ``never_expand``. The legacy trainer (``trainer.use_v1=False``) repeats
+the prompts and splits the repeated batch into ``agent.num_workers`` equal chunks, so a group stays whole
+only when the batch size is a multiple of the worker count; a part of a split group is gated alone, at
+once, with the band scaled to its size, logs ``partial_group = 1`` and a warning names the setting.
+(gate_timeout, default 1800 s: a member that never reports stops holding its group after that long.)
 """
 from __future__ import annotations
 
@@ -47,33 +70,22 @@ from uuid import uuid4
 
 import numpy as np
 
+from . import process_sandbox, rows
+from ._multiturn import DEFAULT_FEEDBACK, OutOfRoom, band_for, trained_outcome
 from .episode import Completion, Evaluation, GroupCoordinator, SampleKey, run_sample_episode
-from .verl import sandbox_environment, score_fields, verl_installed
+from .scores import score_fields
+from .verl import registration_advice, verl_installed
 
 _core: Any = importlib.import_module("._core", __package__)  # the compiled module, typed by its .pyi stubs where installed
 
 __all__ = ["DEFAULT_FEEDBACK", "WorkerGroups", "agent_loop_class", "band_for", "sandbox", "step_metrics", "worker_groups"]
 
-def band_for(size: int, group_size: int, t_min: Optional[int] = None, t_max: Optional[int] = None) -> Any:
-    """The FailBandGate for `size` members of a group configured as `group_size` with the band
-    (t_min, t_max) (default: LEAP's, leap.FailBandGate.leap_default(group_size)). A full group gets
-    the band itself; a part of k members gets t_min' = ceil(t_min * k / n) and t_max' = k - (n - t_max),
-    raised to t_min' when lower."""
-    full = _core.FailBandGate.leap_default(group_size) if t_min is None or t_max is None else \
-        _core.FailBandGate(int(t_min), int(t_max))
-    if size == group_size:
-        return full
-    low = math.ceil(full.t_min * size / group_size)
-    high = max(size - (group_size - full.t_max), low)
-    return _core.FailBandGate(low, high)
-
 
 class WorkerGroups:
-    """The members of each uid group that run in this process, and the GroupCoordinator (leap.episode)
-    that decides for them. join() is called at the start of an agent loop's run(), before its first
-    await: verl's worker creates every sample's task before any of them runs, so when a member finishes
-    turn 1 every local member has joined and their count is final. That count picks the coordinator:
-    the configured group size (the whole group is here) or a part's size with band_for's band."""
+    """The members of each uid group that run in this process, and the GroupCoordinators (leap.episode)
+    that decide for them. join() is called at the start of an agent loop's run(), before its first
+    await: verl's worker creates every session's task before any of them runs, so when a member finishes
+    turn 1 every local member has joined and their count is final."""
 
     def __init__(self) -> None:
         self._members: dict[Any, int] = {}
@@ -96,40 +108,48 @@ class WorkerGroups:
     def members(self, key: Any) -> int:
         return self._members.get(key, 0)
 
-    def coordinator(self, key: Any, group_size: int, t_min: Optional[int], t_max: Optional[int],
-                    timeout: Optional[float]) -> tuple[GroupCoordinator, bool]:
-        size = self._members[key]
-        partial = size < group_size
+    def coordinator(self, size: int, group_size: int, t_min: Optional[int], t_max: Optional[int],
+                    timeout: Optional[float]) -> GroupCoordinator:
+        """The coordinator of groups of `size` members here, configured for `group_size` (rollout.n): the band
+        scaled to the size (band_for), or no gate for a group of one."""
         settings = (size, group_size, t_min, t_max, timeout)
         coordinator = self._coordinators.get(settings)
         if coordinator is None:
-            coordinator = GroupCoordinator(size, band_for(size, group_size, t_min, t_max), timeout=timeout)
+            gate = _core.NeverExpand() if size == 1 else band_for(size, group_size, t_min, t_max)
+            coordinator = GroupCoordinator(size, gate, timeout=timeout)
             self._coordinators[settings] = coordinator
-        return coordinator, partial
+        return coordinator
 
 
-class _PartCoordinator:
-    """What run_sample_episode asks of a coordinator (group_size, decide), for one member: its
-    decision comes from this process's coordinator for the group's part, chosen when it reports."""
+class _LocalGroup:
+    """What run_sample_episode asks of a coordinator (group_size, decide), for one member: the decision comes
+    from this process's coordinator for the group as this worker holds it, chosen when the member reports.
 
-    def __init__(self, groups: WorkerGroups, group_size: int, t_min: Optional[int], t_max: Optional[int],
-                 timeout: Optional[float]) -> None:
-        self.groups, self.group_size, self.t_min, self.t_max, self.timeout = groups, group_size, t_min, t_max, timeout
+    whole: the worker holds the whole group (verl's v1 trainer, or a legacy validation group of
+    val_kwargs.n members); otherwise a count below rollout.n is a part of a split group."""
+
+    def __init__(self, groups: WorkerGroups, group_size: int, validation_size: int, whole: bool,
+                 t_min: Optional[int], t_max: Optional[int], timeout: Optional[float]) -> None:
+        self.groups, self.group_size, self.validation_size, self.whole = groups, group_size, validation_size, whole
+        self.t_min, self.t_max, self.timeout = t_min, t_max, timeout
         self.partial = False
 
     def join(self, group_id: Any) -> int:
         raise RuntimeError("the agent loop passes each member's index itself")
 
     async def decide(self, group_id: Any, sample: int, verdict: Any, *, task_id: int = 0) -> Any:
-        coordinator, self.partial = self.groups.coordinator(group_id, self.group_size, self.t_min, self.t_max,
-                                                            self.timeout)
-        if self.partial and self.groups.members(group_id) == sample + 1:
+        size = self.groups.members(group_id)
+        whole = self.whole or size >= self.group_size or (size == self.validation_size != self.group_size)
+        self.partial = not whole
+        if self.partial and sample + 1 == size:
             self.groups.split_groups_seen += 1
             warnings.warn(
-                f"leap: a group of {self.group_size} samples has {self.groups.members(group_id)} in this agent-loop "
-                f"worker: DCP decided on this part alone. Keep groups whole with data.train_batch_size (and the "
-                f"validation batch size) a multiple of actor_rollout_ref.rollout.agent.num_workers",
+                f"leap: a group of {self.group_size} samples has {size} in this agent-loop worker: DCP decided on "
+                f"this part alone. verl's legacy trainer splits the repeated batch into equal chunks; keep groups "
+                f"whole with data.train_batch_size a multiple of actor_rollout_ref.rollout.agent.num_workers, or use "
+                f"the v1 trainer (trainer.use_v1=True), which runs a prompt's samples in one worker",
                 RuntimeWarning, stacklevel=2)
+        coordinator = self.groups.coordinator(size, self.group_size, self.t_min, self.t_max, self.timeout)
         return await coordinator.decide(group_id, sample, verdict, task_id=task_id)
 
 
@@ -154,17 +174,39 @@ def _resolve(environment: Any) -> Any:
 
 
 async def sandbox(task: Any, completion: Completion, key: SampleKey) -> Evaluation:
-    """The default environment: this process's leap.environment.SandboxEnvironment (leap.verl's pool)."""
-    result: Evaluation = await sandbox_environment()(task, completion, key)
+    """The default environment: this process's leap.environment.SandboxEnvironment (leap.process_sandbox)."""
+    result: Evaluation = await process_sandbox.environment()(task, completion, key)
     return result
 
 
-class _OutOfBudget(RuntimeError):
-    """The response has no room for another turn (actor_rollout_ref.rollout.response_length)."""
+_advice_given = False
 
 
-DEFAULT_FEEDBACK = ("Your kernel was evaluated: {verdict}.\n{feedback}\n"
-                    "Fix the kernel and answer with the whole corrected kernel in one ```cuda block.")
+def _advise_registration(config: Any) -> None:
+    """Warns once per process when leap's estimator is configured but nothing makes verl import leap.verl in
+    its processes (the task runner computes the advantage, and leap is imported there only so)."""
+    global _advice_given
+    if _advice_given:
+        return
+    _advice_given = True
+    algorithm = getattr(config, "algorithm", None)
+    estimator = str(getattr(algorithm, "adv_estimator", "") or "")
+    advice = registration_advice(estimator)
+    if advice:
+        warnings.warn(advice, RuntimeWarning, stacklevel=3)
+
+
+def _plain(value: Any) -> Any:
+    """An omegaconf node (what hydra hands a config entry's values as) as plain containers."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        from omegaconf import OmegaConf
+        if OmegaConf.is_config(value):
+            return OmegaConf.to_container(value, resolve=True)
+    except ImportError:
+        pass
+    return value
 
 
 def agent_loop_class(base: type, output_type: type, register: Optional[Callable[[str], Callable[[type], type]]] = None,
@@ -176,18 +218,28 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
         def __init__(self, trainer_config: Any, server_manager: Any, tokenizer: Any, processor: Any, *,
                      max_turns: int = 3, t_min: Optional[int] = None, t_max: Optional[int] = None,
                      environment: Any = "leap.verl_agent:sandbox", feedback_template: str = DEFAULT_FEEDBACK,
-                     gate_timeout: Optional[float] = 1800.0, **kwargs: Any) -> None:
+                     gate_timeout: Optional[float] = 1800.0, environment_retries: int = 1, min_turn_tokens: int = 1,
+                     sandbox: Any = None, fleet: Any = None, **kwargs: Any) -> None:
             super().__init__(trainer_config, server_manager, tokenizer, processor, **kwargs)
             rollout = self.config.actor_rollout_ref.rollout
             self.response_length = int(rollout.response_length)
             self.group_size = int(rollout.n)
+            val_kwargs = rollout.get("val_kwargs", None) if hasattr(rollout, "get") else None
+            self.validation_size = int(val_kwargs.get("n", 1)) if val_kwargs is not None else 1
             self.max_turns = int(max_turns)
             if self.max_turns < 1:
                 raise ValueError(f"max_turns ({max_turns}) must be >= 1")
+            self.min_turn_tokens = int(min_turn_tokens)
+            if self.min_turn_tokens < 1:
+                raise ValueError(f"min_turn_tokens ({min_turn_tokens}) must be >= 1")
             self.t_min, self.t_max = t_min, t_max
             self.environment = _resolve(environment)
             self.feedback_template = feedback_template
             self.gate_timeout = gate_timeout
+            self.environment_retries = int(environment_retries)
+            if sandbox is not None or fleet is not None:
+                process_sandbox.configure_from({**dict(_plain(sandbox) or {}), "fleet": _plain(fleet)})
+            _advise_registration(self.config)
 
         async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
             groups = worker_groups()
@@ -200,43 +252,46 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
 
         async def _episode(self, uid: Any, member: int, sampling_params: dict[str, Any],
                            kwargs: Mapping[str, Any]) -> Any:
-            extra_info = kwargs.get("extra_info") or {}
-            task = extra_info.get("leap_task") if isinstance(extra_info, Mapping) else None
-            if task is None:
-                task = (kwargs.get("reward_model") or {}).get("ground_truth")
-            prompt_ids = list(await self.apply_chat_template(list(kwargs["raw_prompt"])))
-            context = list(prompt_ids)
-            response_ids: list[int] = []
-            response_mask: list[int] = []
-            logprobs: list[float] = []
+            task = rows.task_of(kwargs)
+            # v1 runs a prompt's sessions in one worker and numbers them (agent_loop_tq.py:115-127)
+            whole = kwargs.get("session_id") is not None
+            messages = list(kwargs["raw_prompt"])
+            prompt_ids = list(await self.ct_build_initial_tokens(messages))
+            # The runtime token stream (prompt, then response), the response's loss mask, and its log-probs:
+            # a list while every turn came with log-probs, None after one that did not (never made-up zeros).
+            state: dict[str, Any] = {"runtime": list(prompt_ids), "mask": [], "logprobs": []}
+            turn_trained: list[bool] = []  # per generated turn: all its tokens lie within response_length
             request_id = uuid4().hex
             timing = {"generate_sequences": 0.0, "tool_calls": 0.0}
-            with_logprobs: list[bool] = []  # the server returned log-probs (sampling logprobs=True)
 
             async def policy(task: Any, so_far: Any, key: SampleKey) -> Completion:
                 if so_far:  # the sandbox's feedback on the last turn, as a user message the loss skips
                     last = so_far[-1]
-                    message = self.feedback_template.format(verdict=last.verdict.name, feedback=last.feedback)
-                    ids = list(await self.apply_chat_template([{"role": "user", "content": message}],
-                                                              remove_system_prompt=True))
-                    if len(response_mask) + len(ids) >= self.response_length:
-                        raise _OutOfBudget(f"no room for turn {key.turn} within response_length")
-                    context.extend(ids)
-                    response_ids.extend(ids)
-                    response_mask.extend([0] * len(ids))
-                    logprobs.extend([0.0] * len(ids))
+                    message = {"role": "user", "content": self.feedback_template.format(
+                        verdict=last.verdict.name, feedback=last.feedback)}
+                    merged, mask, logprobs = await self.ct_merge_non_assistant_msg(
+                        list(messages), list(messages) + [message], state["runtime"], state["mask"], state["logprobs"])
+                    if self.response_length - len(mask) < self.min_turn_tokens:
+                        raise OutOfRoom(f"no room for turn {key.turn} within response_length "
+                                         f"({self.response_length}): {len(mask)} response tokens so far")
+                    messages.append(message)
+                    state.update(runtime=list(merged.token_ids), mask=mask, logprobs=logprobs)
+                room = self.response_length - len(state["mask"])
                 started = time.perf_counter()
-                output = await self.server_manager.generate(request_id=request_id, prompt_ids=list(context),
-                                                            sampling_params=sampling_params)
+                output = await self.server_manager.generate(request_id=request_id, prompt_ids=list(state["runtime"]),
+                                                            sampling_params={**sampling_params, "max_tokens": room})
                 timing["generate_sequences"] += time.perf_counter() - started
                 tokens = list(output.token_ids)
-                context.extend(tokens)
-                response_ids.extend(tokens)
-                response_mask.extend([1] * len(tokens))
-                if output.log_probs:
-                    with_logprobs.append(True)
-                logprobs.extend(list(output.log_probs) if output.log_probs else [0.0] * len(tokens))
-                return Completion(self.tokenizer.decode(tokens, skip_special_tokens=True), len(tokens))
+                generated = list(output.log_probs) if output.log_probs else None
+                tracked = state["logprobs"] if generated is not None else None
+                merged, mask, logprobs = await self.ct_merge_assistant_token(
+                    state["runtime"], tokens, state["mask"], tracked,
+                    assistant_logprobs=generated if tracked is not None else None)
+                state.update(runtime=list(merged.token_ids), mask=mask, logprobs=logprobs)
+                turn_trained.append(len(mask) <= self.response_length)
+                text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                messages.append({"role": "assistant", "content": text})
+                return Completion(text, len(tokens))
 
             async def environment(task: Any, completion: Completion, key: SampleKey) -> Evaluation:
                 started = time.perf_counter()
@@ -246,22 +301,31 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
                 finally:
                     timing["tool_calls"] += time.perf_counter() - started
 
-            coordinator = _PartCoordinator(worker_groups(), self.group_size, self.t_min, self.t_max,
-                                           self.gate_timeout)
-            episode = await run_sample_episode(task, policy, environment, coordinator=cast(Any, coordinator),
-                                               sample=member, group_id=uid, max_turns=self.max_turns)
-            outcome, decision = episode.outcome, episode.decision
-            turns = sum(1 for turn in episode.turns if turn.completion is not None)
-            fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup)
+            gate = _LocalGroup(worker_groups(), self.group_size, self.validation_size, whole, self.t_min, self.t_max,
+                               self.gate_timeout)
+            episode = await run_sample_episode(task, policy, environment, coordinator=cast(Any, gate),
+                                               sample=member, group_id=uid, max_turns=self.max_turns,
+                                               environment_retries=self.environment_retries)
+            # The outcome counts the turns that are trained: generated, and all within response_length.
+            outcome, trained = trained_outcome(episode.turns, turn_trained)
+            masked = any(t.environment_failure for t in episode.turns[:trained])
+            decision = episode.decision
+            fields = score_fields(outcome.solved_turn, self.max_turns, outcome.best_verdict.name, outcome.speedup,
+                                  masked)
             fields.update(gate=decision.expansion.name, gate_reason=decision.reason.name,
-                          expanded=int(decision.expands), partial_group=int(coordinator.partial), turns=turns)
+                          expanded=int(decision.expands), partial_group=int(gate.partial), turns=trained)
+            mask = list(state["mask"])
+            if masked:  # an environment failure: not a failure to train, not trained at all
+                mask = [0] * len(mask)
+            runtime = state["runtime"]
+            response_ids = runtime[len(runtime) - len(mask):] if mask else []
+            final_prompt = runtime[:len(runtime) - len(mask)]
             limit = self.response_length
-            return output_type(prompt_ids=prompt_ids, response_ids=response_ids[:limit],
-                               response_mask=response_mask[:limit],
-                               response_logprobs=logprobs[:limit] if with_logprobs else None,
-                               reward_score=fields["score"], num_turns=2 * turns,
-                               metrics={**timing, "num_preempted": -1},
-                               extra_fields={"reward_extra_info": fields})
+            logprobs = state["logprobs"]
+            return output_type(prompt_ids=final_prompt, response_ids=response_ids[:limit], response_mask=mask[:limit],
+                               response_logprobs=logprobs[:limit] if logprobs else None,
+                               multi_modal_data={}, reward_score=fields["score"], num_turns=2 * trained,
+                               metrics={**timing, "num_preempted": -1}, extra_fields={"reward_extra_info": fields})
 
     LeapKernelAgentLoop.__module__ = __name__
     LeapKernelAgentLoop.__qualname__ = "LeapKernelAgentLoop"
@@ -272,10 +336,16 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
 
 def step_metrics(non_tensor_batch: Mapping[str, Any], max_turns: Optional[int] = None) -> dict[str, float]:
     """A training step's LEAP metrics from the batch's non_tensor_batch (the agent loop's extra
-    fields): solved fraction by turn, expanded and split groups, mean speedup of the solved."""
-    solved = np.asarray(non_tensor_batch["solved_turn"], dtype=np.int64)
-    turns = int(max_turns if max_turns is not None else max(int(solved.max(initial=0)), 1))
-    metrics = {f"leap/solved@{t}": float(np.mean((solved > 0) & (solved <= t))) for t in range(1, turns + 1)}
+    fields): solved fraction by turn (of the samples that were judged), masked samples (environment
+    failures), expanded and split groups, mean speedup of the solved."""
+    solved_all = np.asarray(non_tensor_batch["solved_turn"], dtype=np.int64)
+    masked = np.asarray(non_tensor_batch["masked"], dtype=np.int64) > 0 if "masked" in non_tensor_batch else \
+        np.zeros(len(solved_all), dtype=bool)
+    solved = solved_all[~masked]
+    turns = int(max_turns if max_turns is not None else max(int(solved_all.max(initial=0)), 1))
+    metrics = {f"leap/solved@{t}": float(np.mean((solved > 0) & (solved <= t))) if len(solved) else 0.0
+               for t in range(1, turns + 1)}
+    metrics["leap/masked_samples"] = float(np.mean(masked)) if len(masked) else 0.0
     uids = np.asarray(non_tensor_batch["uid"]) if "uid" in non_tensor_batch else None
     expanded = np.asarray(non_tensor_batch["expanded"], dtype=np.int64)
     partial = np.asarray(non_tensor_batch["partial_group"], dtype=np.int64)
@@ -284,7 +354,7 @@ def step_metrics(non_tensor_batch: Mapping[str, Any], max_turns: Optional[int] =
         metrics["leap/expanded_groups"] = float(np.mean(expanded[first] > 0)) if len(first) else 0.0
     metrics["leap/expanded_samples"] = float(np.mean(expanded)) if len(expanded) else 0.0
     metrics["leap/split_samples"] = float(np.mean(partial)) if len(partial) else 0.0
-    speedup = np.asarray(non_tensor_batch["speedup"], dtype=np.float64)[solved > 0]
+    speedup = np.asarray(non_tensor_batch["speedup"], dtype=np.float64)[solved_all > 0]
     speedup = speedup[np.isfinite(speedup)]
     metrics["leap/speedup_mean"] = float(np.mean(speedup)) if len(speedup) else math.nan
     return metrics

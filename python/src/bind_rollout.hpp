@@ -65,7 +65,8 @@ struct Recorded {
   std::vector<double> speedups;
   std::vector<std::uint32_t> tokens;
   std::vector<std::uint32_t> feedback_tokens;
-  std::vector<std::uint8_t> errors;  // 0 none, 1 the policy raised, 2 the environment raised
+  std::vector<std::uint8_t> errors;  // 0 none, 1 the policy raised, 2 the environment failed on every attempt
+  std::vector<int> retries;          // environment calls made again after an environment failure, per turn
   std::vector<int> asked;            // turns run_step asked for, per trajectory
   std::size_t extra_trajectory = 0;  // the first turn run_step asked for that Python did not run
   int extra_turn = 0;                // (0: none)
@@ -75,7 +76,7 @@ struct ReplayTask {
   std::uint64_t id = 0;
 };
 
-// Thrown into run_step to reproduce a recorded failure; its counters and runtime_error turn follow.
+// Thrown into run_step to reproduce a recorded policy failure; its counters and runtime_error turn follow.
 struct ReplayedFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -106,7 +107,10 @@ struct ReplayEnvironment {
   Evaluation evaluate(const ReplayTask&, const Completion<>&, const SampleKey& key) const {
     const std::size_t trajectory = key.task_index * group_size + static_cast<std::size_t>(key.sample);
     const std::size_t at = recorded->first_turn[trajectory] + static_cast<std::size_t>(key.turn - 1);
-    if (recorded->errors[at] == 2) throw ReplayedFailure("the environment raised");
+    // The recorded environment failures, attempt by attempt: the first `retries` attempts failed, and the
+    // last one too when the turn has no verdict.
+    if (key.attempt < recorded->retries[at] || recorded->errors[at] == 2)
+      return Evaluation::environment_failed("the environment failed");
     return Evaluation{static_cast<Verdict>(recorded->verdicts[at]), recorded->speedups[at], std::string(),
                       recorded->feedback_tokens[at]};
   }
@@ -124,8 +128,8 @@ struct RecordedGate {
 inline py::tuple replay_step(const std::vector<std::uint64_t>& task_ids, int group_size, int max_turns, double gamma,
                              std::uint64_t seed, std::uint64_t step, const std::vector<GateDecision>& decisions,
                              Recorded recorded, const KernelOrder& order, AdvantageNormalization normalization,
-                             double epsilon, double wall_seconds) {
-  const RolloutOptions options{group_size, max_turns, gamma, seed, step};
+                             double epsilon, double wall_seconds, int environment_retries) {
+  const RolloutOptions options{group_size, max_turns, gamma, seed, step, environment_retries};
   options.validate();
   const std::size_t count = task_ids.size() * static_cast<std::size_t>(group_size);
   require_length("num_turns", recorded.num_turns.size(), "trajectories", count);
@@ -144,9 +148,16 @@ inline py::tuple replay_step(const std::vector<std::uint64_t>& task_ids, int gro
   require_length("speedups", recorded.speedups.size(), "turns", total);
   require_length("tokens", recorded.tokens.size(), "turns", total);
   require_length("feedback_tokens", recorded.feedback_tokens.size(), "turns", total);
+  require_length("retries", recorded.retries.size(), "turns", total);
   for (std::size_t t = 0; t < total; ++t) {
     if (recorded.verdicts[t] > static_cast<std::uint8_t>(Verdict::correct))
       value_error("verdicts[", t, "] is not a Verdict");
+    if (recorded.errors[t] > 2) value_error("errors[", t, "] (", int{recorded.errors[t]}, ") is not 0, 1 or 2");
+    const int most = recorded.errors[t] == 1 ? 0 : environment_retries;
+    if (recorded.retries[t] < 0 || recorded.retries[t] > most ||
+        (recorded.errors[t] == 2 && recorded.retries[t] != most))
+      value_error("retries[", t, "] (", recorded.retries[t], ") does not fit errors[", t, "] (",
+                  int{recorded.errors[t]}, ") and environment_retries (", environment_retries, ")");
   }
   recorded.asked.assign(count, 0);
 
@@ -281,7 +292,12 @@ inline void bind_rollout(py::module_& m) {
       .def_readonly("evaluations", &StepMetrics::evaluations)
       .def_readonly("evaluations_per_turn", &StepMetrics::evaluations_per_turn)
       .def_readonly("policy_errors", &StepMetrics::policy_errors)
-      .def_readonly("environment_errors", &StepMetrics::environment_errors)
+      .def_readonly("environment_errors", &StepMetrics::environment_errors,
+                    "environment calls that gave no verdict (raised, or environment_failure), every attempt")
+      .def_readonly("environment_retries", &StepMetrics::environment_retries,
+                    "environment calls made again after an environment failure")
+      .def_readonly("masked_trajectories", &StepMetrics::masked_trajectories,
+                    "samples masked: no attempt gave a verdict (not ranked, advantage 0, left out of the loss)")
       .def_readonly("completion_tokens", &StepMetrics::completion_tokens)
       .def_readonly("feedback_tokens", &StepMetrics::feedback_tokens)
       .def_readonly("advantage_rms", &StepMetrics::advantage_rms)
@@ -316,6 +332,8 @@ inline void bind_rollout(py::module_& m) {
             d["evaluations_per_turn"] = s.evaluations_per_turn;
             d["policy_errors"] = s.policy_errors;
             d["environment_errors"] = s.environment_errors;
+            d["environment_retries"] = s.environment_retries;
+            d["masked_trajectories"] = s.masked_trajectories;
             d["completion_tokens"] = s.completion_tokens;
             d["feedback_tokens"] = s.feedback_tokens;
             d["advantage_rms"] = s.advantage_rms;
@@ -365,26 +383,32 @@ inline void bind_rollout(py::module_& m) {
   m.def(
       "_summarize",
       [](const std::vector<Verdict>& verdicts, const std::vector<double>& speedups,
-         const std::vector<std::uint32_t>& tokens) {
+         const std::vector<std::uint32_t>& tokens, const std::vector<bool>& environment_failures) {
         require_length("speedups", speedups.size(), "verdicts", verdicts.size());
         require_length("tokens", tokens.size(), "verdicts", verdicts.size());
+        if (!environment_failures.empty())
+          require_length("environment_failures", environment_failures.size(), "verdicts", verdicts.size());
         Trajectory<> trajectory;
         trajectory.turns.resize(verdicts.size());
         for (std::size_t t = 0; t < verdicts.size(); ++t) {
           trajectory.turns[t].verdict = verdicts[t];
           trajectory.turns[t].speedup = speedups[t];
           trajectory.turns[t].tokens = tokens[t];
+          trajectory.turns[t].environment_failure = !environment_failures.empty() && environment_failures[t];
         }
         return summarize(trajectory);
       },
-      py::arg("verdicts"), py::arg("speedups"), py::arg("tokens"), "one trajectory's Outcome (leap::summarize)");
+      py::arg("verdicts"), py::arg("speedups"), py::arg("tokens"),
+      py::arg("environment_failures") = std::vector<bool>{},
+      "one trajectory's Outcome (leap::summarize); a turn without a verdict adds its tokens only");
   m.def(
       "_replay_step",
       [](const std::vector<std::uint64_t>& task_ids, int group_size, int max_turns, double gamma, std::uint64_t seed,
          std::uint64_t step, const std::vector<GateDecision>& decisions, std::vector<int> num_turns,
          std::vector<std::uint8_t> verdicts, std::vector<double> speedups, std::vector<std::uint32_t> tokens,
          std::vector<std::uint32_t> feedback_tokens, std::vector<std::uint8_t> errors, const KernelOrder& order,
-         AdvantageNormalization normalization, double epsilon, double wall_seconds) {
+         AdvantageNormalization normalization, double epsilon, double wall_seconds, std::vector<int> retries,
+         int environment_retries) {
         Recorded recorded;
         recorded.num_turns = std::move(num_turns);
         recorded.verdicts = std::move(verdicts);
@@ -392,13 +416,14 @@ inline void bind_rollout(py::module_& m) {
         recorded.tokens = std::move(tokens);
         recorded.feedback_tokens = std::move(feedback_tokens);
         recorded.errors = std::move(errors);
+        recorded.retries = std::move(retries);
         return replay_step(task_ids, group_size, max_turns, gamma, seed, step, decisions, std::move(recorded), order,
-                           normalization, epsilon, wall_seconds);
+                           normalization, epsilon, wall_seconds, environment_retries);
       },
       py::arg("task_ids"), py::arg("group_size"), py::arg("max_turns"), py::arg("gamma"), py::arg("seed"),
       py::arg("step"), py::arg("decisions"), py::arg("num_turns"), py::arg("verdicts"), py::arg("speedups"),
       py::arg("tokens"), py::arg("feedback_tokens"), py::arg("errors"), py::arg("order"), py::arg("normalization"),
-      py::arg("epsilon"), py::arg("wall_seconds"),
+      py::arg("epsilon"), py::arg("wall_seconds"), py::arg("retries"), py::arg("environment_retries"),
       "leap::run_step over recorded turns: (outcomes, advantages, per-turn advantages, turn-1 stats, metrics).");
 }
 

@@ -12,8 +12,8 @@
    LEAP_EXPECTED_PACKAGE_DIR naming the venv's site-packages, so that test_packaging.py fails unless
    the leap imported is the installed one.
 
-Exits 77 (CTest's skip code here) when a tool it needs is not installed: python3-venv, python3-pip,
-python3-setuptools, python3-wheel, python3-pybind11 (.ci/run installs them all).
+Fails, naming them, when a tool it needs is not installed: python3-venv, python3-pip, python3-setuptools,
+python3-wheel, python3-pybind11 (the README's first command and .ci/run install them all).
 
     python3 check_wheel.py --source <repository> --work <scratch folder>
 """
@@ -25,8 +25,6 @@ import subprocess
 import sys
 import sysconfig
 import time
-
-SKIP = 77
 
 # What setup.py and pyproject.toml read; a build that needs anything else fails here.
 BUILD_INPUTS = ["pyproject.toml", "setup.py", "README.md", "include/leap", "python/leap", "python/src"]
@@ -50,9 +48,9 @@ def main():
     missing = [m for m in ("venv", "ensurepip", "pip", "setuptools", "wheel", "pybind11")
                if importlib.util.find_spec(m) is None]
     if missing:
-        print(f"skipped: {sys.executable} lacks {', '.join(missing)} "
-              "(python3-venv, python3-pip, python3-setuptools, python3-wheel, python3-pybind11)")
-        return SKIP
+        print(f"{sys.executable} lacks {', '.join(missing)}: apt-get install python3-venv python3-pip "
+              "python3-setuptools python3-wheel python3-pybind11 (the README's first command installs them)")
+        return 1
 
     source, work = os.path.abspath(arguments.source), os.path.abspath(arguments.work)
     shutil.rmtree(work, ignore_errors=True)

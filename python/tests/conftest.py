@@ -1,5 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared helpers: random batches full of ties, and the C++ core's own results for them."""
+"""Shared helpers: random batches full of ties, and the C++ core's own results for them; and the rule that a
+test never skips for want of a dependency.
+
+Every package a Python test needs is installed by the README's first command (test_dependencies.py holds
+each import to one): a missing one is an error of the machine, so a test imports it plainly and fails, and a
+skip that pytest.importorskip would make ("could not import ...") is turned into a failure here. The one
+thing allowed to be absent is the CUDA side (a GPU; the CUDA toolkit, without which the sandbox is not
+built): those tests skip, saying so."""
 import os
 import subprocess
 import tempfile
@@ -8,6 +15,38 @@ import numpy as np
 import pytest
 
 import leap
+
+
+_DEPENDENCY_SKIP = ("could not import", "No module named")
+
+
+def _is_dependency_skip(report):
+    if not report.skipped or not isinstance(report.longrepr, tuple):
+        return False
+    return any(marker in str(report.longrepr[2]) for marker in _DEPENDENCY_SKIP)
+
+
+def _fail_dependency_skip(report):
+    reason = report.longrepr[2]
+    report.outcome = "failed"
+    report.longrepr = (f"{reason}: a test must not skip for want of a dependency; install what the README's first "
+                       f"command installs (python/tests/test_dependencies.py lists each package)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if _is_dependency_skip(report):
+        _fail_dependency_skip(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if _is_dependency_skip(report):  # a module-level importorskip skips the whole file at collection
+        _fail_dependency_skip(report)
 
 
 def random_batch(rng, n, groups, interleaved=True):

@@ -3,10 +3,11 @@
 // environment that the test writes again in Python, over steps of `tasks` tasks; prints every turn,
 // outcome, advantage, gate decision and metric (doubles as hexadecimal floats, so nothing is rounded).
 //
-//   leap_python_episode_reference TASKS G MAX_TURNS GAMMA SEED FIRST_STEP STEPS GATE ORDER NORMALIZATION
+//   leap_python_episode_reference TASKS G MAX_TURNS GAMMA SEED FIRST_STEP STEPS GATE ORDER NORMALIZATION [RETRIES]
 // GATE: dcp | severity | always | never | budget | tracker (one gate object for all the steps)
 // ORDER: published | speedup | speedup_tokens | severity_weighted
 // NORMALIZATION: none | group_std | batch_rms
+// RETRIES: RolloutOptions::environment_retries (default 1)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +38,13 @@ struct ScriptedPolicy {
 
 struct ScriptedEnvironment {
   leap::Evaluation evaluate(const Task&, const leap::Completion<>& completion, const leap::SampleKey& key) const {
-    if ((key.seed >> 40) % 47 == 0) throw std::runtime_error("scripted environment failure");
+    // Environment failures: unavailable (a throw, then a reported failure on every retry: masked), and a
+    // dead letter that the first retry gets past.
+    if ((key.seed >> 40) % 47 == 0) {
+      if (key.attempt == 0) throw std::runtime_error("scripted environment failure");
+      return leap::Evaluation::environment_failed("scripted environment unavailable");
+    }
+    if ((key.seed >> 50) % 23 == 0 && key.attempt == 0) return leap::Evaluation::environment_failed("dead-lettered");
     static constexpr int base[] = {10, 40, 70, 95};
     static constexpr double speedups[] = {0.5, 1.0, 1.03, 1.05, 1.1, 2.0, -1.0, 1.0};  // -1: NaN
     const auto roll = static_cast<int>((key.seed >> 11) % 100);
@@ -73,8 +80,8 @@ void run(const std::vector<Task>& tasks, Gate& gate, const Advantage& advantage,
     std::size_t sample = 0;
     for (std::size_t i = 0; i < result.trajectories.size(); ++i) {
       const auto& o = result.outcomes[i];
-      std::printf("traj %zu %d %d %d %u", i, result.trajectories[i].num_turns(), o.solved_turn,
-                  static_cast<int>(o.best_verdict), o.tokens);
+      std::printf("traj %zu %d %d %d %u %d", i, result.trajectories[i].num_turns(), o.solved_turn,
+                  static_cast<int>(o.best_verdict), o.tokens, static_cast<int>(result.samples[sample].masked));
       print_double(o.speedup);
       print_double(result.advantages[i]);
       for (int turn = 1; turn <= result.trajectories[i].num_turns(); ++turn)
@@ -82,16 +89,18 @@ void run(const std::vector<Task>& tasks, Gate& gate, const Advantage& advantage,
       std::printf("\n");
       int turn = 1;
       for (const auto& record : result.trajectories[i].turns) {
-        std::printf("turn %zu %d %d %u", i, turn++, static_cast<int>(record.verdict), record.tokens);
+        std::printf("turn %zu %d %d %u %d", i, turn++, static_cast<int>(record.verdict), record.tokens,
+                    static_cast<int>(record.environment_failure));
         print_double(record.speedup);
         std::printf("\n");
       }
     }
     const auto& m = result.metrics;
-    std::printf("metrics %llu %d %d %d %d %lld %lld %lld %llu %llu %d %d", static_cast<unsigned long long>(m.step),
-                m.tasks, m.group_size, m.max_turns, m.trajectories, static_cast<long long>(m.evaluations),
-                static_cast<long long>(m.policy_errors), static_cast<long long>(m.environment_errors),
-                static_cast<unsigned long long>(m.completion_tokens),
+    std::printf("metrics %llu %d %d %d %d %lld %lld %lld %lld %d %llu %llu %d %d",
+                static_cast<unsigned long long>(m.step), m.tasks, m.group_size, m.max_turns, m.trajectories,
+                static_cast<long long>(m.evaluations), static_cast<long long>(m.policy_errors),
+                static_cast<long long>(m.environment_errors), static_cast<long long>(m.environment_retries),
+                m.masked_trajectories, static_cast<unsigned long long>(m.completion_tokens),
                 static_cast<unsigned long long>(m.feedback_tokens), m.solved_later, m.solved_later_negative);
     print_double(m.advantage_rms);
     for (double a : m.accuracy_at_turn) print_double(a);
@@ -132,10 +141,10 @@ void with_gate(const std::string& name, const std::vector<Task>& tasks, const Ad
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 11) {
+  if (argc != 11 && argc != 12) {
     std::fprintf(stderr,
                  "usage: leap_python_episode_reference TASKS G MAX_TURNS GAMMA SEED FIRST_STEP STEPS GATE "
-                 "ORDER NORMALIZATION\n");
+                 "ORDER NORMALIZATION [RETRIES]\n");
     return 2;
   }
   std::vector<Task> tasks(std::strtoull(argv[1], nullptr, 10));
@@ -146,6 +155,7 @@ int main(int argc, char** argv) {
   options.gamma = std::strtod(argv[4], nullptr);
   options.seed = std::strtoull(argv[5], nullptr, 10);
   options.step = std::strtoull(argv[6], nullptr, 10);
+  if (argc == 12) options.environment_retries = std::atoi(argv[11]);
   const int steps = std::atoi(argv[7]);
   const std::string gate = argv[8];
   const std::string order_name = argv[9];

@@ -102,14 +102,15 @@ def test_a_wrong_return_type_is_a_failed_turn() -> None:
     assert "expected leap.episode.Completion" in turn.feedback
 
 
-def test_a_malformed_evaluation_is_a_failed_turn() -> None:
+def test_a_malformed_evaluation_is_an_environment_failure() -> None:
     async def environment(task: int, completion: Completion, key: SampleKey) -> Evaluation:
         return Evaluation(Verdict.correct, None, "fine")  # type: ignore[arg-type]  # the mistake under test
 
     batch = asyncio.run(leap.run_episodes([0], Script().policy, environment, group_size=2, max_turns=1))
-    assert batch.metrics.environment_errors == 2
+    assert batch.metrics.environment_errors == 4  # two samples, each tried twice
+    assert batch.metrics.masked_trajectories == 2
     turn = batch.samples[1].turns[0]
-    assert turn.error == "environment" and turn.verdict == Verdict.runtime_error
+    assert turn.error == "environment" and turn.environment_failure and batch.samples[1].masked
     assert "speedup (None) is not a number" in turn.feedback and turn.completion is not None
 
 
@@ -195,10 +196,147 @@ def test_the_replay_refuses_a_schedule_run_step_would_not_run() -> None:
         n = len(verdicts)
         return leap._core._replay_step([0], 2, 3, 1.0, 0, 0, [decision], num_turns, verdicts, [math.nan] * n,
                                        [1] * n, [0] * n, [0] * n, leap.KernelOrder(),
-                                       leap.AdvantageNormalization.none, 1e-6, 0.0)
+                                       leap.AdvantageNormalization.none, 1e-6, 0.0, [0] * n, 1)
 
     replay(expand, [2, 1], [wrong, correct, correct])  # sample 0 repaired at turn 2: what run_step runs
     with pytest.raises(RuntimeError, match="ran 2 turns of trajectory 0 where run_step runs 1"):
         replay(prune, [2, 1], [wrong, correct, correct])  # a second turn in a pruned group
     with pytest.raises(RuntimeError, match="asks for turn 2 of trajectory 0, which the episode runner did not run"):
         replay(expand, [1, 1], [wrong, correct])  # an expanded failure left at one turn
+    # A masked turn has used every retry; a judged one at most all of them.
+    with pytest.raises(ValueError, match=r"retries\[0\] \(0\) does not fit errors\[0\] \(2\)"):
+        leap._core._replay_step([0], 2, 3, 1.0, 0, 0, [prune], [1, 1], [wrong, correct], [math.nan] * 2, [1] * 2,
+                                [0] * 2, [2, 0], leap.KernelOrder(), leap.AdvantageNormalization.none, 1e-6, 0.0,
+                                [0, 0], 1)
+
+
+# ---- environment failures: never the candidate's failure ------------------------------------------------
+
+class FailingEnvironment:
+    """Script's environment, except that it cannot judge the samples in `lost` (task, sample, turn) on their
+    first `attempts` attempts, failing the way `kind` says: a dead letter (a reported environment failure),
+    an unavailable sandbox (leap.environment.NoVerdict raised) or a request timed out in transit."""
+
+    def __init__(self, lost: set[tuple[int, int, int]], kind: str = "dead_lettered", attempts: int = 1 << 20) -> None:
+        self.script, self.lost, self.kind, self.attempts = Script(), lost, kind, attempts
+        self.keys: list[SampleKey] = []
+
+    async def __call__(self, task: int, completion: Completion, key: SampleKey) -> Evaluation:
+        self.keys.append(key)
+        if (task, key.sample, key.turn) in self.lost and key.attempt < self.attempts:
+            if self.kind == "dead_lettered":
+                return Evaluation.environment_failed("fleet request 9: dead-lettered after 3 deliveries")
+            if self.kind == "unavailable":
+                from leap.environment import NoVerdict
+                raise NoVerdict("The kernel compiles. It was not run: no GPU is available.")
+            raise TimeoutError("request 9 on leap:requests got no answer before its deadline")
+        return await self.script.environment(task, completion, key)
+
+
+@pytest.mark.parametrize("kind", ["dead_lettered", "unavailable", "timed_out"])
+def test_an_environment_failure_is_not_ranked_as_the_candidates_runtime_error(kind: str) -> None:
+    # Task 0: sample s is correct at turn 1 + s % 4. Sample 0, correct at turn 1, is never judged: ranked as a
+    # runtime_error it would lose to every member that solved; masked, it is left out of the rank.
+    environment = FailingEnvironment({(0, 0, 1)}, kind)
+    script = environment.script
+    batch = asyncio.run(leap.run_episodes([0], script.policy, environment, group_size=4, max_turns=3))
+    lost = batch.samples[0]
+    assert lost.masked and len(lost.turns) == 1 and lost.turns[0].environment_failure
+    assert lost.turns[0].retries == 1 and "(attempt 2 of 2; the sample is masked)" in lost.turns[0].feedback
+    assert lost.advantage == 0.0 and lost.turn_advantages == [0.0]
+    assert batch.masks == [True, False, False, False]
+    judged = batch.samples[1:]
+    assert [e.advantage for e in judged] == leap.rank_advantages_reference([e.outcome for e in judged])
+    assert [e.advantage for e in judged] == [1.0, 0.0, -1.0]  # solved at 2, solved at 3, never: (G' - 1) = 2
+    # The gate counted the three judged members only: three turn-1 failures.
+    assert batch.groups[0].stats == leap.GroupStats(size=3, n_wrong_answer=3)
+    m = batch.metrics
+    assert (m.environment_errors, m.environment_retries, m.masked_trajectories) == (2, 1, 1)
+    assert m.accuracy_at_turn == [0.0, 1 / 3, 2 / 3]
+    assert script.calls == m.evaluations  # the policy was not asked again for the retry
+
+
+def test_an_environment_failure_is_retried_and_the_retry_judges() -> None:
+    environment = FailingEnvironment({(0, 0, 1)}, "timed_out", attempts=1)
+    script = environment.script
+    batch = asyncio.run(leap.run_episodes([0], script.policy, environment, group_size=4, max_turns=3))
+    clean = run([0], Script(), group_size=4, max_turns=3)
+    assert not any(batch.masks)
+    assert batch.advantages == clean.advantages and batch.samples[0].outcome.solved_turn == 1
+    assert batch.samples[0].turns[0].retries == 1
+    assert [k.attempt for k in environment.keys if (k.sample, k.turn) == (0, 1)] == [0, 1]
+    assert (batch.metrics.environment_errors, batch.metrics.environment_retries,
+            batch.metrics.masked_trajectories) == (1, 1, 0)
+
+
+def test_environment_retries_bounds_the_attempts() -> None:
+    for retries, masked in ((0, True), (2, True), (3, False)):
+        environment = FailingEnvironment({(0, 0, 1)}, "dead_lettered", attempts=3)
+        batch = asyncio.run(leap.run_episodes([0], environment.script.policy, environment, group_size=4,
+                                              environment_retries=retries))
+        assert batch.samples[0].masked == masked
+        assert batch.metrics.environment_retries == min(retries, 3)
+    for bad in (-1, 17, True, 1.0):
+        with pytest.raises(ValueError, match="environment_retries"):
+            run([0], Script(), environment_retries=bad)
+
+
+def test_environment_failures_at_turn_1_do_not_count_in_the_gate() -> None:
+    # Task 3: sample 1 is correct at turn 1, the others are not. Samples 0, 2 and 3 are never judged: counted
+    # as three failures they would put the group in DCP's band and buy debugging turns; left out, the one
+    # judged member succeeded and the group is easy.
+    environment = FailingEnvironment({(3, 0, 1), (3, 2, 1), (3, 3, 1)})
+    batch = asyncio.run(leap.run_episodes([3], environment.script.policy, environment, group_size=4))
+    assert batch.groups[0].stats == leap.GroupStats(size=1, n_correct=1)
+    assert batch.groups[0].decision == GateDecision(Expansion.prune_easy, GateReason.too_few_failures)
+    assert batch.advantages == [0.0, 0.0, 0.0, 0.0]  # a group with one judged member: 0
+    assert batch.metrics.masked_trajectories == 3
+
+
+def test_a_masked_feedback_turn_ends_the_sample() -> None:
+    environment = FailingEnvironment({(0, 1, 2)})  # sample 1 fails turn 1 and is lost at turn 2
+    batch = asyncio.run(leap.run_episodes([0], environment.script.policy, environment, group_size=4, max_turns=3))
+    episode = batch.samples[1]
+    assert [t.environment_failure for t in episode.turns] == [False, True]
+    assert episode.masked and episode.turn_advantages == [0.0, 0.0]
+    assert episode.outcome.solved_turn == 0 and episode.outcome.best_verdict == Verdict.wrong_answer
+    assert batch.groups[0].stats.size == 4
+    assert [e.advantage for e in batch.samples] == [1.0, 0.0, 0.0, -1.0]
+
+
+def test_per_sample_episodes_mask_as_the_batch_runner_does() -> None:
+    lost = {(t, s, 1) for t in range(6) for s in range(4) if (t + s) % 5 == 0} | {(2, 1, 2)}
+    batch_environment = FailingEnvironment(lost)
+    batch = asyncio.run(leap.run_episodes(range(6), batch_environment.script.policy, batch_environment,
+                                          group_size=4, max_turns=3))
+    coordinator = leap.GroupCoordinator(4)
+    environment = FailingEnvironment(lost)
+
+    async def every_sample() -> list[leap.SampleEpisode]:
+        return await asyncio.gather(*(
+            leap.run_sample_episode(t, environment.script.policy, environment, sample=s, task_index=t,
+                                    coordinator=coordinator, max_turns=3)
+            for t in range(6) for s in range(4)))
+
+    episodes = asyncio.run(every_sample())
+    assert coordinator.pending_groups() == 0
+    assert [e.masked for e in episodes] == batch.masks and sum(batch.masks) == 6
+    for alone, together in zip(episodes, batch.samples):
+        assert alone.decision == together.decision
+        assert alone.outcome == together.outcome
+        assert [(t.verdict, t.environment_failure, t.feedback) for t in alone.turns] == \
+               [(t.verdict, t.environment_failure, t.feedback) for t in together.turns]
+
+
+def test_a_coordinator_leaves_a_member_without_a_verdict_out_of_the_statistics() -> None:
+    coordinator = leap.GroupCoordinator(4, leap.FailBandGate(2, 3))
+
+    async def members() -> list[GateDecision]:
+        return list(await asyncio.gather(coordinator.decide("g", 0, None), coordinator.decide("g", 1, None),
+                                          coordinator.decide("g", 2, Verdict.correct),
+                                          coordinator.decide("g", 3, Verdict.wrong_answer)))
+
+    # Two failures of four would be in the band; one failure of the two judged is below it.
+    assert set(asyncio.run(members())) == {GateDecision(Expansion.prune_easy, GateReason.too_few_failures)}
+    with pytest.raises(TypeError, match="or None"):
+        asyncio.run(coordinator.decide("h", 0, "correct"))  # type: ignore[arg-type]

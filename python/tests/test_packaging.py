@@ -3,10 +3,12 @@
 under CTest, the venv's site-packages under check_wheel.py), its version is include/leap/version.hpp's
 (the one place it is written; CMake and setup.py read it there), the wheel installs the stubs and
 py.typed, and a type checker reads leap's types from wherever leap is installed (PEP 561)."""
+import importlib
 import importlib.metadata
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -48,7 +50,7 @@ def test_the_version_is_the_headers():
 def test_setup_py_reads_the_headers_version():
     if not SOURCE:
         pytest.skip("LEAP_SOURCE_DIR is not set (run through CTest or check_wheel.py)")
-    pytest.importorskip("pybind11.setup_helpers")
+    importlib.import_module("pybind11.setup_helpers")  # python3-pybind11: setup.py imports it
     spec = importlib.util.spec_from_file_location("leap_setup", os.path.join(SOURCE, "setup.py"))
     setup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(setup)  # defines leap_version(); setup() runs only as __main__
@@ -61,6 +63,10 @@ def test_the_wheels_metadata_and_files():
     distribution = importlib.metadata.distribution("leap")
     assert distribution.version == leap.__version__
     assert [r for r in distribution.requires] == ["numpy"]
+    # verl imports every "verl.plugins" entry point as it is imported (verl-project/verl 1dda039,
+    # verl/__init__.py:60-76): an installed leap registers its estimators in each of verl's processes.
+    plugins = [e for e in distribution.entry_points if e.group == "verl.plugins"]
+    assert [(e.name, e.value) for e in plugins] == [("leap", "leap.verl")]
     files = {str(f): f for f in distribution.files}
     for name in ("leap/__init__.py", "leap/_core.pyi", "leap/py.typed"):
         assert name in files, sorted(files)
@@ -77,7 +83,7 @@ def mypy_cache(tmp_path_factory):
 
 
 def run_mypy(tmp_path, cache, source):
-    pytest.importorskip("mypy")
+    importlib.import_module("mypy")  # python3-mypy
     program = tmp_path / "uses_leap.py"
     program.write_text(textwrap.dedent(source))
     # mypy finds leap on the interpreter's search path (site-packages, or PYTHONPATH for the build
@@ -113,3 +119,33 @@ def test_a_type_checker_finds_a_misuse_of_leap(tmp_path, mypy_cache):
     assert "uses_leap.py:3: error" in run.stdout and "[arg-type]" in run.stdout
     assert 'uses_leap.py:4: error: Unexpected keyword argument "solved_turns"' in run.stdout
     assert "uses_leap.py:5: error" in run.stdout and "[assignment]" in run.stdout
+
+
+def test_an_interpreter_without_pybind11_and_numpy_gets_an_error_that_names_them(tmp_path):
+    """`pip install --no-build-isolation .` from a venv made from a python3 that has neither pybind11 nor numpy
+    (a pyenv interpreter first on PATH, or a bare venv as here): the error names the interpreter, what it
+    lacks and the fix, instead of a bare ModuleNotFoundError."""
+    if not SOURCE:
+        pytest.skip("LEAP_SOURCE_DIR is not set (run through CTest or check_wheel.py)")
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)  # no system packages
+    python = venv / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import numpy"], capture_output=True).returncode != 0
+    source = tmp_path / "source"
+    for item in ("pyproject.toml", "setup.py", "README.md", "include/leap", "python/leap", "python/src"):
+        origin = os.path.join(SOURCE, item)
+        copy = source / item
+        if os.path.isdir(origin):
+            shutil.copytree(origin, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, copy)
+    run = subprocess.run([str(python), "-m", "pip", "install", "--no-build-isolation", "--no-index",
+                          "--disable-pip-version-check", "--no-cache-dir", str(source)],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+    output = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "cannot import" in output and "pybind11" in output and "numpy" in output, output
+    assert str(venv / "bin" / "python") in output  # the interpreter pip ran under
+    assert "/usr/bin/python3 -m venv --system-site-packages .venv && .venv/bin/pip install --no-build-isolation ." \
+        in output

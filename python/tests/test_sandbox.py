@@ -2,14 +2,16 @@
 """leap.sandbox.SandboxPool: the real `leap-sandbox serve` (compiling needs no GPU), including a server
 killed mid-flight, and a scripted stand-in server for the retry rules."""
 import concurrent.futures
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
 import pytest
 
-from leap.sandbox import SandboxError, SandboxPool
+from leap.sandbox import RequestEncodingError, SandboxError, SandboxPool
 
 FAKE = [sys.executable, os.path.join(os.path.dirname(__file__), "fake_serve.py")]
 
@@ -123,6 +125,117 @@ def test_bad_arguments():
     with SandboxPool(FAKE, servers=1) as pool:
         with pytest.raises(ValueError, match="sets a request's id and op"):
             pool.submit("echo", id=3)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="field 'payload' is of type object"):
             pool.submit("echo", payload=object())
         assert pool.in_flight == 0
+
+
+def nested(levels):
+    """`levels` lists inside one another: the request holding it nests 1 + levels deep."""
+    value = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def refused(pool, **fields):
+    """The RequestEncodingError submit raises for these fields (failing the test when it sends them)."""
+    with pytest.raises(RequestEncodingError) as error:
+        pool.submit("echo", **fields)
+    return error.value
+
+
+def test_requests_serve_could_not_read_are_refused_at_submit_naming_the_field():
+    with SandboxPool(FAKE, servers=1, args=["--max-request-bytes", "2048", "--max-depth", "8"]) as pool:
+        error = refused(pool, task={"params": [{"min": float("nan")}]})
+        assert error.field == "task.params[0].min" and "NaN" in str(error) and "field 'task.params[0].min'" in str(error)
+        assert refused(pool, scale=float("-inf")).field == "scale"
+        error = refused(pool, source="x = 1;\ud800")
+        assert error.field == "source" and "lone surrogate U+D800 at character 6" in error.problem
+        assert refused(pool, source="\udfff then text").field == "source"  # a low surrogate alone
+        assert refused(pool, headers={"a.cuh\udc80": ""}).field == "headers"  # in a key
+        assert refused(pool, value=10 ** 400).field == "value" and "beyond the range of a double" in str(
+            refused(pool, value=-10 ** 400))
+        error = refused(pool, task=nested(8))
+        assert error.field == "task" + "[0]" * 7 and "9 levels deep" in error.problem and "limit of 8" in error.problem
+        loop = []
+        loop.append(loop)
+        assert "nested without end" in refused(pool, task=loop).problem
+        error = refused(pool, source="x" * 2100)
+        assert error.field == "source" and "limit of 2048 bytes" in error.problem
+        assert isinstance(error, ValueError)
+        assert pool.in_flight == 0  # nothing refused holds a slot
+        # What serve reads goes through: a surrogate pair (two code points), a big integer it reads as a
+        # double, nesting at the limit, a line within it.
+        fine = [pool.submit("echo", source="\ud83d\ude00"), pool.submit("echo", value=10 ** 300),
+                pool.submit("echo", task=nested(7)), pool.submit("echo", source="x" * 1900)]
+        assert [f.result(timeout=30)["op"] for f in fine] == ["echo"] * 4
+
+
+def test_an_unreadable_answer_fails_its_request_and_close_returns():
+    """An answer with "id": null (a line the server could not read) used to match nothing: the future
+    never resolved, its slot was never freed and close() waited for ever."""
+    pool = SandboxPool(FAKE, servers=1)
+    future = pool.submit("unreadable")
+    error = future.exception(timeout=10)
+    assert isinstance(error, SandboxError) and error.code == "parse_error"
+    assert "could not read this request" in str(error)
+    assert pool.submit("echo").result(timeout=10)["op"] == "echo"  # the slot was freed, the server still serves
+    pool.close(timeout=10)
+    assert pool.in_flight == 0 and pool.unmatched_replies == 0
+
+
+def test_an_unreadable_answer_goes_to_its_own_request_when_an_older_one_is_answered_later():
+    """serve -j N answers out of order: a null-id answer that comes while an older request is still
+    running belongs to the request that gets no other answer, not to the oldest one."""
+    pool = SandboxPool(FAKE, servers=1)
+    try:
+        older = pool.submit("slow", seconds=1.0, tag="older")
+        time.sleep(0.1)  # the older request is in the server's hands first
+        unreadable = pool.submit("unreadable")
+        assert older.result(timeout=10)["tag"] == "older"
+        assert unreadable.exception(timeout=10).code == "parse_error"
+        assert pool.unmatched_replies == 0
+    finally:
+        pool.close(timeout=10)
+    assert pool.in_flight == 0
+
+
+def test_the_pool_refuses_exactly_the_lines_serve_cannot_read(sandbox):
+    """Each case as a raw line to a real serve and through the pool's check: the pool refuses a request
+    exactly when serve answers it parse_error or request_too_large."""
+    executable, env = sandbox
+    limit, depth = 2048, 8
+    args = ["--max-request-bytes", str(limit), "--max-depth", str(depth)]
+    cases = {
+        "nan": {"x": float("nan")}, "infinity": {"x": float("inf")}, "lone high": {"x": "a\ud800b"},
+        "lone low": {"x": "\udc00"}, "lone in a key": {"x": {"\udbff": 1}}, "pair": {"x": "\ud83d\ude00"},
+        "reversed pair": {"x": "\ude00\ud83d"}, "nul": {"x": "\u0000"}, "huge int": {"x": 10 ** 400},
+        "big int": {"x": 10 ** 300}, "2^64": {"x": 2 ** 64}, "max double": {"x": 1.7976931348623157e308},
+        "at the depth limit": {"x": nested(depth - 1)}, "past the depth limit": {"x": nested(depth)},
+    }
+    with SandboxPool(FAKE, servers=1, args=args) as pool:
+        # The raw lines carry the ids the pool gives the same cases (its n-th submit's id ends in n), so
+        # that both sides judge lines of the same length.
+        ids = [f"{pool._id_prefix}{n + 1}" for n in range(len(cases) + 2)]
+        base = len(json.dumps({"id": ids[-1], "op": "none", "x": ""}))
+        cases["at the size limit"] = {"x": "y" * (limit - base)}
+        cases["past the size limit"] = {"x": "y" * (limit - base + 1)}
+        lines = [json.dumps({"id": ids[n], "op": "none", **fields}) for n, fields in enumerate(cases.values())]
+        assert len(lines[-2]) == limit and len(lines[-1]) == limit + 1
+        serve = subprocess.run([executable, "serve", *args], input="\n".join(lines) + "\n", env=env,
+                               capture_output=True, text=True, timeout=120)
+        answers = [json.loads(line) for line in serve.stdout.splitlines()]
+        assert len(answers) == len(cases), serve.stderr
+        # A parse_error's id is null: the lines serve could read are those answered otherwise, by id.
+        readable = {a["id"] for a in answers if a.get("code") not in ("parse_error", "request_too_large")}
+        serve_refused = {name for n, name in enumerate(cases) if ids[n] not in readable}
+        pool_refused = set()
+        for name, fields in cases.items():
+            try:
+                pool.submit("none", **fields).result(timeout=30)
+            except RequestEncodingError:
+                pool_refused.add(name)
+    assert pool_refused == serve_refused
+    assert pool_refused == {"nan", "infinity", "lone high", "lone low", "lone in a key", "reversed pair", "huge int",
+                            "past the depth limit", "past the size limit"}

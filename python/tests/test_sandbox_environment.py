@@ -2,21 +2,27 @@
 """leap.environment.SandboxEnvironment against a real `leap-sandbox serve`, driven by the episode runner:
 a policy whose first kernel does not compile is shown the compiler's errors and compiles on turn 2; a
 completion with no kernel and one with host code get the sandbox's advice, not a crash. Compiling needs
-no GPU; on a machine without one a compiled kernel gets no verdict, which the runner records as an
-environment error whose feedback says the kernel compiles (asserted as such; with a GPU, a verdict)."""
+no GPU; on a machine without one a compiled kernel gets no verdict, which the runner takes as an
+environment failure (retried, then masked) whose feedback says the kernel compiles (asserted as such;
+with a GPU, a verdict)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 import leap
+import leap.verl
 from leap import Completion, SampleKey, Turn, Verdict
 from leap.environment import SandboxEnvironment
-from leap.sandbox import SandboxPool
+from leap.sandbox import RequestEncodingError, SandboxPool
+
+FAKE = [sys.executable, os.path.join(os.path.dirname(__file__), "fake_serve.py")]
 
 SIGNATURE = 'extern "C" __global__ void scale_add(const float* x, const float* y, float* out, float a, int n)'
 BROKEN = SIGNATURE + " {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = a * x[i] + y[j];\n}\n"
@@ -51,8 +57,9 @@ def test_compile_errors_are_fed_back_and_fixed(pool: SandboxPool) -> None:
         assert first.feedback.startswith("Compile error:")
         assert 'identifier "j" is undefined' in first.feedback
         assert second.verdict != Verdict.compile_error
-        if second.error is not None:  # no GPU: compiled, not run, and said so
-            assert second.error == "environment" and "NoVerdict" in second.feedback
+        if second.error is not None:  # no GPU: compiled, not run, and said so; not the candidate's failure
+            assert second.error == "environment" and second.environment_failure and episode.masked
+            assert "NoVerdict" in second.feedback
             assert "The kernel compiles" in second.feedback and "no GPU" in second.feedback
         else:
             assert second.verdict in (Verdict.correct, Verdict.wrong_answer, Verdict.runtime_error, Verdict.timeout)
@@ -106,3 +113,40 @@ def test_feedback_is_bounded_and_the_formatter_overridable(pool: SandboxPool) ->
     assert turn.feedback.startswith("Compile error:") and "more characters not shown]" in turn.feedback
     assert custom.samples[0].turns[0].feedback == "status verdict, error"
     assert custom.metrics.feedback_tokens == len("status verdict, error")
+
+
+def evaluate(environment: SandboxEnvironment, text: str, task: Any = "scale_add") -> leap.Evaluation:
+    return asyncio.run(environment(task, Completion(text, 10), leap.sample_key(0, 0, 1)))
+
+
+def test_a_source_the_sandbox_cannot_read_is_a_compile_error_decided_here() -> None:
+    """A lone surrogate in the completion (no UTF-8 form: serve answered such a line "id": null and the
+    request was lost) and a source past the server's line limit are the candidate's doing: a
+    compile_error with feedback saying why, never an exception (an environment failure, which a
+    candidate could choose to go unranked). Nothing is sent."""
+    with SandboxPool(FAKE, servers=1, args=["--max-request-bytes", "4096"]) as pool:
+        environment = SandboxEnvironment(pool)
+        surrogate = evaluate(environment, "```cuda\n" + SIGNATURE + " { out[0] = 1; } // \ud800\n```")
+        assert surrogate.verdict == Verdict.compile_error and math.isnan(surrogate.speedup)
+        assert surrogate.feedback.startswith("Compile error: the source was not compiled")
+        assert "lone surrogate U+D800" in surrogate.feedback
+        large = evaluate(environment, "```cuda\n" + SIGNATURE + " {}\n" + "// padding\n" * 500 + "```")
+        assert large.verdict == Verdict.compile_error and "limit of 4096 bytes" in large.feedback
+        # The whole text, when there is no fence: the same rule.
+        assert evaluate(environment, SIGNATURE + " {}\udfff").verdict == Verdict.compile_error
+        # The task and the environment's fields are not the candidate's: refusing them is an error.
+        with pytest.raises(RequestEncodingError, match="task.scale"):
+            evaluate(environment, "```cuda\n" + SIGNATURE + " {}\n```", task={"scale": float("nan")})
+        assert pool.in_flight == 0
+
+
+def test_compute_score_returns_for_a_completion_the_sandbox_cannot_read() -> None:
+    """leap.verl.compute_score on a completion with a lone surrogate: a compile_error scored 0, where it
+    never returned (the request's future never resolved)."""
+    leap.verl.configure_sandbox(FAKE, servers=1)
+    try:
+        score = asyncio.run(leap.verl.compute_score("kernels", "```cuda\n__global__ void k() {} \ud83d\n```",
+                                                    "softmax"))
+        assert score["verdict"] == "compile_error" and score["score"] == 0
+    finally:
+        leap.verl.configure_sandbox()

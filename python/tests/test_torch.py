@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import leap
 from leap._convert import as_array

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import leap
 import leap.verl as lv
@@ -193,6 +193,23 @@ def test_hiding_speed_does_not_pay_through_the_score_encoders():
                                  order=leap.KernelOrder.with_speedup(0.05))
     assert np.array_equal(order, leap.rank_advantages_of_scores(scores, ids, lv.speedup_tolerance(0.05)))
     assert np.array_equal(leap.rank_advantages_of_scores(scores, ids, lv.TURNS_ONLY_TOLERANCE), np.zeros(4))
+
+
+def test_a_masked_row_is_left_out_of_its_group_not_ranked_as_a_failure():
+    # Group a: a sample whose environment failed (the agent loop gives it score 0 and a response_mask of 0),
+    # one solved at turn 1, two failures; group b: a NaN score (a reward function that could not score it).
+    scores = [0.0, 192.0, 0.0, 0.0, math.nan, 128.0, 0.0]
+    index = np.array(["a", "a", "a", "a", "b", "b", "b"], dtype=object)
+    rewards = torch.zeros(7, 4)
+    rewards[:, 3] = torch.tensor(scores)
+    mask = torch.ones(7, 4)
+    mask[0] = 0
+    rank, _ = lv.leap_rank_advantage(rewards, mask, index)
+    # Ranked among the judged members: (wins - losses) / (G' - 1); the masked rows get 0.
+    assert rank[:, 3].tolist() == [0.0, 1.0, -0.5, -0.5, 0.0, 1.0, -1.0]
+    assert torch.isfinite(rank).all() and (rank[mask == 0] == 0).all()
+    grpo, _ = lv.leap_grpo_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=False)
+    assert grpo[:, 0].tolist() == pytest.approx([0.0, 128.0, -64.0, -64.0, 0.0, 64.0, -64.0])
 
 
 def test_estimators_take_cuda_like_devices_and_bad_shapes_are_errors():

@@ -177,17 +177,17 @@ int run_compile(const Arguments& args) {
   if (c.config.unconfined || c.config.isolation == sb::Isolation::trusted_in_process) warn_unconfined();
   sb::Compiler compiler(c.config);
   Progress progress(!c.quiet && jobs.size() > 4);
-  const std::vector<sb::CompileResult> results =
+  std::vector<sb::CompileResult> results =
       compiler.compile_batch(jobs, [&](const sb::BatchProgress& p) { progress(p); });
   bool all_ok = true;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const sb::CompileResult& r = results[i];
+    sb::CompileResult& r = results[i];
     all_ok = all_ok && r.ok();
     // A module that compiles but holds no kernel is still "ok" (it compiled); the advice says why
     // nothing could be launched, usually a kernel template only a host launcher instantiated.
-    // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text.
-    const std::string advice =
-        r.ok() && r.kernels ? sb::missing_kernel_advice(jobs[i].source, c.files[i], *r.kernels) : "";
+    // The kernels come from the CUBIN's symbol table (to_json lists them), never from the PTX text;
+    // the scan's CPU time is charged to the result's cpu_seconds.
+    const std::string advice = sb::missing_kernel_advice(r, jobs[i].source, c.files[i]);
     if (c.as_json) {
       json j = {{"file", c.files[i]}};
       j.update(json::parse(sb::to_json(r)));
@@ -220,7 +220,8 @@ const Command compile_command{
   root is missing (no user namespaces), unless --accept-weaker-confinement is given.
   --json               one JSON object per file, one per line: file, status (ok|error|timeout|
                        refused|resource_limit), log, seconds, cache_hit, ptx_bytes, cubin_bytes,
-                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space|idle),
+                       cpu_seconds, limit (none|cpu_time|wall_clock|address_space|idle|
+                       output_size: a PTX or CUBIN over 16 MiB, over 1024 kernels),
                        unconfined, missing_layers (the confinement layers not in force), kernels (by symbol, from the CUBIN; null without one), and advice when
                        the module defines no kernel
   --arch A             target, sm_XY or compute_XY (default sm_90)

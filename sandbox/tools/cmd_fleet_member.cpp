@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // leap-sandbox fleet-member: one member of a sandbox fleet on Redis Streams (see fleet_member.hpp). It
 // answers through the same RequestHandler as serve, so a request means the same thing either way.
+//
+// Its secrets, the fleet key and the Redis password, are taken out of the environment (their bytes
+// overwritten) into memory no forked child inherits, before anything is started: the compile launcher,
+// the pooled compilers and the compile children it forks, where NVRTC parses hostile source, and the GPU
+// runner it execs with an explicit environment hold neither, in their environment or their memory.
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +18,7 @@
 #include <leap/sandbox/request_handler.hpp>
 
 #include "cli.hpp"
+#include "common/secret_bytes.hpp"
 
 namespace leap_cli {
 namespace {
@@ -22,10 +28,13 @@ namespace sb = leap::sandbox;
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
-// Test hook, for the fleet's failure tests only: when $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER is set
-// and non-empty, a request whose line contains it kills this fleet member with SIGKILL before it
-// is answered: the "poison request" that dead-lettering exists for. Never set it in production.
+#ifdef LEAP_SANDBOX_FLEET_TEST_HOOKS
+// Test hook, compiled only into the fleet tests' own build of this command (never into leap-sandbox):
+// when $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER is set and non-empty, a request whose line contains it
+// kills this fleet member with SIGKILL before it is answered: the "poison request" that
+// dead-lettering exists for.
 constexpr const char* k_crash_marker_env = "LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER";
+#endif
 
 int run_fleet_member(const Arguments& args) {
   sb::FleetMemberOptions options;
@@ -77,10 +86,17 @@ int run_fleet_member(const Arguments& args) {
   } catch (const std::invalid_argument& e) {
     usage_error(std::string("fleet-member: ") + e.what());
   }
-  // The key is checked before anything starts: a member that would refuse every request, or accept
-  // forged ones, should not start at all.
+  // The secrets, before anything starts: taken out of the environment into secret memory, so that
+  // nothing this process forks or execs from here on inherits them (see the opening comment). And the
+  // key checked: a member that would refuse every request, or accept forged ones, should not start.
+  options.credentials = sb::fleet::RedisCredentials::take_from_environment();
   try {
-    if (!key_file.empty()) options.key = sb::FleetKey::from_file(key_file);
+    if (!key_file.empty()) {
+      options.key = sb::FleetKey::from_file(key_file);
+      (void)sb::detail::environment_secret(std::string(sb::fleet_key_env).c_str(), true);  // unused, not inherited
+    } else {
+      options.key = sb::FleetKey::take_from_environment();
+    }
     options.key = sb::resolve_fleet_key(options.key, options.insecure_no_key, "leap-sandbox fleet-member");
   } catch (const sb::FleetKeyError& e) {
     const std::string_view message = e.what();
@@ -104,12 +120,16 @@ int run_fleet_member(const Arguments& args) {
   sb::Evaluator evaluator(std::move(config));
   const sb::RequestHandler handler(evaluator, limits);
 
+#ifdef LEAP_SANDBOX_FLEET_TEST_HOOKS
   const char* marker = std::getenv(k_crash_marker_env);
   const std::string crash_marker = marker != nullptr ? marker : "";
   sb::FleetMember member(options, [&handler, &crash_marker](std::string_view line) {
     if (!crash_marker.empty() && line.find(crash_marker) != std::string_view::npos) std::raise(SIGKILL);
     return handler.handle(line);
   });
+#else
+  sb::FleetMember member(options, [&handler](std::string_view line) { return handler.handle(line); });
+#endif
 
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
@@ -160,8 +180,8 @@ const Command fleet_member_command{
   --max-request-bytes N  a longer request is answered request_too_large without being held in memory
                        (default 4194304)
   SIGTERM or SIGINT: finish the requests in hand, answer and acknowledge them, leave the group, exit 0.
-  Test hook (failure tests only): with $LEAP_SANDBOX_FLEET_TEST_CRASH_MARKER set, a request whose
-  line contains its value kills the member with SIGKILL, as a poison request would.
+  The fleet key and the password are removed from this process's environment once read, and neither
+  reaches the compile and GPU processes it starts.
 )",
     run_fleet_member};
 

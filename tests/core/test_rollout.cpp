@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -28,6 +29,9 @@ struct ScriptTask {
   int throw_policy_sample = -1;  // the policy throws for this sample at throw_turn
   int throw_env_sample = -1;     // the environment throws for this sample at throw_turn
   int throw_turn = 1;
+  std::vector<int> unjudged;        // the environment cannot judge these samples at unjudged_turn (dead-lettered)
+  int unjudged_turn = 1;            // ...
+  int unjudged_attempts = 1 << 20;  // ... on their first unjudged_attempts attempts; later attempts judge them
 };
 
 // Writes "task/sample/turn" and checks it was shown the previous turn's feedback; thread-safe.
@@ -54,6 +58,11 @@ struct ScriptEnvironment {
   leap::Evaluation evaluate(const ScriptTask& task, const leap::Completion<std::string>&,
                             const leap::SampleKey& key) const {
     if (key.sample == task.throw_env_sample && key.turn == task.throw_turn) throw std::runtime_error("sandbox lost");
+    if (std::find(task.unjudged.begin(), task.unjudged.end(), key.sample) != task.unjudged.end() &&
+        key.turn == task.unjudged_turn && key.attempt < task.unjudged_attempts) {
+      return leap::Evaluation::environment_failed("dead-lettered: delivered 3 times without an answer (attempt " +
+                                                  std::to_string(key.attempt) + ")");
+    }
     const int solve = task.solve_at[static_cast<std::size_t>(key.sample)];
     const bool correct = solve > 0 && key.turn >= solve;
     return {correct ? Verdict::correct : task.failure, correct ? 1.0 + key.sample : 0.0,
@@ -221,25 +230,184 @@ TEST_CASE("a throwing policy or environment costs one evaluation, not the step",
   auto tasks = script();
   tasks[1].throw_policy_sample = 2;  // task 11, sample 2, turn 2
   tasks[1].throw_turn = 2;
-  tasks[3].throw_env_sample = 1;  // task 13, sample 1, turn 1: a solved sample now fails
+  tasks[3].throw_env_sample = 1;  // task 13, sample 1, turn 1: a solved sample's environment throws
   tasks[3].throw_turn = 1;
   const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
                                      leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
   CHECK(result.metrics.policy_errors == 1);
-  CHECK(result.metrics.environment_errors == 1);
+  CHECK(result.metrics.environment_errors == 2);  // the first attempt and its one retry
+  CHECK(result.metrics.environment_retries == 1);
+  CHECK(result.metrics.masked_trajectories == 1);
   const auto& crashed = result.trajectories[6].turns[1];
   CHECK(crashed.verdict == Verdict::runtime_error);
+  CHECK_FALSE(crashed.environment_failure);
   CHECK_THAT(crashed.feedback, Contains("policy threw on task 1 (id 11), sample 2, turn 2: sampler crashed"));
   CHECK(crashed.tokens == 0);
+  // A throwing environment has judged nothing: an environment failure, not the candidate's runtime_error.
   const auto& lost = result.trajectories[13].turns[0];
-  CHECK(lost.verdict == Verdict::runtime_error);
+  CHECK(lost.environment_failure);
   CHECK_THAT(lost.feedback, Contains("environment threw on task 3 (id 13), sample 1, turn 1: sandbox lost"));
-  CHECK(lost.payload == "13/1/1");  // the completion is kept for training
+  CHECK_THAT(lost.feedback, Contains("attempt 2 of 2"));
+  CHECK(lost.payload == "13/1/1");  // the completion is kept (its samples are masked)
   // The crashed trajectory retries at turn 3 and is solved there; the rest of the step is untouched.
   CHECK(result.trajectories[6].num_turns() == 3);
   CHECK(result.outcomes[6].solved_turn == 3);
-  CHECK(result.trajectories[13].num_turns() == 2);  // now a failure of an expanded group: debugged
-  CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 6, 3});
+  CHECK(result.trajectories[13].num_turns() == 1);  // masked: no feedback from an environment that failed
+  CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 5, 3});
+}
+
+TEST_CASE("a dead-lettered evaluation is not ranked as the candidate's runtime_error: retried, then masked",
+          "[rollout][environment_failure]") {
+  // Task 11: solved at turns 1, 2, 3, never. The environment cannot judge sample 0 (solved at turn 1) on any
+  // attempt. Ranked as a runtime_error it would lose to every solved member, and the group's four turn-1
+  // failures would make it catastrophic (no debugging turns at all).
+  auto tasks = script();
+  tasks[1].unjudged = {0};
+  const auto result =
+      leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  const auto& lost = result.trajectories[4];
+  REQUIRE(lost.num_turns() == 1);
+  CHECK(lost.turns[0].environment_failure);
+  CHECK(lost.environment_failed());
+  CHECK_THAT(lost.turns[0].feedback, Contains("could not judge it on task 1 (id 11), sample 0, turn 1: dead-lettered"));
+  CHECK_THAT(lost.turns[0].feedback, Contains("attempt 2 of 2; the trajectory is masked"));
+  CHECK(lost.turns[0].payload == "11/0/1");
+  // The gate counts the three judged members: three wrong answers, in the band.
+  CHECK(result.turn1_stats[1] == leap::GroupStats{3, 0, 3, 0, 0, 0});
+  CHECK(result.decisions[1] == leap::GateDecision{Expansion::expand, GateReason::in_band});
+  // Not ranked: advantage 0. The others are ranked among themselves: (wins - losses) / (3 - 1).
+  CHECK(result.advantages[4] == 0.0);
+  std::vector<leap::Outcome> judged(result.outcomes.begin() + 5, result.outcomes.begin() + 8);
+  CHECK(leap::rank_advantages(std::span<const leap::Outcome>(judged), leap::KernelOrder::turns_only()) ==
+        std::vector<double>{result.advantages[5], result.advantages[6], result.advantages[7]});
+  CHECK(result.advantages[5] == 1.0);
+  CHECK(result.advantages[6] == 0.0);
+  CHECK(result.advantages[7] == -1.0);
+  // Its samples are masked with advantage 0; nobody else's are.
+  for (const auto& sample : result.samples) {
+    CHECK(sample.masked == (sample.trajectory == 4));
+    if (sample.masked) CHECK(sample.advantage == 0.0);
+  }
+  const leap::StepMetrics& m = result.metrics;
+  CHECK(m.environment_errors == 2);
+  CHECK(m.environment_retries == 1);
+  CHECK(m.masked_trajectories == 1);
+  CHECK(m.evaluations_per_turn == std::vector<std::int64_t>{16, 3 + 2, 2 + 1});
+  // Accuracy over the 15 judged trajectories: 6 at turn 1 (tasks 10 and 13), then 11's and 13's repairs.
+  CHECK(m.accuracy_at_turn == std::vector<double>{6.0 / 15, 8.0 / 15, 9.0 / 15});
+}
+
+TEST_CASE("an environment failure that a retry judges is that retry's verdict", "[rollout][environment_failure]") {
+  auto tasks = script();
+  tasks[1].unjudged = {0};
+  tasks[1].unjudged_attempts = 1;  // the first attempt is lost, the retry answers
+  const auto clean = leap::run_step(script(), ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                    leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  ScriptPolicy policy;
+  const auto result = leap::run_step(tasks, policy, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(result.trajectories == clean.trajectories);
+  CHECK(result.advantages == clean.advantages);
+  CHECK(result.samples == clean.samples);
+  CHECK(policy.calls.load() == 24);  // the policy is not asked again: the same completion is evaluated again
+  CHECK(result.metrics.environment_errors == 1);
+  CHECK(result.metrics.environment_retries == 1);
+  CHECK(result.metrics.masked_trajectories == 0);
+}
+
+TEST_CASE("environment_retries bounds the attempts before masking", "[rollout][environment_failure]") {
+  auto tasks = script();
+  tasks[1].unjudged = {0};
+  tasks[1].unjudged_attempts = 3;
+  auto run = [&](int retries) {
+    auto step = options();
+    step.environment_retries = retries;
+    return leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3}, leap::RankAdvantage<>{},
+                          leap::InlineExecutor{}, step);
+  };
+  const auto none = run(0);
+  CHECK(none.trajectories[4].environment_failed());
+  CHECK_THAT(none.trajectories[4].turns[0].feedback, Contains("attempt 1 of 1"));
+  CHECK(none.metrics.environment_errors == 1);
+  CHECK(none.metrics.environment_retries == 0);
+  CHECK(none.metrics.masked_trajectories == 1);
+  const auto three = run(3);  // the fourth attempt answers
+  CHECK_FALSE(three.trajectories[4].environment_failed());
+  CHECK(three.outcomes[4].solved_turn == 1);
+  CHECK(three.metrics.environment_errors == 3);
+  CHECK(three.metrics.environment_retries == 3);
+  CHECK(three.metrics.masked_trajectories == 0);
+}
+
+TEST_CASE("environment failures at turn 1 do not count in the gate's turn-1 statistics",
+          "[rollout][environment_failure]") {
+  // Task 10: all four solve at turn 1. Two unjudged members counted as failures would put the group in
+  // the band {2, 3} and buy debugging turns for kernels that were correct.
+  auto tasks = script();
+  tasks[0].unjudged = {0, 1};
+  const auto result = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                     leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(result.turn1_stats[0] == leap::GroupStats{2, 2, 0, 0, 0, 0});
+  CHECK(result.decisions[0] == leap::GateDecision{Expansion::prune_easy, GateReason::too_few_failures});
+  CHECK(result.metrics.masked_trajectories == 2);
+  CHECK(result.metrics.evaluations_per_turn == std::vector<std::int64_t>{16, 5, 3});
+}
+
+TEST_CASE("a masked feedback turn ends the trajectory and masks every turn of it", "[rollout][environment_failure]") {
+  auto tasks = script();
+  tasks[1].unjudged = {1};  // task 11, sample 1: wrong at turn 1, unjudged at turn 2 (where it would be solved)
+  tasks[1].unjudged_turn = 2;
+  const auto result =
+      leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                     leap::RankAdvantage<>{leap::KernelOrder::turns_only()}, leap::InlineExecutor{}, options());
+  const auto& masked = result.trajectories[5];
+  REQUIRE(masked.num_turns() == 2);
+  CHECK_FALSE(masked.turns[0].environment_failure);
+  CHECK(masked.turns[1].environment_failure);
+  CHECK(result.outcomes[5].solved_turn == 0);
+  CHECK(result.outcomes[5].best_verdict == Verdict::wrong_answer);     // the placeholder is no verdict
+  CHECK(result.turn1_stats[1] == leap::GroupStats{4, 1, 3, 0, 0, 0});  // turn 1 was judged
+  CHECK(result.advantages[5] == 0.0);
+  CHECK(result.advantages[4] == 1.0);  // solved at 1, 3 and never, ranked among themselves
+  CHECK(result.advantages[6] == 0.0);
+  CHECK(result.advantages[7] == -1.0);
+  int masked_samples = 0;
+  for (const auto& sample : result.samples) {
+    if (sample.trajectory != 5) continue;
+    CHECK(sample.masked);
+    CHECK(sample.advantage == 0.0);
+    ++masked_samples;
+  }
+  CHECK(masked_samples == 2);
+}
+
+TEST_CASE("a group with fewer than two judged members gets advantage 0, and with none it is an empty group",
+          "[rollout][environment_failure]") {
+  auto tasks = script();
+  tasks[1].unjudged = {0, 1, 2};     // task 11: only sample 3 (never solved) is judged
+  tasks[3].unjudged = {0, 1, 2, 3};  // task 13: nobody is judged
+  for (const bool grpo : {false, true}) {
+    const auto result = grpo ? leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                              leap::GrpoAdvantage<>{}, leap::InlineExecutor{}, options())
+                             : leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                              leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+    CHECK(result.turn1_stats[1] == leap::GroupStats{1, 0, 1, 0, 0, 0});
+    CHECK(result.decisions[1] == leap::GateDecision{Expansion::prune_easy, GateReason::too_few_failures});
+    CHECK(result.turn1_stats[3] == leap::GroupStats{});
+    CHECK(result.decisions[3] == leap::GateDecision{Expansion::prune_easy, GateReason::empty_group});
+    for (std::size_t i = 4; i < 8; ++i) CHECK(result.advantages[i] == 0.0);
+    for (std::size_t i = 12; i < 16; ++i) CHECK(result.advantages[i] == 0.0);
+    CHECK(result.metrics.masked_trajectories == 7);
+  }
+  // Everything masked: nothing is ranked, and the metrics say so.
+  for (auto& task : tasks) task.unjudged = {0, 1, 2, 3};
+  const auto none = leap::run_step(tasks, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                   leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  CHECK(none.metrics.masked_trajectories == 16);
+  CHECK(none.metrics.accuracy_at_turn == std::vector<double>{0.0, 0.0, 0.0});
+  CHECK(none.metrics.advantage_rms == 0.0);
+  for (double a : none.advantages) CHECK(a == 0.0);
 }
 
 TEST_CASE("bad options and bad gates are refused before anything runs", "[rollout][errors]") {
@@ -254,6 +422,11 @@ TEST_CASE("bad options and bad gates are refused before anything runs", "[rollou
   auto bad_gamma = options();
   bad_gamma.gamma = 1.5;
   CHECK_THROWS_WITH(run(bad_gamma), Contains("gamma (1.5) is outside [0, 1]"));
+  auto bad_retries = options();
+  bad_retries.environment_retries = -1;
+  CHECK_THROWS_WITH(run(bad_retries), Contains("environment_retries (-1) is outside [0, 16]"));
+  bad_retries.environment_retries = 17;
+  CHECK_THROWS_WITH(run(bad_retries), Contains("environment_retries (17) is outside [0, 16]"));
   CHECK_THROWS_WITH(run(options(), leap::FailBandGate{4, 1}), Contains("t_min (4) > t_max (1) + 1"));
   const leap::BudgetedGate<> bad_budget{leap::FailBandGate{2, 3}, 1, -1, leap::RepairOdds{2.0}};
   CHECK_THROWS_WITH(leap::run_step(tasks, policy, ScriptEnvironment{}, bad_budget, leap::RankAdvantage<>{},
@@ -293,6 +466,10 @@ struct SeededEnvironment {
   leap::Evaluation evaluate(const RandomTask& task, const leap::Completion<std::uint64_t>& completion,
                             const leap::SampleKey& key) const {
     const std::uint64_t draw = leap::detail::mix64(completion.payload);
+    // Now and then the environment cannot judge: once (the retry answers), or on every attempt (masked).
+    if ((draw >> 20) % 11 == 0 && key.attempt < static_cast<int>((draw >> 24) % 3)) {
+      return leap::Evaluation::environment_failed("lost in transit");
+    }
     const auto difficulty = static_cast<double>(task.id % 10) / 10.0;
     const bool correct = static_cast<double>(draw % 1000) / 1000.0 > difficulty + 0.2 / key.turn;
     const auto verdict = correct ? Verdict::correct : leap::all_verdicts[draw % 4];
@@ -332,6 +509,8 @@ TEST_CASE("results do not depend on the executor or the thread count", "[rollout
   CHECK(inline_result.metrics.groups(Expansion::expand) > 0);
   CHECK(inline_result.metrics.groups(Expansion::prune_easy) > 0);
   CHECK(inline_result.metrics.evaluations_per_turn[2] > 0);
+  CHECK(inline_result.metrics.masked_trajectories > 0);
+  CHECK(inline_result.metrics.environment_retries > inline_result.metrics.masked_trajectories);
 }
 
 TEST_CASE("run_step defaults: rank advantage, inline executor, LEAP's G and turns", "[rollout]") {
@@ -340,8 +519,21 @@ TEST_CASE("run_step defaults: rank advantage, inline executor, LEAP's G and turn
   CHECK(result.metrics.group_size == 8);
   CHECK(result.metrics.max_turns == 3);
   CHECK(result.trajectories.size() == 16);
-  std::vector<double> expected(16);
-  leap::rank_advantages(result.outcomes, result.group_ids, std::span<double>(expected));
+  // The rank over the judged trajectories (the environment fails now and then); the masked ones get 0.
+  std::vector<leap::Outcome> judged;
+  std::vector<std::uint32_t> judged_groups;
+  for (std::size_t i = 0; i < 16; ++i) {
+    if (result.trajectories[i].environment_failed()) continue;
+    judged.push_back(result.outcomes[i]);
+    judged_groups.push_back(result.group_ids[i]);
+  }
+  std::vector<double> ranked(judged.size());
+  leap::rank_advantages(std::span<const leap::Outcome>(judged), std::span<const std::uint32_t>(judged_groups),
+                        std::span<double>(ranked));
+  std::vector<double> expected(16, 0.0);
+  for (std::size_t i = 0, k = 0; i < 16; ++i) {
+    if (!result.trajectories[i].environment_failed()) expected[i] = ranked[k++];
+  }
   CHECK(result.advantages == expected);
 }
 
@@ -368,6 +560,20 @@ TEST_CASE("step metrics serialise to JSON lines and read back", "[rollout][json]
   CHECK(document["groups_by_reason"]["too_many_failures"] == 1);
   CHECK(document["evaluations_per_turn"] == nlohmann::json::array({16, 5, 3}));
   CHECK(document.get<leap::StepMetrics>() == result.metrics);
+
+  // The environment's failures, retries and masked trajectories are in the line; older lines read as 0.
+  auto lossy = script();
+  lossy[1].unjudged = {0};
+  const auto lost = leap::run_step(lossy, ScriptPolicy{}, ScriptEnvironment{}, leap::FailBandGate{2, 3},
+                                   leap::RankAdvantage<>{}, leap::InlineExecutor{}, options());
+  auto counted = nlohmann::json::parse(leap::to_json_line(lost.metrics));
+  CHECK(counted["environment_errors"] == 2);
+  CHECK(counted["environment_retries"] == 1);
+  CHECK(counted["masked_trajectories"] == 1);
+  CHECK(counted.get<leap::StepMetrics>() == lost.metrics);
+  counted.erase("environment_retries");
+  counted.erase("masked_trajectories");
+  CHECK(counted.get<leap::StepMetrics>().masked_trajectories == 0);
 
   CHECK(nlohmann::json(leap::GateDecision{Expansion::prune_budget, GateReason::over_budget}).dump() ==
         R"({"expansion":"prune_budget","reason":"over_budget"})");

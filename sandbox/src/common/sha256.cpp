@@ -103,19 +103,42 @@ Digest Sha256::finish() noexcept {
 
 Digest sha256(std::string_view bytes) noexcept { return Sha256{}.update(bytes).finish(); }
 
+namespace {
+
+// Overwrites the stack below the caller's frame, where the frames of the functions it called were:
+// SHA-256's message schedule holds the key-derived blocks there. So no forked child (fork copies every
+// thread's stack) finds the key, or a hash state that is as good as the key, in the dead stack.
+[[gnu::noinline]] void wipe_stack_below() noexcept {
+  unsigned char scratch[4096];
+  ::explicit_bzero(scratch, sizeof scratch);
+  asm volatile("" : : "r"(scratch) : "memory");
+}
+
+}  // namespace
+
 Digest hmac_sha256(std::string_view key, std::string_view message) noexcept {
   std::array<std::uint8_t, 64> block{};
   if (key.size() > block.size()) {
-    const Digest d = sha256(key);
+    Digest d = sha256(key);
     std::copy(d.begin(), d.end(), block.begin());
+    ::explicit_bzero(d.data(), d.size());
   } else {
     std::copy(key.begin(), key.end(), block.begin());
   }
   std::array<std::uint8_t, 64> pad{};
   for (std::size_t i = 0; i < pad.size(); ++i) pad[i] = static_cast<std::uint8_t>(block[i] ^ 0x36);
-  const Digest inner = Sha256{}.update(pad.data(), pad.size()).update(message).finish();
+  Sha256 inner_hash;
+  const Digest inner = inner_hash.update(pad.data(), pad.size()).update(message).finish();
   for (std::size_t i = 0; i < pad.size(); ++i) pad[i] = static_cast<std::uint8_t>(block[i] ^ 0x5c);
-  return Sha256{}.update(pad.data(), pad.size()).update(inner.data(), inner.size()).finish();
+  Sha256 outer_hash;
+  const Digest out = outer_hash.update(pad.data(), pad.size()).update(inner.data(), inner.size()).finish();
+  // The key and what is derived from it, wiped where they were: this process may fork later.
+  ::explicit_bzero(block.data(), block.size());
+  ::explicit_bzero(pad.data(), pad.size());
+  ::explicit_bzero(static_cast<void*>(&inner_hash), sizeof inner_hash);
+  ::explicit_bzero(static_cast<void*>(&outer_hash), sizeof outer_hash);
+  wipe_stack_below();
+  return out;
 }
 
 bool equal_digests(const Digest& a, const Digest& b) noexcept {

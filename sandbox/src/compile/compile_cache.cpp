@@ -21,7 +21,8 @@
 namespace leap::sandbox {
 namespace {
 
-constexpr std::string_view k_key_domain = "leap-sandbox/cache-key/v1";
+// v2: entries hold the result's limit (result_codec.hpp); v1's are never looked up, and age out.
+constexpr std::string_view k_key_domain = "leap-sandbox/cache-key/v2";
 
 }  // namespace
 

@@ -121,7 +121,11 @@ void remove_work_dir(const ChildSetup& setup) noexcept { remove_private_dir(setu
 
 std::string same_words_for_every_unopenable_file(std::string log) {
   // `... cannot open source file "x": Not a directory` -> `... cannot open source file "x"`, as for a
-  // missing file. NVRTC quotes the name; the reason after it holds no quote.
+  // missing file. NVRTC quotes the name; the reason after it holds no quote. Written into a new string
+  // line by line: a log of many such lines (a candidate's #warning can say the words) costs one pass,
+  // not one move of the rest of the log per line.
+  std::string out;
+  out.reserve(log.size());
   std::size_t line_start = 0;
   while (line_start < log.size()) {
     std::size_t line_end = log.find('\n', line_start);
@@ -131,22 +135,28 @@ std::string same_words_for_every_unopenable_file(std::string log) {
     if (open == std::string_view::npos) open = line.find("could not open ");
     const std::size_t name = open == std::string_view::npos ? std::string_view::npos : line.find(" file \"", open);
     const std::size_t reason = name == std::string_view::npos ? std::string_view::npos : line.rfind("\": ");
-    if (reason != std::string_view::npos && reason > name + 6 && line.find('"', reason + 1) == std::string_view::npos) {
-      const std::size_t cut = line_start + reason + 1;  // keep the closing quote
-      log.erase(cut, line_end - cut);
-      line_end = cut;
-    }
+    const bool cut =
+        reason != std::string_view::npos && reason > name + 6 && line.find('"', reason + 1) == std::string_view::npos;
+    out.append(cut ? line.substr(0, reason + 1) : line);  // keep the closing quote
+    if (line_end < log.size()) out.push_back('\n');
     line_start = line_end + 1;
   }
-  return log;
+  return out;
 }
 
 CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data, bool (*done)(const std::string&)) {
   char buf[1 << 16];
   std::chrono::nanoseconds last_cpu = watch.clock ? cpu_of(*watch.clock) : std::chrono::nanoseconds::zero();
   Clock::time_point last_progress = Clock::now();
+  Clock::time_point last_sample = last_progress;
+  std::chrono::nanoseconds blocked{0};  // neither runnable nor in the disk: what the backstop counts
   for (;;) {
     const Clock::time_point now = Clock::now();
+    const char state = process_state(watch.pid);
+    const bool waiting_for_the_machine = state == 'R' || state == 'D';
+    const bool ended = state == 'Z' || state == 'X' || state == 0;  // its answer is about to be read
+    if (!waiting_for_the_machine && !ended) blocked += now - last_sample;
+    last_sample = now;
     if (watch.clock) {
       const std::chrono::nanoseconds cpu = cpu_of(*watch.clock);
       if (cpu >= watch.cpu_limit) return CompileLimit::cpu_time;
@@ -154,11 +164,11 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
         last_cpu = cpu;
         last_progress = now;
       } else if (watch.idle_limit.count() > 0 && now - last_progress >= watch.idle_limit) {
-        const char state = process_state(watch.pid);
-        if (state != 'R' && state != 'D') return CompileLimit::idle;
+        if (!waiting_for_the_machine) return CompileLimit::idle;
         last_progress = now;  // runnable but not run, or in the disk: the machine is slow, the compile is not stuck
       }
     }
+    if (watch.wall_limit.count() > 0 && blocked >= watch.wall_limit) return CompileLimit::wall_clock;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(watch.wall_deadline - now).count();
     if (left <= 0) return CompileLimit::wall_clock;
     pollfd p{fd, POLLIN, 0};
@@ -172,21 +182,24 @@ CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& dat
   }
 }
 
-CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
-                                const NvrtcRequest& request) {
+namespace {
+
+// One compile in a child; nullopt when the launcher was lost before it said how the child ended.
+std::optional<CompileResult> compile_in_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                              const NvrtcRequest& request) {
   const auto t0 = Clock::now();
   LaunchedCompile child = launcher.launch(request, budget);
   const pid_t pid = child.pid();
 
   std::string data;
-  const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + budget.wall};
+  const Watch watch{pid, cpu_clock_of(pid), budget.cpu, budget.idle, t0 + wall_cap(budget), budget.wall};
   CompileLimit killed_for = watch_compiler_process(child.result_fd(), watch, data, nullptr);
-  if (killed_for != CompileLimit::none) {
+  if (killed_for != CompileLimit::none && child.held()) {
     ::kill(-pid, SIGKILL);  // its process group: anything it started goes too (the launcher has not
     ::kill(pid, SIGKILL);   // reaped it yet, so neither id can belong to another process)
   }
   const std::optional<ChildExit> ended = child.release();
-  if (!ended) throw std::runtime_error("leap::sandbox: the compile launcher ended while a compile child was running");
+  if (!ended) return std::nullopt;
   const int wstatus = ended->wait_status;
   const double cpu = ended->cpu_seconds;
   CompileResult out;
@@ -204,7 +217,8 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
   if (decoded) {
     out = std::move(*decoded);
     out.pch = static_cast<PchUse>(pch);  // a stored PCH used, or none
-    out.limit = CompileLimit::none;
+    // The child reports one limit itself, its output's; any other is the parent's to decide.
+    if (out.limit != CompileLimit::output_size) out.limit = CompileLimit::none;
     if (out.status == CompileStatus::timeout)
       mark_stopped_at_cpu_limit(out, budget);  // NVRTC's flow callback stopped it
     out.cpu_seconds = cpu;
@@ -214,6 +228,19 @@ CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& set
   out.log = same_words_for_every_unopenable_file(std::move(out.log));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
+}
+
+}  // namespace
+
+CompileResult run_compile_child(CompileLauncher& launcher, const ChildSetup& setup, ChildBudget budget,
+                                const NvrtcRequest& request) {
+  // A launcher lost mid-compile (gone, stopped, deadlocked) is replaced by the next launch, and took
+  // the child with it: nothing of how the compile ended is known, so it is compiled again, once.
+  if (std::optional<CompileResult> r = compile_in_child(launcher, setup, budget, request)) return std::move(*r);
+  if (std::optional<CompileResult> r = compile_in_child(launcher, setup, budget, request)) return std::move(*r);
+  throw std::runtime_error(
+      "leap::sandbox: the compile launcher was lost twice while a compile child was running (gone, stopped or "
+      "deadlocked; replaced each time): an environment failure, not the candidate's");
 }
 
 }  // namespace leap::sandbox::detail

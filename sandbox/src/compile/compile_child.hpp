@@ -65,11 +65,19 @@ int confine_compiler_process(const ChildSetup& setup, const PrivateRoot& root, c
 bool ran_out_of_address_space(const CompileResult& result) noexcept;
 
 struct ChildBudget {
-  std::chrono::nanoseconds cpu;      // the child's CPU time
-  std::chrono::nanoseconds wall;     // backstop
+  std::chrono::nanoseconds cpu;  // the child's CPU time
+  // Backstop: the time the process may spend neither running, waiting for a CPU nor in the disk
+  // (stalled, stopped, sleeping). Time it is merely waiting for a busy machine does not count, so an
+  // oversubscribed machine does not end an honest compile (its CPU limit still does); wall_cap bounds
+  // the whole.
+  std::chrono::nanoseconds wall;
   std::chrono::milliseconds stated;  // the limit as the job states it (cpu is what is left of it), for messages
   std::chrono::nanoseconds idle{0};  // ended once its CPU time stands still this long; 0 = never
 };
+
+// The ceiling on a compile's wall-clock time in all, however the machine is loaded.
+inline constexpr int k_wall_cap_factor = 10;
+inline std::chrono::nanoseconds wall_cap(const ChildBudget& budget) { return k_wall_cap_factor * budget.wall; }
 
 // What the parent watches a compiler process for. The idle window catches what neither limit does
 // soon: a process that stopped using CPU without answering (deadlocked, or stopped by a signal) would
@@ -78,16 +86,18 @@ struct Watch {
   pid_t pid = -1;                  // the process, whose state tells stalled from starved
   std::optional<clockid_t> clock;  // its CPU clock; none: no CPU or idle limit
   std::chrono::nanoseconds cpu_limit{0};
-  std::chrono::nanoseconds idle_limit{0};  // 0 = no idle window
-  std::chrono::steady_clock::time_point wall_deadline;
+  std::chrono::nanoseconds idle_limit{0};               // 0 = no idle window
+  std::chrono::steady_clock::time_point wall_deadline;  // the ceiling: wall_cap from the start
+  std::chrono::nanoseconds wall_limit{0};               // the backstop (ChildBudget::wall); 0 = the ceiling only
 };
 
 // The parent's watch over a compiler process: reads `fd` into `data` until `done(data)` says a whole
-// answer is there (null: until the process closes it), sampling the CPU clock every 20 ms. Returns
-// the limit that came first: cpu_time once the clock reaches cpu_limit; idle once it has stood still
-// for idle_limit while the process was neither runnable nor waiting for the disk (a process the
-// machine is too busy to run is starved, not stalled); wall_clock at wall_deadline; none when the
-// answer or the end of file came first.
+// answer is there (null: until the process closes it), sampling the CPU clock and the process's state
+// every 20 ms. Returns the limit that came first: cpu_time once the clock reaches cpu_limit; idle once
+// it has stood still for idle_limit while the process was neither runnable nor waiting for the disk (a
+// process the machine is too busy to run is starved, not stalled); wall_clock once it has spent
+// wall_limit neither runnable nor in the disk, or at wall_deadline; none when the answer or the end of
+// file came first.
 CompileLimit watch_compiler_process(int fd, const Watch& watch, std::string& data,
                                     bool (*done)(const std::string& data));
 

@@ -20,12 +20,18 @@ std::string frame(std::string_view payload) {
 }
 
 Sent send_before(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline) {
+  return send_before(fd, data, deadline, {});
+}
+
+Sent send_before(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline,
+                 const std::function<bool()>& gave_up) {
   while (!data.empty()) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return Sent::past_deadline;
     pollfd pfd{fd, POLLOUT, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, gave_up ? 20 : 1000)));
     if (ready < 0 && errno != EINTR) return Sent::failed;
+    if (ready == 0 && gave_up && gave_up()) return Sent::failed;
     if (ready <= 0) continue;
     const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;

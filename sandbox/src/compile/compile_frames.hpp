@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,9 @@ enum class Sent { all, failed, past_deadline };
 // wedged) fills the socket's buffer, and a blocking send would wait for ever. Never SIGPIPE: a dead
 // peer is an answer, not a signal.
 Sent send_before(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline);
+// As above, asking `gave_up()` every 20 ms while the peer takes nothing: true ends the send (failed).
+Sent send_before(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline,
+                 const std::function<bool()>& gave_up);
 
 bool read_exactly(int fd, char* out, std::size_t n);
 // Blocking: one whole frame, or false when the peer closed the socket or sent a frame too long.

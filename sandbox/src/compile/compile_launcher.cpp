@@ -67,8 +67,9 @@ struct DescriptorMessage {
   DescriptorMessage(const DescriptorMessage&) = delete;  // points into itself
 };
 
-// Two descriptors passed with one byte; false when the peer is gone.
-bool send_descriptors(int socket, char kind, int first, int second) noexcept {
+// Two descriptors passed with one byte: 1 sent, 0 the peer is gone, -1 its socket stayed full for a
+// second (it reads nothing).
+int send_descriptors(int socket, char kind, int first, int second) noexcept {
   DescriptorMessage m;
   m.byte = kind;
   cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
@@ -78,8 +79,15 @@ bool send_descriptors(int socket, char kind, int first, int second) noexcept {
   const int fds[2] = {first, second};
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
   ssize_t n;
-  while ((n = ::sendmsg(socket, &m.msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
-  return n == 1;
+  bool waited = false;
+  while ((n = ::sendmsg(socket, &m.msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0) {
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || waited) return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
+    pollfd p{socket, POLLOUT, 0};
+    (void)::poll(&p, 1, 1000);
+    waited = true;
+  }
+  return n == 1 ? 1 : 0;
 }
 
 // 1: two descriptors received; 0: the peer closed the socket; -1: anything else (nothing to act on).
@@ -221,36 +229,77 @@ void reap_and_report(const Child& child, bool released) noexcept {
   }
 }
 
-// Reads two u64s from `fd` within `limit`; false on end of file, an error or the time running out.
-bool read_u64s_within(int fd, unsigned long long& a, unsigned long long& b, std::chrono::milliseconds limit) {
+// Watches the launcher while the Compiler waits for one of its answers (compile_launcher.hpp): lost
+// once it has been stopped for k_launcher_stopped_grace (a debugger's brief stops at each system call
+// are not that), has stood still for k_launcher_stall (no CPU, neither runnable nor in the disk), or is
+// gone.
+class LauncherWatch {
+ public:
+  explicit LauncherWatch(pid_t launcher)
+      : pid_(launcher),
+        clock_(cpu_clock_of(launcher)),
+        cpu_(clock_ ? cpu_of(*clock_) : std::chrono::nanoseconds{}),
+        moved_(Clock::now()) {}
+  bool lost() {
+    const auto now = Clock::now();
+    const char state = pid_ > 0 ? process_state(pid_) : 0;          // 0: not known (no /proc): its CPU clock decides
+    if (state == 'Z' || state == 'X' || state == 'x') return true;  // dead: its answer will never come
+    if (state == 'T' || state == 't') {
+      if (!stopped_since_) stopped_since_ = now;
+      return now - *stopped_since_ >= k_launcher_stopped_grace;
+    }
+    stopped_since_.reset();
+    const std::chrono::nanoseconds cpu = clock_ ? cpu_of(*clock_) : std::chrono::nanoseconds{};
+    if (cpu != cpu_ || state == 'R' || state == 'D' || !clock_) {
+      cpu_ = cpu;
+      moved_ = now;
+      return false;
+    }
+    return now - moved_ >= k_launcher_stall;
+  }
+
+ private:
+  pid_t pid_;
+  std::optional<clockid_t> clock_;
+  std::chrono::nanoseconds cpu_;
+  Clock::time_point moved_;
+  std::optional<Clock::time_point> stopped_since_;
+};
+
+enum class Read { all, closed, lost, late };
+
+// Reads two u64s the launcher sends on `fd`, within `limit`, asking `watch` every 20 ms meanwhile.
+Read read_u64s_within(int fd, unsigned long long& a, unsigned long long& b, std::chrono::milliseconds limit,
+                      LauncherWatch& watch) {
   char buf[16];
   std::size_t have = 0;
   const auto deadline = Clock::now() + limit;
   while (have < sizeof buf) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
+    if (left <= 0) return Read::late;
     pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left));
-    if (ready < 0 && errno != EINTR) return false;
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 20)));
+    if (ready < 0 && errno != EINTR) return Read::closed;
+    if (ready == 0 && watch.lost()) return Read::lost;
     if (ready <= 0) continue;
     const ssize_t n = ::read(fd, buf + have, sizeof buf - have);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return Read::closed;
     have += static_cast<std::size_t>(n);
   }
   std::string_view in(buf, sizeof buf);
-  return get_u64(in, a) && get_u64(in, b);
+  return get_u64(in, a) && get_u64(in, b) ? Read::all : Read::closed;
 }
 
 }  // namespace
 
 // ---- LaunchedCompile ----
 
-LaunchedCompile::LaunchedCompile(pid_t pid, int result_fd, int control_fd) noexcept
-    : pid_(pid), result_fd_(result_fd), control_fd_(control_fd) {}
+LaunchedCompile::LaunchedCompile(pid_t pid, int result_fd, int control_fd, pid_t launcher) noexcept
+    : pid_(pid), result_fd_(result_fd), control_fd_(control_fd), launcher_(launcher) {}
 
 LaunchedCompile::LaunchedCompile(LaunchedCompile&& other) noexcept
-    : pid_(other.pid_), result_fd_(other.result_fd_), control_fd_(other.control_fd_) {
+    : pid_(other.pid_), result_fd_(other.result_fd_), control_fd_(other.control_fd_), launcher_(other.launcher_) {
   other.result_fd_ = -1;
   other.control_fd_ = -1;
 }
@@ -266,9 +315,10 @@ std::optional<ChildExit> LaunchedCompile::release() {
   std::optional<ChildExit> out;
   unsigned long long status = 0, cpu_ns = 0;
   // The launcher answers once the child has exited (at most k_exit_grace after a clean end, at once
-  // after a kill); a launcher that does not answer in ten times that is gone or wedged.
+  // after a kill); one that does not answer in ten times that, or is lost meanwhile, is not waited for.
+  LauncherWatch watch(launcher_);
   if (::send(control_fd_, &byte, 1, MSG_NOSIGNAL) == 1 &&
-      read_u64s_within(control_fd_, status, cpu_ns, 10 * k_exit_grace)) {
+      read_u64s_within(control_fd_, status, cpu_ns, 10 * k_exit_grace, watch) == Read::all) {
     out = ChildExit{static_cast<int>(status), std::chrono::duration<double>(std::chrono::nanoseconds(cpu_ns)).count()};
   }
   ::close(control_fd_);
@@ -288,6 +338,16 @@ bool LaunchedCompile::held() const noexcept {
 CompileLauncher::CompileLauncher(const ChildSetup& setup) : setup_(setup) { start(); }
 
 CompileLauncher::~CompileLauncher() { stop(); }
+
+pid_t CompileLauncher::pid() const {
+  const std::lock_guard lock(mutex_);
+  return pid_;
+}
+
+std::uint64_t CompileLauncher::replacements() const {
+  const std::lock_guard lock(mutex_);
+  return generation_ > 0 ? generation_ - 1 : 0;
+}
 
 void CompileLauncher::start() {
   int sv[2];
@@ -314,6 +374,7 @@ void CompileLauncher::start() {
   ::close(sv[1]);
   pid_ = pid;
   control_ = sv[0];
+  ++generation_;
 }
 
 void CompileLauncher::stop() noexcept {
@@ -334,61 +395,83 @@ void CompileLauncher::stop() noexcept {
   pid_ = -1;
 }
 
-std::optional<LaunchedCompile> CompileLauncher::try_launch(const std::string& message) {
+CompileLauncher::Attempt CompileLauncher::try_launch(const std::string& message) {
   int result[2];
   if (::pipe2(result, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("leap::sandbox: pipe failed: ") + std::strerror(errno));
   }
-  std::optional<LaunchedCompile> started;
+  std::optional<Attempt> attempt;
   try {
-    started.emplace(try_start(k_kind_compile, result[1], message));
+    attempt.emplace(try_start(k_kind_compile, result[1], message));
   } catch (...) {
     ::close(result[0]);
     ::close(result[1]);
     throw;
   }
-  LaunchedCompile& launched = *started;
   ::close(result[1]);
-  if (launched.pid_ <= 0) {
+  if (attempt->launched.pid_ <= 0) {
     ::close(result[0]);
-    return std::nullopt;
+  } else {
+    attempt->launched.result_fd_ = result[0];
   }
-  launched.result_fd_ = result[0];
-  return started;
+  return std::move(*attempt);
 }
 
-LaunchedCompile CompileLauncher::try_start(char kind, int passed, const std::string& message) {
+CompileLauncher::Attempt CompileLauncher::try_start(char kind, int passed, const std::string& message) {
   int compile_socket[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, compile_socket) != 0) {
     throw std::runtime_error(std::string("leap::sandbox: socketpair failed: ") + std::strerror(errno));
   }
-  LaunchedCompile launched(-1, -1, compile_socket[0]);
-  bool sent;
+  Attempt attempt{LaunchedCompile(-1, -1, compile_socket[0], -1)};
+  int sent;
+  pid_t launcher;
   {
     const std::lock_guard lock(mutex_);
+    launcher = pid_;
+    attempt.generation = generation_;
     sent = send_descriptors(control_, kind, compile_socket[1], passed);
   }
   ::close(compile_socket[1]);
+  attempt.launched.launcher_ = launcher;
+  LauncherWatch watch(launcher);
   unsigned long long pid = 0, unused = 0;
-  if (sent && send_before(compile_socket[0], message, Clock::now() + k_start_limit) == Sent::all &&
-      read_u64s_within(compile_socket[0], pid, unused, k_start_limit) && pid != 0) {
-    launched.pid_ = static_cast<pid_t>(pid);
+  Read read = sent < 0 ? Read::lost : Read::closed;
+  if (sent > 0) {
+    const Sent message_sent =
+        send_before(compile_socket[0], message, Clock::now() + k_start_limit, [&] { return watch.lost(); });
+    if (message_sent == Sent::all) read = read_u64s_within(compile_socket[0], pid, unused, k_start_limit, watch);
+    else read = message_sent == Sent::past_deadline || watch.lost() ? Read::lost : Read::closed;
   }
-  return launched;  // pid -1: not started (its socket closes with it)
+  if (read == Read::all && pid != 0) {
+    attempt.launched.pid_ = static_cast<pid_t>(pid);
+  } else {
+    attempt.failure = read == Read::all ? Failure::refused : read == Read::closed ? Failure::closed : Failure::lost;
+  }
+  return attempt;  // pid -1: not started (its socket closes with it)
 }
 
-void CompileLauncher::restart_if_gone() {
+void CompileLauncher::recover(const Attempt& attempt) {
   const std::lock_guard lock(mutex_);
-  int status = 0;
-  // A launcher killed from outside closes its sockets while it exits, a moment before it can be
-  // reaped: on a busy machine the failed launch can see the first and waitpid not yet the second. So
-  // a launcher that looks alive is given a short while to finish dying before it is taken as alive.
-  const auto settle = Clock::now() + std::chrono::milliseconds(500);
-  while (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) {
-    if (Clock::now() >= settle) return;  // alive: the failure was this compile's
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (attempt.generation != generation_) return;  // another thread replaced it meanwhile
+  if (attempt.failure != Failure::lost) {
+    // A launcher killed from outside closes its sockets while it exits, a moment before it can be
+    // reaped: on a busy machine the failed launch can see the first and waitpid not yet the second. So
+    // a launcher that looks alive is given a short while to finish dying before it is taken as alive.
+    int status = 0;
+    const auto settle = Clock::now() + std::chrono::milliseconds(500);
+    while (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (Clock::now() >= settle) return;  // alive: the failure was this compile's
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    pid_ = -1;  // reaped just now, or earlier
+  } else if (pid_ > 0) {
+    // Lost: stopped, deadlocked or silent. Killed now, with whatever it still runs (those compiles are
+    // compiled again by their callers), and reaped.
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    pid_ = -1;
   }
-  pid_ = -1;  // reaped just now, or earlier
   stop();
   start();
 }
@@ -396,21 +479,30 @@ void CompileLauncher::restart_if_gone() {
 LaunchedCompile CompileLauncher::launch(const NvrtcRequest& request, const ChildBudget& budget) {
   std::string head;
   put_u64(head, static_cast<unsigned long long>(budget.cpu.count()));
-  put_u64(head, static_cast<unsigned long long>(budget.wall.count()));
+  put_u64(head, static_cast<unsigned long long>(wall_cap(budget).count()));
   const std::string message = frame(head + encode_request(request));
-  if (std::optional<LaunchedCompile> launched = try_launch(message)) return std::move(*launched);
-  // The launcher may be gone: it dies with the thread that made it (PR_SET_PDEATHSIG), or was killed.
-  // A live one is left alone, for its other children are other threads' compiles.
-  restart_if_gone();
-  if (std::optional<LaunchedCompile> launched = try_launch(message)) return std::move(*launched);
+  {
+    Attempt attempt = try_launch(message);
+    if (attempt.launched.pid_ > 0) return std::move(attempt.launched);
+    // The launcher may be gone: it dies with the thread that made it (PR_SET_PDEATHSIG), or was killed;
+    // or stopped answering. A live one that answered is left alone, for its other children are other
+    // threads' compiles.
+    recover(attempt);
+  }
+  Attempt again = try_launch(message);
+  if (again.launched.pid_ > 0) return std::move(again.launched);
   throw std::runtime_error("leap::sandbox: cannot start a compile child (the compile launcher could not fork one)");
 }
 
 LaunchedCompile CompileLauncher::start_pooled_compiler(const std::string& settings, int compiler_socket) {
   const std::string message = frame(settings);
-  if (LaunchedCompile started = try_start(k_kind_pooled, compiler_socket, message); started.pid_ > 0) return started;
-  restart_if_gone();  // as for a compile child: a launcher that is gone is replaced, a live one kept
-  if (LaunchedCompile started = try_start(k_kind_pooled, compiler_socket, message); started.pid_ > 0) return started;
+  {
+    Attempt attempt = try_start(k_kind_pooled, compiler_socket, message);
+    if (attempt.launched.pid_ > 0) return std::move(attempt.launched);
+    recover(attempt);  // as for a compile child: a launcher that is gone or lost is replaced, a live one kept
+  }
+  Attempt again = try_start(k_kind_pooled, compiler_socket, message);
+  if (again.launched.pid_ > 0) return std::move(again.launched);
   throw std::runtime_error("leap::sandbox: cannot start a pooled compiler (the compile launcher could not fork one)");
 }
 

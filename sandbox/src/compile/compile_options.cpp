@@ -64,6 +64,7 @@ std::string_view to_string(CompileLimit limit) noexcept {
     case CompileLimit::wall_clock: return "wall_clock";
     case CompileLimit::address_space: return "address_space";
     case CompileLimit::idle: return "idle";
+    case CompileLimit::output_size: return "output_size";
   }
   return "unknown";
 }

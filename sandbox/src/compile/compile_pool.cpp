@@ -2,6 +2,7 @@
 #include "compile/compile_pool.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace leap::sandbox::detail {
 
@@ -74,17 +75,26 @@ void CompilePool::give_back(std::unique_ptr<PooledCompiler> process, const Poole
 }
 
 CompileResult CompilePool::compile(const NvrtcRequest& request, ChildBudget budget) {
-  std::unique_ptr<PooledCompiler> process = take();
-  PooledCompiler::Outcome outcome;
-  try {
-    outcome = process->compile(request, budget);
-  } catch (...) {
-    outcome.alive = false;
+  // A pooled compiler that died with a lost launcher (replaced meanwhile, which kills its children)
+  // says nothing about the candidate: the compile is done again on a fresh one, once.
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<PooledCompiler> process = take();
+    PooledCompiler::Outcome outcome;
+    try {
+      outcome = process->compile(request, budget);
+    } catch (...) {
+      outcome.alive = false;
+      give_back(std::move(process), outcome);
+      throw;
+    }
     give_back(std::move(process), outcome);
-    throw;
+    if (!outcome.launcher_lost) return std::move(outcome.result);
+    if (attempt == 1) {
+      throw std::runtime_error(
+          "leap::sandbox: the compile launcher was lost twice while a pooled compiler was compiling (gone, stopped "
+          "or deadlocked; replaced each time): an environment failure, not the candidate's");
+    }
   }
-  give_back(std::move(process), outcome);
-  return std::move(outcome.result);
 }
 
 CompilePoolStats CompilePool::stats() const {

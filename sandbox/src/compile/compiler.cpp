@@ -21,17 +21,25 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
+#include <utility>
 
 #include "compile/compile_child.hpp"
 #include "compile/compile_launcher.hpp"
 #include "compile/compile_pool.hpp"
 #include "compile/compiler_exit.hpp"
 #include "compile/elf_kernels.hpp"
+#include "compile/leading_includes.hpp"
 #include "compile/nvrtc_compile.hpp"
+#include "compile/output_limits.hpp"
 #include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
 #include "compile/pooled_compiler.hpp"
@@ -185,18 +193,68 @@ struct Compiler::Impl {
   std::uint64_t pch_heap = 0;
   mutable std::mutex pch_mutex;
   StoredPchStats pch_stats;
-  std::set<std::string> pch_failed;  // prefixes whose PCH could not be made: not tried again by this Compiler
+  std::set<std::string> pch_failed;  // keys whose prefix NVRTC refused: not tried again by this Compiler
+  std::map<std::string, std::optional<bool>> guarded_files;  // guarded_files_of, by header name
 
-  // Sets request.use_pch to the stored PCH of the source's trusted header prefix, making it first
-  // when there is none. The PCH is made by a fresh pooled compiler that is sent the prefix alone (never
-  // the candidate's source) and the request's options and in-memory headers, all of them in the key:
-  // so what it writes is a function of the key, and a candidate can choose which PCH it uses, not what
-  // is in it. The pooled compiler is confined like any other (Landlock, seccomp, private root); its one
-  // writable place is a fresh directory of the store's, where NVRTC writes the file, which the parent
-  // then renames into place and records.
-  void attach_stored_pch(detail::NvrtcRequest& request) {
-    const std::string prefix = detail::trusted_header_prefix(request.source);
-    if (prefix.empty()) return;
+  // Whether including `name` again adds nothing, wherever NVRTC may find it: every in-memory header of
+  // that name and every file of that name in the include directories must have an include guard or
+  // #pragma once (leading_includes.hpp); a name found nowhere does not. The files' answers are kept
+  // (the toolkit does not change under a running Compiler).
+  bool guarded_header(const std::string& name, const detail::NvrtcRequest& request) {
+    bool found = false;
+    for (const Header& h : request.headers) {
+      if (h.name != name) continue;
+      if (!detail::has_include_guard(h.content)) return false;
+      found = true;
+    }
+    const std::optional<bool> files = guarded_files_of(name);
+    return files ? *files : found;
+  }
+
+  // Whether every file `name` names in the include directories is guarded; nullopt when there is none.
+  std::optional<bool> guarded_files_of(const std::string& name) {
+    {
+      std::lock_guard lock(pch_mutex);
+      if (const auto it = guarded_files.find(name); it != guarded_files.end()) return it->second;
+    }
+    std::optional<bool> answer;
+    for (const std::string& dir : include_dirs) {
+      std::error_code ec;
+      const std::filesystem::path path = std::filesystem::canonical(std::filesystem::path(dir) / name, ec);
+      if (ec || !std::filesystem::is_regular_file(path, ec)) continue;
+      // Only the toolkit's own files are read: a link that leads out of its include directories is not.
+      const bool inside = std::any_of(jail_roots.begin(), jail_roots.end(), [&](const std::string& root) {
+        return path.string().starts_with(canonical(root) + "/");
+      });
+      std::ifstream in(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      answer = answer.value_or(true) && inside && !in.bad() && detail::has_include_guard(text);
+    }
+    std::lock_guard lock(pch_mutex);
+    guarded_files.emplace(name, answer);
+    return answer;
+  }
+
+  // What choosing a stored PCH cost the request: the CPU of making it, when this request made it.
+  struct StoredPchCost {
+    std::chrono::nanoseconds cpu{0};
+    bool out_of_cpu = false;  // the making reached the request's CPU limit
+  };
+
+  // Sets request.use_pch to the stored PCH of the include list the source's leading part means
+  // (leading_includes.hpp), making it first when there is none. The PCH is made by a fresh pooled
+  // compiler that is sent that list alone (never the candidate's source) and the request's options and
+  // in-memory headers, all of them in the key: so what it writes is a function of the key, and a
+  // candidate can choose which PCH it uses, not what is in it. The pooled compiler is confined like any
+  // other (Landlock, seccomp, private root); its one writable place is a fresh directory of the
+  // store's, where NVRTC writes the file, which the parent then renames into place and records.
+  // Making a PCH is charged to the request that needs it, within what is left of its CPU limit
+  // (`budget.cpu`): a candidate that asks for new PCHs pays for them.
+  StoredPchCost attach_stored_pch(detail::NvrtcRequest& request, const detail::ChildBudget& budget) {
+    const detail::LeadingIncludes leading = detail::leading_includes(
+        request.source, [&](const std::string& name) { return guarded_header(name, request); });
+    if (leading.names.empty()) return {};
+    const std::string prefix = detail::pch_prefix_text(leading.names);
     const std::string key = detail::stored_pch_key(request, prefix, version_tag, pch_stats.heap_address, pch_heap);
     bool refused = false;
     std::optional<std::string> path = pch_store->find(key, &refused);
@@ -204,21 +262,26 @@ struct Compiler::Impl {
       std::lock_guard lock(pch_mutex);
       if (refused) ++pch_stats.refused;
       if (path) ++pch_stats.found;
-      if (!path && pch_failed.contains(key)) return;
+      if (!path && pch_failed.contains(key)) return {};
     }
-    if (!path) path = create_stored_pch(key, prefix, request);
+    StoredPchCost cost;
+    if (!path) path = create_stored_pch(key, prefix, request, budget, cost);
     if (path) {
       request.use_pch = *path;
+      request.pch_source = leading.pch_source;
       request.pch_dir.clear();
     }
+    return cost;
   }
 
   std::optional<std::string> create_stored_pch(const std::string& key, const std::string& prefix,
-                                               const detail::NvrtcRequest& request) {
+                                               const detail::NvrtcRequest& request, const detail::ChildBudget& budget,
+                                               StoredPchCost& cost) {
     const detail::PchStore::Lock lock = pch_store->lock();                    // one creation at a time on the machine
     if (std::optional<std::string> made = pch_store->find(key)) return made;  // by another process meanwhile
     const std::string incoming = pch_store->make_incoming();
     std::optional<std::string> stored;
+    bool failed_for_the_prefix = false;
     {
       detail::PooledCompilerSettings settings;
       settings.pch = false;
@@ -233,19 +296,23 @@ struct Compiler::Impl {
       make.flags = request.flags;
       make.want_ptx = false;
       make.create_pch = "prefix.pch";
-      // The sandbox's own work, not charged to the candidate that asked for it.
-      const detail::ChildBudget budget{std::chrono::seconds(60), std::chrono::seconds(600),
-                                       std::chrono::milliseconds(60000), config.idle_limit};
       const detail::PooledCompiler::Outcome outcome = creator.compile(make, budget);
+      cost.cpu = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(outcome.result.cpu_seconds));
+      cost.out_of_cpu = outcome.result.limit == CompileLimit::cpu_time;
       if (outcome.result.status == CompileStatus::ok) stored = pch_store->adopt(key, incoming + "/prefix.pch");
+      // NVRTC's own verdict on the prefix (a header that is not there, say) holds for every later request
+      // with this key; a limit, or a process that died, says nothing about it.
+      failed_for_the_prefix = outcome.result.status == CompileStatus::error && outcome.result.nvrtc_verdict;
     }  // the creator is gone before its directory is
     pch_store->remove_incoming(incoming);
     std::lock_guard guard(pch_mutex);
+    pch_stats.creation_cpu_seconds += std::chrono::duration<double>(cost.cpu).count();
     if (stored) {
       ++pch_stats.created;
     } else {
       ++pch_stats.creation_failed;
-      pch_failed.insert(key);
+      if (failed_for_the_prefix) pch_failed.insert(key);
     }
     pch_stats.evictions = pch_store->evictions();
     return stored;
@@ -254,13 +321,15 @@ struct Compiler::Impl {
   // Tripwire and path scrubbing; applied once, before a result is cached.
   CompileResult sanitize(const CompileJob& job, CompileResult r) const {
     // Tripwire: a diagnostic that points at a file the jail does not know means something escaped;
-    // withhold the log and the output rather than risk echoing a host file.
+    // withhold the log and the output rather than risk echoing a host file. The shipped names are
+    // looked up in a set: a log of many diagnostics and a job of many headers cost their sum.
+    std::unordered_set<std::string_view> shipped;
+    for (const Header& h : job.headers) shipped.insert(h.name);
     for (const std::string& f : diagnostic_files(r.log)) {
-      const bool known =
-          f == job.file_name || is_nvrtc_builtin_header(f) || (config.compat_headers && is_compat_header(f)) ||
-          std::any_of(job.headers.begin(), job.headers.end(), [&](const Header& h) { return h.name == f; }) ||
-          std::any_of(jail_roots.begin(), jail_roots.end(),
-                      [&](const std::string& root) { return f.starts_with(root + "/"); });
+      const bool known = f == job.file_name || is_nvrtc_builtin_header(f) ||
+                         (config.compat_headers && is_compat_header(f)) || shipped.contains(f) ||
+                         std::any_of(jail_roots.begin(), jail_roots.end(),
+                                     [&](const std::string& root) { return f.starts_with(root + "/"); });
       if (!known) {
         CompileResult refused;
         refused.status = CompileStatus::refused;
@@ -309,13 +378,15 @@ struct Compiler::Impl {
     }
     CacheKey key;
     if (config.cache) key = make_cache_key(job, version_tag);
-    const std::chrono::nanoseconds charged = thread_cpu() - cpu_t0;
+    std::chrono::nanoseconds charged = thread_cpu() - cpu_t0;
     const std::chrono::nanoseconds budget = job.options.timeout;
     if (config.cache) {
       if (std::optional<CompileResult> hit = config.cache->find(key)) {
-        CompileResult r = cap_log(job, std::move(*hit));
+        CompileResult r = std::move(*hit);
         r.pch = PchUse::none;  // nothing was compiled
         list_kernels(r);
+        detail::enforce_output_limits(r, config.output);  // kept by a Compiler with larger limits, perhaps
+        r = cap_log(job, std::move(r));
         r.seconds = seconds_since(t0);
         r.cpu_seconds = std::chrono::duration<double>(thread_cpu() - cpu_t0).count();
         r.unconfined = unconfined();
@@ -324,18 +395,31 @@ struct Compiler::Impl {
       }
     }
     detail::NvrtcRequest request =
-        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs);
+        detail::make_nvrtc_request(config.compat_headers ? with_compat_headers(job) : job, include_dirs, config.output);
+    const std::chrono::nanoseconds wall =
+        job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
+    std::chrono::nanoseconds charged_pch{0};  // of `charged`: making the stored PCH this compile needed
+    if (pch_store && charged < budget) {
+      const StoredPchCost cost =
+          attach_stored_pch(request, {budget - charged, wall, job.options.timeout, config.idle_limit});
+      charged_pch = cost.cpu;
+      charged = thread_cpu() - cpu_t0 + cost.cpu;  // reading the leading includes too
+      if (cost.out_of_cpu) charged = std::max(charged, budget);
+    }
     CompileResult r;
     if (charged >= budget) {
       r.status = CompileStatus::timeout;
       r.limit = CompileLimit::cpu_time;
-      r.log = "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) +
-              " ms: scanning and hashing the source alone used " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(charged).count()) + " ms";
+      r.log =
+          "compile stopped at its CPU time limit of " + std::to_string(job.options.timeout.count()) + " ms: " +
+          (charged_pch.count() > 0
+               ? "making the precompiled header of its #include lines used " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(charged_pch).count()) + " ms"
+               : "scanning and hashing the source alone used " +
+                     std::to_string(
+                         std::chrono::duration_cast<std::chrono::milliseconds>(charged - charged_pch).count()) +
+                     " ms");
     } else {
-      const std::chrono::nanoseconds wall =
-          job.options.wall_backstop.count() > 0 ? job.options.wall_backstop : 10 * job.options.timeout;
-      if (pch_store) attach_stored_pch(request);
       if (config.isolation == Isolation::process) {
         r = detail::run_compile_child(*launcher, child,
                                       {budget - charged, wall, job.options.timeout, config.idle_limit}, request);
@@ -360,11 +444,15 @@ struct Compiler::Impl {
       }
     }
     r.cpu_seconds += std::chrono::duration<double>(charged).count();
-    r = cap_log(job, sanitize(job, std::move(r)));  // capped before it is stored, so no entry holds a huge log
+    r = sanitize(job, std::move(r));
+    list_kernels(r);
+    // The compile process checked the sizes before anything crossed; checked again here, where the
+    // result comes from: a process that broke its word gets no further than this.
+    detail::enforce_output_limits(r, config.output);
+    r = cap_log(job, std::move(r));  // capped before it is stored, so no entry holds a huge log
     r.unconfined = unconfined();
     r.missing_layers = missing_layers;
-    if (config.cache) config.cache->store(key, r);
-    list_kernels(r);
+    if (config.cache) config.cache->store(key, r);  // an output over a limit is not a verdict: never stored
     r.seconds = seconds_since(t0);
     return r;
   }
@@ -381,6 +469,15 @@ struct Compiler::Impl {
 Compiler::Compiler(CompilerConfig config) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = std::move(config);
+  for (const auto& [value, name] : {std::pair{m.config.output.max_ptx_bytes, "max_ptx_bytes"},
+                                    std::pair{m.config.output.max_cubin_bytes, "max_cubin_bytes"},
+                                    std::pair{m.config.output.max_kernels, "max_kernels"},
+                                    std::pair{m.config.output.max_kernel_name_bytes, "max_kernel_name_bytes"}}) {
+    if (value == 0) {
+      throw std::invalid_argument(std::string("leap::sandbox: CompilerConfig::output.") + name +
+                                  " = 0: a compile could produce nothing; give a positive limit");
+    }
+  }
   if (m.config.idle_limit.count() < 0) {
     throw std::invalid_argument(
         "leap::sandbox: CompilerConfig::idle_limit = " + std::to_string(m.config.idle_limit.count()) +

@@ -70,8 +70,9 @@ CompileResult ended_without_result(int wait_status, CompileLimit killed_for, dou
               std::to_string(static_cast<long long>(cpu_seconds * 1000)) + " ms of CPU)";
   } else if (killed_for == CompileLimit::wall_clock) {
     out.status = CompileStatus::timeout;
-    out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) + " (it used " +
-              std::to_string(static_cast<long long>(cpu_seconds * 1000)) + " ms of CPU)";
+    out.log = "compile stopped at its wall-clock backstop of " + milliseconds_text(budget.wall) +
+              " (time neither running nor waiting for a CPU or the disk; " + milliseconds_text(wall_cap(budget)) +
+              " in all at most; it used " + std::to_string(static_cast<long long>(cpu_seconds * 1000)) + " ms of CPU)";
   } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == k_exit_address_space) {
     out.status = CompileStatus::resource_limit;
     killed_for = CompileLimit::address_space;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <unordered_set>
 
 #include "leap/sandbox/compiler.hpp"
 
@@ -214,9 +215,13 @@ std::string libcudacxx_counterpart(std::string_view name, const IncludePolicy& p
   return policy.allows(candidate) ? candidate : std::string();
 }
 
+// The names of the headers a job ships, looked up once per #include: a request may ship many
+// headers, and a search through all of them per #include of each would grow with their product.
+using ShippedNames = std::unordered_set<std::string_view>;
+
 class Scanner {
  public:
-  Scanner(std::string_view file, std::span<const Header> shipped, const IncludePolicy& policy, const std::string& text,
+  Scanner(std::string_view file, const ShippedNames& shipped, const IncludePolicy& policy, const std::string& text,
           const std::vector<int>& lines)
       : file_(file), shipped_(shipped), policy_(policy), s_(text), line_(lines) {}
 
@@ -510,9 +515,7 @@ class Scanner {
         refuse(pos, "#include " + shown + " followed by extra tokens", "write one header name per #include line", name);
       return;
     }
-    const bool is_shipped =
-        std::any_of(shipped_.begin(), shipped_.end(), [&](const Header& h) { return h.name == name; });
-    if (!is_shipped && !policy_.allows(name)) {
+    if (!shipped_.contains(name) && !policy_.allows(name)) {
       refuse(pos, "#include " + shown, include_advice(name, policy_), name);
       return;
     }
@@ -520,7 +523,7 @@ class Scanner {
   }
 
   std::string_view file_;
-  std::span<const Header> shipped_;
+  const ShippedNames& shipped_;
   const IncludePolicy& policy_;
   std::string_view s_;
   const std::vector<int>& line_;
@@ -610,8 +613,10 @@ std::string format_refusals(std::span<const JailRefusal> refusals) {
   return out;
 }
 
-JailVerdict scan_source(std::string_view text, std::string_view file_name, std::span<const Header> shipped,
-                        const IncludePolicy& policy) {
+namespace {
+
+JailVerdict scan_text(std::string_view text, std::string_view file_name, const ShippedNames& shipped,
+                      const IncludePolicy& policy) {
   JailVerdict v;
   auto refuse_raw = [&](std::size_t pos, const std::string& what) {
     int line = 1;
@@ -632,28 +637,38 @@ JailVerdict scan_source(std::string_view text, std::string_view file_name, std::
   return Scanner(file_name, shipped, policy, sp.text, sp.line).run();
 }
 
+}  // namespace
+
+JailVerdict scan_source(std::string_view text, std::string_view file_name, std::span<const Header> shipped,
+                        const IncludePolicy& policy) {
+  ShippedNames names;
+  for (const Header& h : shipped) names.insert(h.name);
+  return scan_text(text, file_name, names, policy);
+}
+
 JailVerdict check_job(const CompileJob& job, const IncludePolicy& policy) {
-  JailVerdict all = scan_source(job.source, job.file_name, job.headers, policy);
+  ShippedNames names;
+  for (const Header& h : job.headers) names.insert(h.name);
+  JailVerdict all = scan_text(job.source, job.file_name, names, policy);
   // Header names come with the candidate too; a name NVRTC could read as a path, or a name given
   // twice (which copy would win is NVRTC's choice), is refused before anything else looks at it.
   constexpr std::string_view k_name_rule =
       "name it by a relative path of letters, digits and _ . + - / (no '..', no leading '/')";
   if (!is_clean_relative_name(job.file_name))
     all.refusals.push_back({"source", 0, "file name '" + job.file_name + "'", std::string(k_name_rule), {}});
-  for (std::size_t i = 0; i < job.headers.size(); ++i) {
-    const Header& h = job.headers[i];
+  ShippedNames seen;
+  for (const Header& h : job.headers) {
     if (!is_clean_relative_name(h.name)) {
       all.refusals.push_back(
           {"headers", 0, "shipped header name '" + h.name.substr(0, 80) + "'", std::string(k_name_rule), {}});
-    } else if (std::any_of(job.headers.begin(), job.headers.begin() + static_cast<std::ptrdiff_t>(i),
-                           [&](const Header& earlier) { return earlier.name == h.name; })) {
+    } else if (!seen.insert(h.name).second) {
       all.refusals.push_back({h.name, 0, "shipped header '" + h.name + "' given twice", "ship each header once", {}});
     }
   }
   all.allowed = all.refusals.empty();
   for (const Header& h : job.headers) {
     if (!is_clean_relative_name(h.name)) continue;
-    JailVerdict v = scan_source(h.content, h.name, job.headers, policy);
+    JailVerdict v = scan_text(h.content, h.name, names, policy);
     all.allowed = all.allowed && v.allowed;
     all.refusals.insert(all.refusals.end(), v.refusals.begin(), v.refusals.end());
     all.includes.insert(all.includes.end(), v.includes.begin(), v.includes.end());

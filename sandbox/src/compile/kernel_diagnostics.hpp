@@ -10,10 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "leap/sandbox/compile_result.hpp"
+
 namespace leap::sandbox {
 
 // A `template <...> __global__ void name(...)` found in a source, with an explicit instantiation
 // that would make it a kernel (type parameters as float, non-type ones by their default or name).
+// Found in one pass that reads each byte of the source a bounded number of times, whatever the text;
+// the code texts are cut (with "...") past 1024 characters.
 struct KernelTemplate {
   std::string name;
   int line = 0;               // 1-based line of its __global__
@@ -28,5 +32,11 @@ std::vector<KernelTemplate> kernel_templates(std::string_view source);
 // kernel template 'scale' (line 3) is never instantiated ...". `file_name` names the source.
 std::string missing_kernel_advice(std::string_view source, std::string_view file_name,
                                   std::span<const std::string> kernels, std::string_view entry = {});
+
+// The same for a compile's result, from the kernels it lists (empty when it lists none: no CUBIN, or
+// not compiled). The scan reads the candidate's bytes, so its CPU time is added to the result's
+// cpu_seconds, as the include jail's and the hashing's are.
+std::string missing_kernel_advice(CompileResult& result, std::string_view source, std::string_view file_name,
+                                  std::string_view entry = {});
 
 }  // namespace leap::sandbox

@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "compile/compiler_exit.hpp"
+#include "compile/elf_kernels.hpp"
+#include "compile/output_limits.hpp"
 #include "common/little_endian.hpp"
 #include "compile/nvrtc_flags.hpp"
 #include "compile/pch_heap.hpp"
@@ -34,8 +36,10 @@ std::string nvrtc_error_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
 
 }  // namespace
 
-NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs) {
+NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs,
+                                const OutputLimits& limits) {
   NvrtcRequest r;
+  r.limits = limits;
   r.source = job.source;
   r.file_name = job.file_name;
   r.headers = job.headers;
@@ -97,9 +101,11 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
     header_src.push_back(h.content.c_str());
     header_names.push_back(h.name.c_str());
   }
+  const bool stored = pch && !job.use_pch.empty();
+  const std::string& source = stored && !job.pch_source.empty() ? job.pch_source : job.source;
   nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.file_name.c_str(),
-                                      static_cast<int>(header_src.size()), header_src.data(), header_names.data());
+  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), job.file_name.c_str(), static_cast<int>(header_src.size()),
+                                      header_src.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     out.log = "nvrtcCreateProgram failed: " + nvrtc_error_text(rc);
     return out;
@@ -113,7 +119,6 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
   for (const std::string& e : job.name_expressions) nvrtcAddNameExpression(prog, e.c_str());
 
   std::vector<std::string> flags = job.flags;
-  const bool stored = pch && !job.use_pch.empty();
   const std::string pch_dir = stored ? job.use_pch.substr(0, job.use_pch.rfind('/')) : job.pch_dir;
   if (stored) {
     flags.insert(flags.end(), {"--use-pch=" + job.use_pch, "--pch-messages=true", "--pch-verbose=false"});
@@ -148,14 +153,29 @@ CompileResult compile_once(const NvrtcRequest& job, FlowPayload& payload, bool p
   } else {
     out.status = CompileStatus::ok;
     out.nvrtc_verdict = true;
+    // The sizes first: a module over a limit is never copied out of NVRTC, let alone sent on.
     if (job.want_ptx && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+      if (const std::string why = ptx_over_limit(n - 1, job.limits); !why.empty()) {  // n counts the final NUL
+        refuse_output(out, why);
+        return out;
+      }
       out.ptx.resize(n);
       nvrtcGetPTX(prog, out.ptx.data());
       if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
     }
     if (job.want_cubin && nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+      if (const std::string why = cubin_over_limit(n, job.limits); !why.empty()) {
+        refuse_output(out, why);
+        return out;
+      }
       out.cubin.resize(n);
       nvrtcGetCUBIN(prog, out.cubin.data());
+      if (const std::optional<std::vector<std::string>> kernels = cubin_kernels(out.cubin)) {
+        if (const std::string why = kernels_over_limit(*kernels, job.limits); !why.empty()) {
+          refuse_output(out, why);
+          return out;
+        }
+      }
     }
     for (const std::string& e : job.name_expressions) {
       const char* lowered = nullptr;
@@ -239,8 +259,13 @@ std::string encode_request(const NvrtcRequest& r) {
   put_strings(out, r.flags);
   put_strings(out, r.name_expressions);
   put_u64(out, (r.want_ptx ? 1u : 0u) | (r.want_cubin ? 2u : 0u));
+  put_u64(out, r.limits.max_ptx_bytes);
+  put_u64(out, r.limits.max_cubin_bytes);
+  put_u64(out, r.limits.max_kernels);
+  put_u64(out, r.limits.max_kernel_name_bytes);
   put_bytes(out, r.pch_dir);
   put_bytes(out, r.use_pch);
+  put_bytes(out, r.pch_source);
   put_bytes(out, r.create_pch);
   return out;
 }
@@ -258,7 +283,14 @@ std::optional<NvrtcRequest> decode_request(std::string_view in) {
     return std::nullopt;
   r.want_ptx = (want & 1u) != 0;
   r.want_cubin = (want & 2u) != 0;
-  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.create_pch) || !in.empty())
+  unsigned long long limit = 0;
+  for (std::uint64_t* field :
+       {&r.limits.max_ptx_bytes, &r.limits.max_cubin_bytes, &r.limits.max_kernels, &r.limits.max_kernel_name_bytes}) {
+    if (!get_u64(in, limit)) return std::nullopt;
+    *field = limit;
+  }
+  if (!get_bytes(in, r.pch_dir) || !get_bytes(in, r.use_pch) || !get_bytes(in, r.pch_source) ||
+      !get_bytes(in, r.create_pch) || !in.empty())
     return std::nullopt;
   return r;
 }

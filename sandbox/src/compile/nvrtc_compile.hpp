@@ -13,6 +13,7 @@
 
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/compiler.hpp"
 
 namespace leap::sandbox::detail {
 
@@ -24,6 +25,9 @@ struct NvrtcRequest {
   std::vector<std::string> name_expressions;
   bool want_ptx = true;
   bool want_cubin = false;
+  // Checked against the sizes NVRTC reports before the code is copied out of it, so a module over a
+  // limit never leaves the compile process: the result is an output_size limit (output_limits.hpp).
+  OutputLimits limits;
   // Automatic PCH in this directory (created if missing); empty = no PCH. The directory must be
   // private to one set of in-memory headers and flags: NVRTC checks the options and the directive
   // prefix before reusing a PCH, but not the contents of in-memory headers (a PCH made with one
@@ -33,12 +37,17 @@ struct NvrtcRequest {
   // Authenticated by the parent before the request is sent. A compile that does not use it (NVRTC
   // refused it, or it is gone) is compiled again without it, so the result never depends on it.
   std::string use_pch;
+  // The source as a compile with `use_pch` is given it: `source` with the repeats of guarded headers in
+  // its leading includes blanked line for line (leading_includes.hpp), so that the PCH's directives
+  // start it. Empty: `source` itself. A compile without the PCH is always given `source`.
+  std::string pch_source;
   // A pooled compiler that creates a stored PCH: the file name (no directory) to write it to in its
   // scratch directory; empty = none.
   std::string create_pch;
 };
 
-NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs);
+NvrtcRequest make_nvrtc_request(const CompileJob& job, const std::vector<std::string>& include_dirs,
+                                const OutputLimits& limits = {});
 
 // The key naming a request's PCH directory: a digest of its in-memory headers and its flags.
 std::string pch_key(const NvrtcRequest& request);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -55,41 +56,36 @@ bool is_key(std::string_view k) {
          std::all_of(k.begin(), k.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-bool header_name_ok(std::string_view n) {
-  if (n.empty() || n.size() > 200 || n.front() == '/' || n.back() == '/') return false;
-  for (char c : n) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '/' || c == '+' || c == '-';
-    if (!ok) return false;
+std::int64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// A use record: the count as it stood at the last use, and when that was (ns since the epoch).
+struct Uses {
+  double count = 0;
+  std::int64_t last_ns = 0;
+  double now(std::int64_t at) const {
+    const double hours = static_cast<double>(std::max<std::int64_t>(at - last_ns, 0)) / 3.6e12;
+    return count * std::exp2(-hours / static_cast<double>(k_use_half_life.count()));
   }
-  std::size_t pos = 0;
-  while (pos <= n.size()) {
-    const std::size_t end = std::min(n.find('/', pos), n.size());
-    const std::string_view part = n.substr(pos, end - pos);
-    if (part.empty() || part == "." || part == "..") return false;
-    pos = end + 1;
-  }
-  return true;
+};
+
+std::optional<Uses> read_uses(int fd) {
+  char buf[16];
+  if (::pread(fd, buf, sizeof buf, 0) != static_cast<ssize_t>(sizeof buf)) return std::nullopt;
+  std::string_view in(buf, sizeof buf);
+  unsigned long long bits = 0, last = 0;
+  if (!get_u64(in, bits) || !get_u64(in, last)) return std::nullopt;
+  Uses u;
+  std::memcpy(&u.count, &bits, sizeof bits);
+  u.last_ns = static_cast<std::int64_t>(last);
+  if (!std::isfinite(u.count) || u.count < 0) return std::nullopt;
+  return u;
 }
 
 }  // namespace
-
-std::string trusted_header_prefix(const std::string& source) {
-  std::string prefix;
-  std::size_t pos = 0;
-  while (pos < source.size()) {
-    const std::size_t end = source.find('\n', pos);
-    if (end == std::string::npos) break;  // a last line without its newline is not part of a prefix
-    const std::string_view line(source.data() + pos, end - pos);
-    if (!line.starts_with("#include <") || !line.ends_with(">")) break;
-    const std::string_view name = line.substr(10, line.size() - 11);
-    if (!header_name_ok(name)) break;
-    prefix.append(line);
-    prefix.push_back('\n');
-    pos = end + 1;
-  }
-  return prefix;
-}
 
 std::string stored_pch_key(const NvrtcRequest& request, const std::string& prefix, const std::string& toolkit,
                            std::uintptr_t heap_address, std::uint64_t heap_bytes) {
@@ -121,6 +117,7 @@ PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_
   dir_fd_ = open_private_dir(AT_FDCWD, dir_.c_str(), dir_);
   files_fd_ = open_private_dir(dir_fd_, "files", dir_ / "files");
   records_fd_ = open_private_dir(dir_fd_, "records", dir_ / "records");
+  uses_fd_ = open_private_dir(dir_fd_, "uses", dir_ / "uses");
   incoming_fd_ = open_private_dir(dir_fd_, "incoming", dir_ / "incoming");
   lock_fd_ = ::openat(dir_fd_, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) unsafe(dir_, std::string("has an unusable lock file: ") + std::strerror(errno));
@@ -135,7 +132,7 @@ PchStore::PchStore(const std::filesystem::path& directory, std::uint64_t budget_
 }
 
 PchStore::~PchStore() {
-  for (int fd : {dir_fd_, files_fd_, records_fd_, incoming_fd_, lock_fd_}) {
+  for (int fd : {dir_fd_, files_fd_, records_fd_, uses_fd_, incoming_fd_, lock_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -160,6 +157,33 @@ std::string PchStore::record_bytes(const std::string& key, const struct ::stat& 
 void PchStore::remove_entry(const std::string& key) const noexcept {
   ::unlinkat(records_fd_, (key + ".rec").c_str(), 0);
   ::unlinkat(files_fd_, (key + ".pch").c_str(), 0);
+  ::unlinkat(uses_fd_, key.c_str(), 0);
+}
+
+// One more use, now. Not under the store's lock: two processes that count at once may lose one count,
+// which changes nothing that matters.
+void PchStore::note_use(const std::string& key) const noexcept {
+  const int fd = ::openat(uses_fd_, key.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::int64_t now = now_ns();
+  const Uses before = read_uses(fd).value_or(Uses{0, now});
+  const double count = before.now(now) + 1;
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &count, sizeof bits);
+  std::string out;
+  put_u64(out, bits);
+  put_u64(out, static_cast<unsigned long long>(now));
+  (void)!::pwrite(fd, out.data(), out.size(), 0);
+  ::close(fd);
+}
+
+double PchStore::use_score(const std::string& key) const {
+  if (!is_key(key)) return 0;
+  const int fd = ::openat(uses_fd_, key.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const std::optional<Uses> u = read_uses(fd);
+  ::close(fd);
+  return u ? u->now(now_ns()) : 0;
 }
 
 std::optional<std::string> PchStore::find(const std::string& key, bool* refused) const {
@@ -183,9 +207,8 @@ std::optional<std::string> PchStore::find(const std::string& key, bool* refused)
     if (refused != nullptr) *refused = true;
     return std::nullopt;
   }
-  ::futimens(rfd, nullptr);  // used now: the young end of the LRU (the PCH file itself is not touched: its ctime is
-                             // part of the record)
   ::close(rfd);
+  note_use(key);  // (the PCH file itself is not touched: its ctime is part of the record)
   return files_dir_ + "/" + file;
 }
 
@@ -226,6 +249,7 @@ std::optional<std::string> PchStore::adopt(const std::string& key, const std::st
     remove_entry(key);
     return std::nullopt;
   }
+  note_use(key);  // made for the compile that asked for it
   evict(key);
   return files_dir_ + "/" + name;
 }
@@ -244,10 +268,12 @@ std::uint64_t PchStore::stored_bytes() const {
 // creators' directories over an hour old go too.
 void PchStore::evict(const std::string& keep) {
   struct Entry {
-    timespec used;
+    double score;
+    std::int64_t last_ns;
     std::uint64_t bytes;
     std::string key;
   };
+  const std::int64_t now = now_ns();
   std::vector<Entry> entries;
   std::uint64_t total = 0;
   for (const std::string& n : list_directory(files_fd_)) {
@@ -260,22 +286,30 @@ void PchStore::evict(const std::string& keep) {
       continue;
     }
     total += static_cast<std::uint64_t>(st.st_size);
-    entries.push_back({rec.st_mtim, static_cast<std::uint64_t>(st.st_size), key});
+    // No use record (lost, or made by an older version): never used, as old as its record.
+    Uses uses{0, static_cast<std::int64_t>(rec.st_mtim.tv_sec) * 1'000'000'000 + rec.st_mtim.tv_nsec};
+    const int fd = ::openat(uses_fd_, key.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      if (const std::optional<Uses> u = read_uses(fd)) uses = *u;
+      ::close(fd);
+    }
+    entries.push_back({uses.now(now), uses.last_ns, static_cast<std::uint64_t>(st.st_size), key});
   }
-  const timespec now = [] {
-    timespec t{};
-    ::clock_gettime(CLOCK_REALTIME, &t);
-    return t;
-  }();
+  for (const std::string& n : list_directory(uses_fd_)) {  // counts whose PCH is gone
+    struct stat st {};
+    if (!is_key(n) || ::fstatat(files_fd_, (n + ".pch").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      ::unlinkat(uses_fd_, n.c_str(), 0);
+  }
   for (const std::string& n : list_directory(incoming_fd_)) {
     struct stat st {};
-    if (::fstatat(incoming_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && now.tv_sec - st.st_mtim.tv_sec > 3600) {
+    if (::fstatat(incoming_fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now / 1'000'000'000 - st.st_mtim.tv_sec > 3600) {
       remove_incoming((dir_ / "incoming" / n).string());
     }
   }
   if (total <= budget_) return;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+    return a.score != b.score ? a.score < b.score : a.last_ns < b.last_ns;
   });
   for (const Entry& e : entries) {
     if (total <= budget_) break;  // creations are rare, so each one may scan: no low-water mark needed

@@ -6,6 +6,7 @@
 //   mac.key            32 random bytes, 0600: authenticates the records
 //   files/<key>.pch    the PCH files; bound read-only into compile processes, nothing else is
 //   records/<key>.rec  per file: its device, inode, size, ctime and mtime, and an HMAC over them and the key
+//   uses/<key>         per file: how much it is used (a count that halves every hour unused) and when last
 //   incoming/          one fresh directory per creation, where a creator process writes (same file system,
 //                      so the finished file is renamed into files/ atomically)
 //   lock               flock'ed while a PCH is created and the budget kept
@@ -17,14 +18,18 @@
 // one another size, and a record copied from another store or machine fails its HMAC. What does not
 // match is refused and removed; the compile goes on without a PCH.
 //
-// Budget: the files' bytes, at most `budget_bytes`; the least recently used (by the record's mtime,
-// touched on each use) go first once a new PCH takes the total over the budget; one PCH larger than
-// the whole budget is not kept.
+// Budget: the files' bytes, at most `budget_bytes`; once a new PCH takes the total over the budget, the
+// least used go first: each use adds one to a PCH's count, which halves every hour (k_use_half_life),
+// and among equal counts the one used longest ago goes first. So PCHs that many compiles use are not
+// pushed out by a stream of PCHs made once each (every one of which cost its maker's CPU limit, see
+// compiler.cpp), and a PCH nobody uses any more fades out. One PCH larger than the whole budget is not
+// kept.
 #pragma once
 
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -70,31 +75,34 @@ class PchStore {
   std::optional<std::string> adopt(const std::string& key, const std::string& file);
   std::uint64_t stored_bytes() const;  // the files' total
   std::uint64_t evictions() const noexcept { return evictions_; }
+  // How much `key` is used now: its count of uses, halved for every k_use_half_life since the last; 0
+  // for none.
+  double use_score(const std::string& key) const;
 
  private:
   std::string record_bytes(const std::string& key, const struct ::stat& st) const;
   void remove_entry(const std::string& key) const noexcept;
+  void note_use(const std::string& key) const noexcept;
   void evict(const std::string& keep);
   std::filesystem::path dir_;
   std::string files_dir_;
   std::string mac_key_;
   std::uint64_t budget_;
-  int dir_fd_ = -1, files_fd_ = -1, records_fd_ = -1, incoming_fd_ = -1, lock_fd_ = -1;
+  int dir_fd_ = -1, files_fd_ = -1, records_fd_ = -1, uses_fd_ = -1, incoming_fd_ = -1, lock_fd_ = -1;
   std::uint64_t evictions_ = 0;
   mutable std::mutex lock_threads_;
 };
 
-// The key of the PCH for a header prefix: the toolkit (its version and include directories, in the
-// flags), every option, the in-memory headers, the prefix, and the heap address and size the PCH is
-// bound to.
+// Half-life of a PCH's use count (see Budget above).
+inline constexpr std::chrono::hours k_use_half_life{1};
+
+// The key of the PCH made from `prefix` (pch_prefix_text of a source's leading includes,
+// leading_includes.hpp): everything the PCH's content depends on. The toolkit (its version, and its
+// include directories in the flags), every option (-D, the architecture, the dialect...), the
+// in-memory headers' names and contents, the prefix, and the heap address and size the PCH is bound
+// to. A candidate's other text never reaches the PCH, so it is not in the key.
 struct NvrtcRequest;
 std::string stored_pch_key(const NvrtcRequest& request, const std::string& prefix, const std::string& toolkit,
                            std::uintptr_t heap_address, std::uint64_t heap_bytes);
-
-// The part of a source a stored PCH may be made from: its leading lines that are exactly
-// `#include <name>` (a name of letters, digits and _ . / + -, no `..` component, not absolute),
-// joined with newlines, each line ending in one. Empty when the source does not start so. Only this
-// text (never the candidate's source) reaches the process that creates the PCH.
-std::string trusted_header_prefix(const std::string& source);
 
 }  // namespace leap::sandbox::detail

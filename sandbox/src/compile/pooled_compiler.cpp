@@ -225,7 +225,8 @@ void PooledCompiler::kill_and_reap() noexcept {
   try {
     ended = process_->release();  // the launcher reaps it and says how it ended
   } catch (...) {}
-  wait_status_ = ended ? ended->wait_status : SIGKILL;  // no launcher: killed with it
+  wait_status_ = ended ? ended->wait_status : SIGKILL;  // no launcher: killed with it, or soon
+  launcher_lost_ = !ended;
   exit_cpu_ = ended ? ended->cpu_seconds : 0.0;
   reaped_ = true;
 }
@@ -253,13 +254,14 @@ PooledCompiler::Outcome PooledCompiler::compile(const NvrtcRequest& request, Chi
 
   std::string head;
   put_u64(head, static_cast<unsigned long long>(budget.cpu.count()));
-  put_u64(head, static_cast<unsigned long long>(budget.wall.count()));
+  put_u64(head, static_cast<unsigned long long>(wall_cap(budget).count()));
+  // A process that takes nothing of the request is not running it: sent within the backstop or not at all.
   const Sent sent = send_before(socket_, frame(head + encode_request(request)), t0 + budget.wall);
 
   CompileLimit killed_for = sent == Sent::past_deadline ? CompileLimit::wall_clock : CompileLimit::none;
   std::string data;
   if (sent == Sent::all) {
-    const Watch watch{pid_, clock, cpu0 + budget.cpu, budget.idle, t0 + budget.wall};
+    const Watch watch{pid_, clock, cpu0 + budget.cpu, budget.idle, t0 + wall_cap(budget), budget.wall};
     killed_for = watch_compiler_process(socket_, watch, data, &has_frame);
   }
   const std::optional<std::string_view> reply = complete_frame(data);
@@ -278,6 +280,8 @@ PooledCompiler::Outcome PooledCompiler::compile(const NvrtcRequest& request, Chi
     out.pch = static_cast<PchUse>(pch);
     out.cpu_seconds = cpu;
     outcome.scratch_used = scratch_used;
+    // The process reports one limit itself, its output's (and stays alive: nothing went wrong in it).
+    if (out.limit == CompileLimit::output_size) killed_for = CompileLimit::output_size;
     if (out.status == CompileStatus::timeout) {  // NVRTC's flow callback stopped it between phases
       mark_stopped_at_cpu_limit(out, budget);
       killed_for = CompileLimit::cpu_time;
@@ -286,6 +290,7 @@ PooledCompiler::Outcome PooledCompiler::compile(const NvrtcRequest& request, Chi
   } else {
     outcome.alive = false;
     kill_and_reap();
+    outcome.launcher_lost = launcher_lost_;  // how it ended is not known: not a result (see the header)
     const double cpu = std::max(0.0, exit_cpu_ - std::chrono::duration<double>(cpu0).count());
     out = ended_without_result(wait_status_, killed_for, cpu, budget, address_space_bytes_);
     killed_for = out.limit;

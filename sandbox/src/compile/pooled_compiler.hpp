@@ -45,8 +45,12 @@ class PooledCompiler {
   PooledCompiler& operator=(const PooledCompiler&) = delete;
 
   struct Outcome {
-    CompileResult result;            // status, limit and cpu_seconds as the parent saw them
-    bool alive = true;               // false: the process was killed or died; it must be replaced
+    CompileResult result;  // status, limit and cpu_seconds as the parent saw them
+    bool alive = true;     // false: the process was killed or died; it must be replaced
+    // The process ended without an answer while its launcher was lost (gone, stopped, deadlocked: see
+    // compile_launcher.hpp): how it ended is not known, so `result` is no verdict on the candidate and
+    // the compile is to be done again on a fresh process.
+    bool launcher_lost = false;
     std::uint64_t scratch_used = 0;  // bytes in its PCH directory after the compile
   };
   // `request.pch_dir` is a key (pch_key) or empty; the process places it in its scratch directory.
@@ -78,6 +82,7 @@ class PooledCompiler {
   std::uint64_t address_space_bytes_ = 0;
   void kill_and_reap() noexcept;
   bool reaped_ = false;
+  bool launcher_lost_ = false;  // the launcher did not say how the process ended
   int wait_status_ = 0;
   double exit_cpu_ = 0.0;  // the process's total CPU time, once reaped
 };

@@ -11,6 +11,7 @@ std::string encode_result(const CompileResult& r) {
   std::string out;
   out.reserve(64 + r.log.size() + r.ptx.size() + r.cubin.size());
   put_u64(out, static_cast<unsigned long long>(r.status));
+  put_u64(out, static_cast<unsigned long long>(r.limit));
   put_u64(out, r.nvrtc_verdict ? 1 : 0);
   put_u64(out, std::bit_cast<unsigned long long>(r.seconds));
   put_bytes(out, r.log);
@@ -26,9 +27,12 @@ std::string encode_result(const CompileResult& r) {
 
 std::optional<CompileResult> decode_result(std::string_view in) {
   CompileResult r;
-  unsigned long long status = 0, verdict = 0, seconds = 0, count = 0;
-  if (!get_u64(in, status) || status > static_cast<unsigned long long>(CompileStatus::refused)) return std::nullopt;
+  unsigned long long status = 0, limit = 0, verdict = 0, seconds = 0, count = 0;
+  if (!get_u64(in, status) || status > static_cast<unsigned long long>(CompileStatus::resource_limit))
+    return std::nullopt;
   r.status = static_cast<CompileStatus>(status);
+  if (!get_u64(in, limit) || limit > static_cast<unsigned long long>(CompileLimit::output_size)) return std::nullopt;
+  r.limit = static_cast<CompileLimit>(limit);
   if (!get_u64(in, verdict) || verdict > 1) return std::nullopt;
   r.nvrtc_verdict = verdict == 1;
   if (!get_u64(in, seconds)) return std::nullopt;

@@ -11,7 +11,7 @@
 
 namespace leap::sandbox::detail {
 
-// A self-delimiting binary form of a result (status, log, ptx, cubin, lowered names, seconds).
+// A self-delimiting binary form of a result (status, limit, log, ptx, cubin, lowered names, seconds).
 std::string encode_result(const CompileResult& result);
 // The result `bytes` encode; nullopt for anything encode_result did not write, trailing bytes included.
 std::optional<CompileResult> decode_result(std::string_view bytes);

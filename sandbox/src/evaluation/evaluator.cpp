@@ -34,10 +34,10 @@ using Clock = std::chrono::steady_clock;
 
 // Empty when the module defines the kernel `entry`, else what is missing and what to write. The
 // kernels come from the CUBIN's ELF symbol table: text in the PTX, such as an inline-asm comment,
-// proves nothing.
-std::string missing_entry(const CompileResult& c, std::string_view source, const std::string& entry) {
+// proves nothing. The scan of the source is charged to the compile's cpu_seconds.
+std::string missing_entry(CompileResult& c, std::string_view source, const std::string& entry) {
   if (!c.kernels) return "the compiled module has no readable symbol table";
-  return missing_kernel_advice(source, "candidate.cu", *c.kernels, entry);
+  return missing_kernel_advice(c, source, "candidate.cu", entry);
 }
 
 }  // namespace
@@ -173,7 +173,11 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     switch (r.compile.status) {
       case CompileStatus::refused: r.detail = r.compile.log; break;
       case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
-      case CompileStatus::resource_limit: r.detail = "the compile ran out of memory (address-space limit)"; break;
+      case CompileStatus::resource_limit:
+        r.detail = r.compile.limit == CompileLimit::output_size
+                       ? r.compile.log.substr(0, r.compile.log.find('\n'))  // which output, how large, what to change
+                       : "the compile ran out of memory (address-space limit)";
+        break;
       default: r.detail = first_errors(r.compile.log); break;
     }
     r.feedback = "Compile error:\n" + r.detail;
@@ -288,13 +292,16 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   // The runner's reply, read once; a reply that cannot be read is reported as malformed below.
   std::optional<detail::EvaluationReply> reply;
   std::string malformed;
+  // The device heap outlives the module that used it: read from the candidate's PTX before the lock,
+  // so no scan of the candidate's text holds up the evaluations waiting for the runner.
+  const bool uses_device_heap = detail::references_device_malloc(r.compile.ptx);
   {
     std::lock_guard lock(m.runner_mutex);
     call = m.runner.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                          std::chrono::milliseconds(task.time_limit_ms));
-    // The device heap outlives the module that used it, and a sticky error the context: either way
-    // the next evaluation gets a fresh runner. Decided under the same lock as the call.
-    bool restart = detail::references_device_malloc(r.compile.ptx);
+    // A module that used the device heap, and a sticky error in the context: either way the next
+    // evaluation gets a fresh runner. Decided under the same lock as the call.
+    bool restart = uses_device_heap;
     if (call.status == CallStatus::ok) {
       try {
         reply = detail::evaluation_reply_from_json(detail::decode_bounded_cbor(call.reply, detail::k_frame_limits));

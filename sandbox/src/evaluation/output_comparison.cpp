@@ -30,6 +30,10 @@ Comparison compare(DType dtype, const void* actual, const void* expected, std::s
       if (std::isnan(a) && !std::isnan(e)) ++c.nan_count;
     } else if (std::isinf(e) || std::isinf(a)) {
       bad = a != e;
+      if (bad) {  // |a - e| is infinite, and so is the relative error
+        c.max_abs_error = c.max_rel_error = std::numeric_limits<double>::infinity();
+        ++c.inf_count;
+      }
     } else {
       const double err = std::fabs(a - e);
       const double rel = err / std::max(std::fabs(e), std::numeric_limits<double>::min());
@@ -56,6 +60,8 @@ std::string describe(const Comparison& c, const std::string& buffer, std::size_t
                   " elements differ (max abs err " + num(c.max_abs_error) + ", max rel err " + num(c.max_rel_error) +
                   ")";
   if (c.nan_count > 0) s += ", " + std::to_string(c.nan_count) + " NaN (never written?)";
+  if (c.inf_count > 0)
+    s += ", " + std::to_string(c.inf_count) + " infinite where the other side is not the same infinity";
   s += "; first at [" + std::to_string(c.first_index) + "]: expected " + num(c.first_expected) + ", got " +
        num(c.first_actual);
   return s;

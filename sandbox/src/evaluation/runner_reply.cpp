@@ -109,18 +109,26 @@ void read_runner_reply(const EvaluationReply& reply, EvalResult& r) {
 }
 
 bool references_device_malloc(std::string_view ptx) {
-  // NVRTC declares the heap's entry points as `.extern .func (.param .b64 func_retval0) malloc`
-  // (or `.extern .func free`), the parameter list following on the next line.
+  // NVRTC declares the heap's entry points at the start of a line, as `.extern .func  (.param .b64
+  // func_retval0) malloc` (or `.extern .func free`), the parameter list following on the next line.
+  // One pass over the lines, each read once: a declaration is the whole of its line, so text a
+  // candidate plants elsewhere (an inline-asm comment holding `.extern .func` many times) neither
+  // counts nor makes any line be read again.
   constexpr std::string_view k_decl = ".extern .func";
-  for (std::size_t pos = ptx.find(k_decl); pos != std::string_view::npos; pos = ptx.find(k_decl, pos + 1)) {
-    const std::size_t end = std::min(ptx.find("\n(", pos), ptx.find(';', pos));
-    std::string_view decl = ptx.substr(
-        pos + k_decl.size(), end == std::string_view::npos ? std::string_view::npos : end - pos - k_decl.size());
-    const std::size_t last = decl.find_last_not_of(" \t\r\n");
+  std::size_t pos = 0;
+  while (pos < ptx.size()) {
+    std::size_t end = ptx.find('\n', pos);
+    if (end == std::string_view::npos) end = ptx.size();
+    std::string_view line = ptx.substr(pos, end - pos);
+    pos = end + 1;
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || !line.substr(first).starts_with(k_decl)) continue;
+    line.remove_prefix(first + k_decl.size());
+    if (!line.empty() && line.front() != ' ' && line.front() != '\t') continue;  // `.extern .funcs`: not a declaration
+    const std::size_t last = line.find_last_not_of(" \t\r;");
     if (last == std::string_view::npos) continue;
-    decl = decl.substr(0, last + 1);
-    const std::size_t name_at = decl.find_last_of(" \t)") + 1;  // npos + 1 == 0: the whole text
-    const std::string_view name = decl.substr(name_at);
+    line = line.substr(0, last + 1);
+    const std::string_view name = line.substr(line.find_last_of(" \t)") + 1);  // npos + 1 == 0: the whole text
     if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc") return true;
   }
   return false;

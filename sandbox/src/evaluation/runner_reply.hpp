@@ -15,7 +15,8 @@ namespace leap::sandbox::detail {
 void read_runner_reply(const EvaluationReply& reply, EvalResult& r);
 
 // True when the module's PTX calls the device heap (malloc): the heap outlives the module, so the
-// runner that ran it is replaced before the next evaluation.
+// runner that ran it is replaced before the next evaluation. Reads the PTX once, line by line, and
+// only a line that is a declaration counts: the PTX holds the candidate's inline-asm text.
 bool references_device_malloc(std::string_view ptx);
 
 }  // namespace leap::sandbox::detail

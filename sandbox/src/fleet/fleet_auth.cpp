@@ -61,15 +61,47 @@ bool verify(const FleetKey& key, const SignedFields& fields, std::string_view ta
   return equal_digests(*given, expected);
 }
 
-std::string new_session() {
-  std::random_device random;
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string nonce(32, '0');
-  for (std::size_t i = 0; i < nonce.size(); i += 8) {
-    std::uint32_t r = random();
-    for (std::size_t k = 0; k < 8; ++k, r >>= 4) nonce[i + k] = digits[r & 0xF];
-  }
-  return std::to_string(::getpid()) + "-" + nonce;
+namespace {
+
+std::string delivery_message(std::string_view stream, std::string_view entry_id, std::string_view request_tag,
+                             std::string_view record) {
+  std::string m;
+  append_netstring(m, tag_version);
+  append_netstring(m, "delivery");
+  append_netstring(m, stream);
+  append_netstring(m, entry_id);
+  append_netstring(m, request_tag);
+  append_netstring(m, record);
+  return m;
 }
+
+}  // namespace
+
+std::string delivery_tag(const FleetKey& key, std::string_view stream, std::string_view entry_id,
+                         std::string_view request_tag, std::string_view record) {
+  return to_hex(hmac_sha256(key.bytes(), delivery_message(stream, entry_id, request_tag, record)));
+}
+
+bool verify_delivery(const FleetKey& key, std::string_view stream, std::string_view entry_id,
+                     std::string_view request_tag, std::string_view record, std::string_view tag) {
+  const std::optional<Digest> given = from_hex(tag);
+  const Digest expected = hmac_sha256(key.bytes(), delivery_message(stream, entry_id, request_tag, record));
+  if (!given) return false;
+  return equal_digests(*given, expected);
+}
+
+std::string random_hex(std::size_t digits) {
+  std::random_device random;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(digits, '0');
+  std::uint32_t r = 0;
+  for (std::size_t i = 0; i < digits; ++i, r >>= 4) {
+    if (i % 8 == 0) r = random();
+    out[i] = hex[r & 0xF];
+  }
+  return out;
+}
+
+std::string new_session() { return std::to_string(::getpid()) + "-" + random_hex(32); }
 
 }  // namespace leap::sandbox::fleet

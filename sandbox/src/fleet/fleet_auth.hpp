@@ -9,7 +9,8 @@
 // cannot be moved to another request, another client, another fleet or from a request to a reply.
 // The line enters as its digest so a member can check a request it only streams past (a line over
 // the size limit is never held whole). The session is random per client object and process: a reply
-// is matched to its sender by (session, id), never by id alone.
+// is matched to its sender by (session, id), never by id alone. A member's record of a delivery is
+// tagged the same way (delivery_tag), bound to the request entry and its tag.
 #pragma once
 
 #include <string>
@@ -42,7 +43,19 @@ std::string sign(const FleetKey& key, const SignedFields& fields);
 // digits is false.
 bool verify(const FleetKey& key, const SignedFields& fields, std::string_view tag);
 
+// A member's record of one delivery of a request entry to it (see fleet_member.hpp): hex HMAC-SHA256
+// under `key` of the version label, "delivery", the fleet's request stream, the entry's id, the
+// request's own tag (which covers its reply stream, session, id and line) and the record's name, as
+// netstrings. Valid for that delivery of that entry alone: it cannot be moved to another entry or
+// request, and without the key none can be made.
+std::string delivery_tag(const FleetKey& key, std::string_view stream, std::string_view entry_id,
+                         std::string_view request_tag, std::string_view record);
+bool verify_delivery(const FleetKey& key, std::string_view stream, std::string_view entry_id,
+                     std::string_view request_tag, std::string_view record, std::string_view tag);
+
 // A fresh session: "<pid>-<32 random hex digits>".
 std::string new_session();
+// `digits` random hex digits.
+std::string random_hex(std::size_t digits);
 
 }  // namespace leap::sandbox::fleet

@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "common/shortened.hpp"
 #include "fleet/fleet_auth.hpp"
 #include "fleet/fleet_fields.hpp"
 #include "fleet/fleet_redis.hpp"
@@ -54,6 +56,10 @@ void FleetClientOptions::validate() const {
   if (timeout.count() < 1) fail("timeout (" + std::to_string(timeout.count()) + " ms) must be positive");
   if (request_maxlen < 1) fail("request_maxlen must be at least 1");
   if (block.count() < 1) fail("block must be at least 1 ms");
+  if (max_request_bytes < 1024 || max_request_bytes > (std::size_t{1} << 30)) {
+    fail("max_request_bytes (" + std::to_string(max_request_bytes) +
+         ") must be in [1024, 1 GiB], as the members' --max-request-bytes");
+  }
 }
 
 // What one read of the reply stream may hold: 512 answers of at most 32 MiB, 64 MiB in all.
@@ -109,13 +115,7 @@ struct FleetClient::Impl {
     throw std::logic_error(why);
   }
 
-  void report_forged(const std::string& entry, const std::string& why) {
-    const std::uint64_t n = ++forged;
-    if ((n & (n - 1)) != 0) return;  // the 1st, 2nd, 4th, ...: a flood cannot flood the log
-    const std::string line = "leap::sandbox::FleetClient: dropped answer " + entry + " on " + reply_stream + ": " +
-                             why + " (" + std::to_string(n) +
-                             " dropped so far; something without the fleet key writes to "
-                             "this stream)";
+  void say(const std::string& line) const {
     if (options.log) {
       options.log(line);
     } else {
@@ -123,22 +123,32 @@ struct FleetClient::Impl {
     }
   }
 
-  // Why the entry is not an answer signed for this client, or nullopt when it is.
-  std::optional<std::string> forged_reason(const fleet::StreamEntry& entry, const std::string& line) const {
+  void report_forged(const std::string& entry, const std::string& why) {
+    const std::uint64_t n = ++forged;
+    if ((n & (n - 1)) != 0) return;  // the 1st, 2nd, 4th, ...: a flood cannot flood the log
+    say("leap::sandbox::FleetClient: dropped answer " + entry + " on " + reply_stream + ": " + why + " (" +
+        std::to_string(n) +
+        " dropped so far; something without the fleet key writes to "
+        "this stream)");
+  }
+
+  // Why the entry is not an answer signed for `for_session` on this client's reply stream, or nullopt
+  // when it is.
+  std::optional<std::string> forged_reason(const fleet::StreamEntry& entry, const std::string& line,
+                                           const std::string& for_session) const {
     const std::string* id = entry.field(fields::id);
     if (!key) return std::nullopt;
     const std::string* tag = entry.field(fields::tag);
     if (tag == nullptr) return "unsigned (no tag field)";
     if (id == nullptr) return "no 'id' field";
     const fleet::SignedFields signed_fields{
-        fleet::MessageKind::reply, options.stream, reply_stream, session, *id, sha256(line)};
+        fleet::MessageKind::reply, options.stream, reply_stream, for_session, *id, sha256(line)};
     if (!fleet::verify(*key, signed_fields, *tag))
       return "the tag does not match (forged, or copied from another request)";
     return std::nullopt;
   }
 
-  void settle(detail::ReadResponse response, const std::string& line, const std::string& member) {
-    const std::uint64_t id = response.id;
+  void settle(std::uint64_t id, detail::ReadResponse response, const std::string& line, const std::string& member) {
     std::promise<FleetReply> promise;
     {
       std::lock_guard lock(waiting_mutex);
@@ -154,6 +164,7 @@ struct FleetClient::Impl {
     reply.id = id;
     reply.ok = response.ok;
     if (response.result) reply.result = std::move(*response.result);
+    reply.code = std::move(response.code);
     reply.error = std::move(response.error);
     reply.member = member;
     reply.line = line;
@@ -188,6 +199,7 @@ struct FleetClient::Impl {
   void read_loop() {
     fleet::RedisConnection redis(options.redis, credentials);
     int attempt = 0;
+    bool failure_reported = false;  // this run of failures other than a lost connection was reported
     const std::string block = std::to_string(options.block.count());
     while (!closing.load()) {
       try {
@@ -199,6 +211,7 @@ struct FleetClient::Impl {
           ++reconnects;
           attempt = 0;
         }
+        failure_reported = false;
         const auto entries = read.elements.empty() || read.elements.front().elements.size() < 2
                                  ? std::vector<fleet::StreamEntry>{}
                                  : fleet::parse_entries(std::move(read.elements.front().elements[1]));
@@ -225,35 +238,54 @@ struct FleetClient::Impl {
             report_forged(entry.id, "too large to be an answer (" + std::to_string(bytes) + " bytes)");
             continue;
           }
-          // Another client of the same name (a fork that reused it) shares this stream: its answers are
-          // left for it.
+          const std::string* line = entry.field(fields::response);
+          const std::string* member = entry.field(fields::member);
+          // Another client of the same name (a fork that reused it) shares this stream: the answers signed
+          // for its session are left for it. One that names another session without a tag valid for that
+          // session is no one's answer: a forgery, dropped and counted as one.
           if (const std::string* s = entry.field(fields::session); s != nullptr && *s != session) {
-            ++duplicates;
+            const std::optional<std::string> why =
+                line == nullptr ? std::optional<std::string>("no 'response' field") : forged_reason(entry, *line, *s);
+            if (!why) {
+              ++duplicates;
+              continue;
+            }
+            done.push_back(entry.id);
+            report_forged(entry.id, "for another session (" + detail::shortened(*s, 48, 45) + "), and " + *why);
             continue;
           }
           done.push_back(entry.id);
-          const std::string* line = entry.field(fields::response);
-          const std::string* member = entry.field(fields::member);
           if (line == nullptr) {
             report_forged(entry.id, "no 'response' field");
             continue;
           }
-          if (const std::optional<std::string> why = forged_reason(entry, *line)) {
+          if (const std::optional<std::string> why = forged_reason(entry, *line, session)) {
             report_forged(entry.id, *why);
             continue;
           }
+          // The tag covers the entry's id field: the request the member answered, as the request entry named it.
+          const std::string* id_field = entry.field(fields::id);
+          const std::optional<std::uint64_t> signed_id = id_field ? to_id(*id_field) : std::nullopt;
           std::optional<detail::ReadResponse> response = detail::read_response(json::parse(*line, nullptr, false));
-          if (!response) {
-            ++duplicates;  // not an answer to any request of ours (ids we send are unsigned integers)
-            continue;
-          }
-          const std::uint64_t id = response->id;
-          // The tag covers the id field; the line must answer that same id.
-          if (const std::string* signed_id = entry.field(fields::id); key && (!signed_id || to_id(*signed_id) != id)) {
+          if (response && response->id && key && signed_id != response->id) {
             report_forged(entry.id, "the response's id differs from the signed id");
             continue;
           }
-          settle(std::move(*response), *line, member ? *member : std::string());
+          // A response with "id": null answers a line the member could not read (parse_error, or
+          // dead_lettered): nothing in the line names the request, the entry's id field does. A signed
+          // line that is no protocol response at all fails that request too: no other answer follows.
+          const std::optional<std::uint64_t> id = response && response->id ? response->id : signed_id;
+          if (!id) {
+            ++duplicates;  // not an answer to any request of ours (ids we send are unsigned integers)
+            continue;
+          }
+          if (!response) {
+            response.emplace();
+            response->error = "the answer of fleet member '" + (member ? detail::shortened(*member, 64, 61) : "") +
+                              "' is not a protocol response (a JSON object with an unsigned integer or null id): " +
+                              detail::shortened(*line, 200, 197);
+          }
+          settle(*id, std::move(*response), *line, member ? *member : std::string());
         }
         if (done.size() > 2) redis.command(done);
       } catch (const fleet::RedisDisconnected&) {
@@ -261,6 +293,15 @@ struct FleetClient::Impl {
         while (!closing.load() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
       } catch (const fleet::RedisCommandError&) {
         std::this_thread::sleep_for(fleet::reconnect_delay(attempt++));
+      } catch (const std::exception& e) {
+        // Anything else (Redis refusing the password on a reconnect, memory exhausted): the reader keeps
+        // going, so that every deadline still passes and the destructor still joins it.
+        if (!std::exchange(failure_reported, true)) {
+          say("leap::sandbox::FleetClient: reading " + reply_stream + " failed: " + e.what() +
+              "; retrying (requests still unanswered fail at their deadline)");
+        }
+        const auto until = Clock::now() + fleet::reconnect_delay(attempt++);
+        while (!closing.load() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
       }
       expire_overdue();
     }
@@ -268,17 +309,23 @@ struct FleetClient::Impl {
 
   std::future<FleetReply> submit(json request, std::optional<milliseconds> timeout) {
     const auto deadline = Clock::now() + timeout.value_or(options.timeout);
-    std::future<FleetReply> future;
     std::uint64_t id = 0;
     {
       std::lock_guard lock(waiting_mutex);
       id = next_id++;
+    }
+    detail::set_request_id(request, id);
+    // Checked before anything waits for it: a request the members could not read would be answered
+    // "id": null; it is refused here instead (RequestEncodingError naming the field), and nothing is sent.
+    const std::string line =
+        detail::request_line(request, RequestLimits{.max_request_bytes = options.max_request_bytes});
+    std::future<FleetReply> future;
+    {
+      std::lock_guard lock(waiting_mutex);
       Waiting& w = waiting[id];
       w.deadline = deadline;
       future = w.promise.get_future();
     }
-    detail::set_request_id(request, id);
-    const std::string line = detail::protocol_line(request);
     const std::string id_text = std::to_string(id);
     std::vector<std::string> add = {"XADD",
                                     options.stream,
@@ -308,6 +355,12 @@ struct FleetClient::Impl {
       } catch (const fleet::RedisDisconnected&) {
         if (Clock::now() + fleet::reconnect_delay(attempt) >= deadline) break;
         std::this_thread::sleep_for(fleet::reconnect_delay(attempt));
+      } catch (...) {
+        // Redis refused the entry (out of memory, a key of another type, an ACL): nothing will answer it,
+        // and the caller gets the exception instead of the future.
+        std::lock_guard waiting_lock(waiting_mutex);
+        waiting.erase(id);
+        throw;
       }
     }
     expire_overdue();  // the deadline passed while Redis was away: the future holds a FleetTimeout
@@ -357,8 +410,8 @@ FleetClient::~FleetClient() {
 
 std::future<FleetReply> FleetClient::submit(std::string_view request_json, std::optional<milliseconds> timeout) {
   impl_->check_process();
-  json request = json::parse(request_json, nullptr, false);
-  if (request.is_discarded() || !request.is_object()) {
+  json request = detail::parse_request_text(request_json, "");
+  if (!request.is_object()) {
     throw std::invalid_argument(
         "leap::sandbox::FleetClient::submit: the request must be a JSON object such as "
         "{\"op\": \"compile\", \"source\": \"...\"}");
@@ -382,8 +435,8 @@ std::future<FleetReply> FleetClient::eval(const FleetTask& task, std::string_vie
   impl_->check_process();
   json requested_task;
   if (!task.spec_json.empty()) {
-    requested_task = json::parse(task.spec_json, nullptr, false);
-    if (requested_task.is_discarded() || !requested_task.is_object()) {
+    requested_task = detail::parse_request_text(task.spec_json, detail::request_keys::task);
+    if (!requested_task.is_object()) {
       throw std::invalid_argument(
           "leap::sandbox::FleetClient::eval: FleetTask::spec needs a JSON object (a task spec)");
     }

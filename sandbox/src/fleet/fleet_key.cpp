@@ -2,75 +2,62 @@
 #include "leap/sandbox/fleet_key.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
-#include "common/fd_io.hpp"
+#include "common/key_file.hpp"
+#include "common/secret_bytes.hpp"
 #include "common/sha256.hpp"
 
 namespace leap::sandbox {
 namespace {
 
 constexpr std::size_t k_max_key_file_bytes = 4096;
+constexpr std::string_view k_make_a_key = "umask 077; head -c 32 /dev/urandom | base64 > fleet.key";
 
 std::string too_short(std::size_t size, std::string_view where) {
   return "the fleet key " + std::string(where) + " is " + std::to_string(size) + " bytes; it must be at least " +
-         std::to_string(fleet_key_min_bytes) +
-         " (make one with: umask 077; head -c 32 /dev/urandom | base64 > fleet.key)";
+         std::to_string(fleet_key_min_bytes) + " (make one with: " + std::string(k_make_a_key) + ")";
 }
 
-void trim_newlines(std::string& s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+// Drops trailing newlines, then checks the length; the bytes never leave secret memory.
+std::shared_ptr<const detail::SecretBytes> checked(std::shared_ptr<detail::SecretBytes> key, std::string_view where) {
+  std::size_t size = key->size();
+  while (size > 0 && (key->data()[size - 1] == '\n' || key->data()[size - 1] == '\r')) --size;
+  key->resize(size);
+  if (size < fleet_key_min_bytes) throw FleetKeyError(too_short(size, where));
+  return key;
 }
 
 }  // namespace
 
 FleetKey FleetKey::from_bytes(std::string bytes) {
-  if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "given"));
-  return FleetKey(std::move(bytes));
+  std::shared_ptr<detail::SecretBytes> key = detail::secret_copy(bytes);
+  ::explicit_bzero(bytes.data(), bytes.size());  // this copy is ours: leave no key behind in the heap
+  return FleetKey(checked(std::move(key), "given"));
 }
 
 FleetKey FleetKey::from_file(const std::filesystem::path& path) {
   const std::string name = path.string();
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    throw FleetKeyError("cannot read the fleet key file " + name + ": " + std::strerror(errno));
+  const std::string how_to_make = "make one: umask 077; head -c 32 /dev/urandom | base64 > " + name;
+  auto key = std::make_shared<detail::SecretBytes>(k_max_key_file_bytes + 1);
+  try {
+    const std::size_t size = detail::read_key_file(AT_FDCWD, name,
+                                                   {.label = "the fleet key file",
+                                                    .max_bytes = k_max_key_file_bytes,
+                                                    .follow_symlinks = true,
+                                                    .how_to_make = how_to_make},
+                                                   key->data(), key->capacity());
+    key->resize(size);
+  } catch (const detail::KeyFileError& e) {
+    throw FleetKeyError(e.what());
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw FleetKeyError("the fleet key file " + name + " is not a regular file");
-  }
-  // The key is only as secret as its file: one that others may read is refused, not just warned about.
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw FleetKeyError("the fleet key file " + name + " may be read by group or others (mode " + mode +
-                        "); make it private with: chmod 600 " + name);
-  }
-  if (static_cast<std::size_t>(st.st_size) > k_max_key_file_bytes) {
-    throw FleetKeyError("the fleet key file " + name + " is " + std::to_string(st.st_size) +
-                        " bytes; a key file holds one key (at most " + std::to_string(k_max_key_file_bytes) +
-                        " bytes)");
-  }
-  std::optional<std::string> read = detail::read_regular(fd, k_max_key_file_bytes);
-  if (!read)
-    throw FleetKeyError("cannot read the fleet key file " + name + " (a read failed, or it changed while read)");
-  std::string bytes = std::move(*read);
-  trim_newlines(bytes);
-  if (bytes.size() < fleet_key_min_bytes) throw FleetKeyError(too_short(bytes.size(), "in " + name));
-  return FleetKey(std::move(bytes));
+  return FleetKey(checked(std::move(key), "in " + name));
 }
 
-std::optional<FleetKey> FleetKey::from_environment() {
+std::optional<FleetKey> FleetKey::read_environment(bool take) {
   const char* file = std::getenv(std::string(fleet_key_file_env).c_str());
   if (file != nullptr) {
     if (*file == '\0') {
@@ -78,19 +65,25 @@ std::optional<FleetKey> FleetKey::from_environment() {
     }
     return from_file(file);
   }
-  const char* key = std::getenv(std::string(fleet_key_env).c_str());
-  if (key != nullptr) {
-    std::string bytes = key;
-    trim_newlines(bytes);
-    if (bytes.size() < fleet_key_min_bytes)
-      throw FleetKeyError(too_short(bytes.size(), "in $" + std::string(fleet_key_env)));
-    return FleetKey(std::move(bytes));
+  std::shared_ptr<detail::SecretBytes> key = detail::environment_secret(std::string(fleet_key_env).c_str(), take);
+  if (key == nullptr) return std::nullopt;
+  return FleetKey(checked(std::move(key), "in $" + std::string(fleet_key_env)));
+}
+
+std::optional<FleetKey> FleetKey::from_environment() { return read_environment(false); }
+
+std::optional<FleetKey> FleetKey::take_from_environment() { return read_environment(true); }
+
+std::string_view FleetKey::bytes() const {
+  try {
+    return bytes_->view();
+  } catch (const std::logic_error& e) {
+    throw FleetKeyError(e.what());
   }
-  return std::nullopt;
 }
 
 std::string FleetKey::fingerprint() const {
-  return to_hex(hmac_sha256(bytes_, "leap-fleet-key-fingerprint")).substr(0, 16);
+  return to_hex(hmac_sha256(bytes(), "leap-fleet-key-fingerprint")).substr(0, 16);
 }
 
 std::optional<FleetKey> resolve_fleet_key(const std::optional<FleetKey>& given, bool insecure_no_key,

@@ -87,9 +87,12 @@ milliseconds claim_idle_for(std::string_view request_line, const FleetMemberOpti
 struct FleetMember::Impl {
   FleetMemberOptions options;
   Handler handler;
-  fleet::RedisCredentials credentials = fleet::RedisCredentials::from_environment();
+  fleet::RedisCredentials credentials;
   std::optional<FleetKey> key;  // nullopt: insecure_no_key, nothing checked or signed
   fleet::BoundedLimits read_limits;
+  // A delivery record holds a few fields of ~80 bytes; more is junk someone else wrote, read past.
+  static constexpr fleet::BoundedLimits record_limits{
+      .max_value_bytes = 256, .oversized_prefix_bytes = 0, .max_kept_bytes = 64 << 10, .max_elements = 520};
   std::string dead_letter_stream;
   std::string reply_prefix;  // "<stream>:reply:"
   std::function<void(const std::string&)> log;
@@ -101,6 +104,49 @@ struct FleetMember::Impl {
 
   void say(const std::string& line) const {
     if (log) log("leap-sandbox fleet-member " + options.name + ": " + line);
+  }
+
+  // The hash in which members record their deliveries of the request entry `entry_id` (fleet_member.hpp).
+  std::string delivery_record(const std::string& entry_id) const { return options.stream + ":deliveries:" + entry_id; }
+
+  // Records this delivery of `entry` (a signed, well-formed request) before it runs, and returns how
+  // many deliveries the record held before it: only fields whose tag is valid for this entry count.
+  long long record_delivery(fleet::RedisConnection& redis, const fleet::StreamEntry& entry) {
+    const std::string record = delivery_record(entry.id);
+    const std::string name = options.name + "/" + fleet::random_hex(16);
+    const std::string* request_tag = entry.field(fields::tag);
+    const std::string value =
+        key ? fleet::delivery_tag(*key, options.stream, entry.id, request_tag ? *request_tag : "", name) : "unsigned";
+    const std::vector<std::vector<std::string>> commands = {
+        {"HSET", record, name, value},
+        {"EXPIRE", record, std::to_string(options.reply_ttl.count())},
+        {"HGETALL", record}};
+    std::vector<fleet::BoundedReply> replies = redis.bounded_pipeline(commands, record_limits);
+    if (replies[0].type == fleet::BoundedReply::Type::error) {
+      // Something else holds the key (WRONGTYPE): it is no record of ours. Replaced, it counts nothing.
+      say("replaced " + record + ", which was not a delivery record (" + replies[0].text + ")");
+      redis.pipeline({{"DEL", record}});
+      replies = redis.bounded_pipeline(commands, record_limits);
+      if (replies[0].type == fleet::BoundedReply::Type::error) {
+        say("cannot record the delivery of " + entry.id + " (" + replies[0].text + "); running it uncounted");
+        return 0;
+      }
+    }
+    const fleet::BoundedReply& fields_and_tags = replies[2];
+    long long before = 0;
+    for (std::size_t i = 0; i + 1 < fields_and_tags.elements.size(); i += 2) {
+      const fleet::BoundedReply& field = fields_and_tags.elements[i];
+      const fleet::BoundedReply& tag = fields_and_tags.elements[i + 1];
+      if (!field.whole() || !tag.whole() || field.text == name) continue;
+      if (key) {
+        if (request_tag == nullptr ||
+            !fleet::verify_delivery(*key, options.stream, entry.id, *request_tag, field.text, tag.text)) {
+          continue;  // not a member's record of this entry: someone else wrote it
+        }
+      }
+      ++before;
+    }
+    return before;
   }
 
   void ensure_group(fleet::RedisConnection& redis) const {
@@ -144,7 +190,9 @@ struct FleetMember::Impl {
           }
           written = true;
         }
-        redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+        redis.pipeline({{"XACK", options.stream, options.group, entry.id},
+                        {"XDEL", options.stream, entry.id},
+                        {"DEL", delivery_record(entry.id)}});
         return;
       } catch (const fleet::RedisDisconnected& e) {
         if (Clock::now() > give_up) {
@@ -207,7 +255,9 @@ struct FleetMember::Impl {
       } catch (const fleet::RedisCommandError&) {  // the reply stream cannot take it: dead letter only
       }
     }
-    redis.pipeline({{"XACK", options.stream, options.group, entry.id}, {"XDEL", options.stream, entry.id}});
+    redis.pipeline({{"XACK", options.stream, options.group, entry.id},
+                    {"XDEL", options.stream, entry.id},
+                    {"DEL", delivery_record(entry.id)}});
   }
 
   // Answers go only to "<stream>:reply:<client>": a request cannot make members write elsewhere.
@@ -269,7 +319,9 @@ struct FleetMember::Impl {
             " (leap-sandbox fleet-member --max-request-bytes); it was not read");
   }
 
-  void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::atomic<bool>& stop) {
+  // `taken_from`: the consumer whose pending entry this member took over; empty for a first delivery.
+  void process(fleet::RedisConnection& redis, const fleet::StreamEntry& entry, const std::string& taken_from,
+               const std::atomic<bool>& stop) {
     if (const std::optional<std::string> why = forged(entry)) {
       reject(redis, entry, *why);
       return;
@@ -297,6 +349,17 @@ struct FleetMember::Impl {
         impl.in_hand.erase(id);
       }
     } in_hand_guard(*this, entry.id);
+    // Counted before it runs, in the members' own record: a request that killed or stalled every member
+    // it was delivered to is not run again. Redis's delivery counter is not looked at (anyone may set it).
+    if (const long long before = record_delivery(redis, entry); before >= options.max_deliveries) {
+      dead_letter(redis, entry, before, taken_from.empty() ? options.name : taken_from,
+                  "request delivered " + std::to_string(before) +
+                      " times without an answer (each time its fleet member died or stalled past the request's "
+                      "limits); not run again, moved to " +
+                      dead_letter_stream,
+                  stop);
+      return;
+    }
     std::string response;
     try {
       if (entry.whole(fields::request)) {
@@ -322,10 +385,15 @@ struct FleetMember::Impl {
     }
   }
 
+  struct Work {
+    fleet::StreamEntry entry;
+    std::string taken_from;  // the consumer it was taken over from; empty for a first delivery
+  };
+
   // Scans the pending list (at most once per claim_interval across this process's threads) and
-  // takes over one request another consumer has held past its claim idle time; dead-letters the
-  // ones delivered too often. Returns the entry to run, if any.
-  std::optional<fleet::StreamEntry> reclaim(fleet::RedisConnection& redis, const std::atomic<bool>& stop) {
+  // takes over one request another consumer has held past its claim idle time. Returns the entry to
+  // run, if any; whether it runs or is dead-lettered is process()'s to decide, from the delivery record.
+  std::optional<Work> reclaim(fleet::RedisConnection& redis) {
     const auto now = Clock::now().time_since_epoch().count();
     auto due = next_scan.load();
     if (now < due) return std::nullopt;
@@ -340,7 +408,7 @@ struct FleetMember::Impl {
       const std::string id(fleet::text(fleet::at(row, 0)));
       const std::string consumer(fleet::text(fleet::at(row, 1)));
       const long long idle = fleet::integer(fleet::at(row, 2));
-      const long long deliveries = fleet::integer(fleet::at(row, 3));
+      // The delivery count (row 3) is not read: anyone who can write to the stream sets it.
       if (consumer == options.name) {
         std::lock_guard lock(in_hand_mutex);
         if (in_hand.count(id) != 0) continue;  // still running here
@@ -349,37 +417,19 @@ struct FleetMember::Impl {
       const std::string* request =
           found.empty() || !found.front().whole(fields::request) ? nullptr : found.front().field(fields::request);
       if (found.empty()) {  // trimmed or deleted: nothing left to run
-        redis.command({"XACK", options.stream, options.group, id});
+        redis.pipeline({{"XACK", options.stream, options.group, id}, {"DEL", delivery_record(id)}});
         continue;
       }
       const milliseconds claim_idle = claim_idle_for(request ? *request : std::string_view(), options);
       if (idle < claim_idle.count()) continue;
-      if (deliveries >= options.max_deliveries) {
-        // JUSTID: take it over without counting another delivery; the idle check makes one member win.
-        const fleet::Reply claimed = redis.command(
-            {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id, "JUSTID"});
-        if (fleet::size(claimed.get()) == 0) continue;
-        if (const std::optional<std::string> why = forged(found.front())) {
-          reject(redis, found.front(), *why);
-          continue;
-        }
-        dead_letter(redis, found.front(), deliveries, consumer,
-                    "request delivered " + std::to_string(deliveries) +
-                        " times without an answer (each time its "
-                        "fleet member died or stalled past the request's limits); not run again, moved to " +
-                        dead_letter_stream,
-                    stop);
-        continue;
-      }
       const auto claimed = fleet::parse_entries(redis.bounded_command(
           {"XCLAIM", options.stream, options.group, options.name, std::to_string(claim_idle.count()), id},
           read_limits));
       if (claimed.empty()) continue;  // another member was quicker
       ++reclaimed;
-      say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms, delivery " +
-          std::to_string(deliveries + 1) + ")");
+      say("took over " + id + " from " + consumer + " (idle " + std::to_string(idle) + " ms)");
       next_scan.store(0);  // there may be more: scan again on the next turn
-      return claimed.front();
+      return Work{claimed.front(), consumer};
     }
     return std::nullopt;
   }
@@ -400,7 +450,7 @@ struct FleetMember::Impl {
           ready = true;
           attempt = 0;
         }
-        std::optional<fleet::StreamEntry> work = reclaim(redis, stop);
+        std::optional<Work> work = reclaim(redis);
         if (!work) {
           fleet::BoundedReply read = redis.bounded_command({"XREADGROUP", "GROUP", options.group, options.name, "COUNT",
                                                             "1", "BLOCK", block, "STREAMS", options.stream, ">"},
@@ -410,9 +460,9 @@ struct FleetMember::Impl {
                              ? std::vector<fleet::StreamEntry>{}
                              : fleet::parse_entries(std::move(read.elements.front().elements[1]));
           if (entries.empty()) continue;
-          work = std::move(entries.front());
+          work = Work{std::move(entries.front()), {}};
         }
-        process(redis, *work, stop);
+        process(redis, work->entry, work->taken_from, stop);
       } catch (const fleet::RedisDisconnected& e) {
         if (ready || attempt == 0) say(std::string(e.what()) + "; reconnecting");
         ready = false;
@@ -432,6 +482,7 @@ FleetMember::FleetMember(FleetMemberOptions options, Handler handler) : impl_(st
   options.validate();
   if (!handler) throw std::invalid_argument("leap::sandbox::FleetMember: the handler is empty");
   impl_->key = resolve_fleet_key(options.key, options.insecure_no_key, "leap::sandbox::FleetMember");
+  impl_->credentials = options.credentials ? *options.credentials : fleet::RedisCredentials::from_environment();
   // One entry: the request line (kept up to the limit), four short fields, a few that no client writes.
   impl_->read_limits = {.max_value_bytes = options.max_request_bytes,
                         .max_kept_bytes = options.max_request_bytes + (std::size_t{64} << 10),

@@ -13,7 +13,15 @@
 //                      (XCLAIM) a request once it has been idle longer than its claim idle time: the
 //                      grace plus the limits the request runs under (claim_idle_for).
 //   request kills      a request delivered max_deliveries times without an answer is not run again:
-//   members            it is answered with an error and moved to the dead-letter stream "<stream>:dead".
+//   members            it is answered dead_lettered (an environment failure, never a verdict: the
+//                      request did not run) and moved to the dead-letter stream "<stream>:dead".
+// Deliveries are counted in the members' own record, never by Redis's delivery counter (anyone who can
+// write to the stream sets that with XCLAIM ... RETRYCOUNT): before it runs a request, a member adds
+// one field to the hash "<stream>:deliveries:<entry id>", "<member>/<nonce>" = a tag under the fleet key
+// bound to the entry's id, the signed request and the field's name (fleet_auth.hpp: delivery_tag), and
+// reads the others in the same round trip. Fields without a valid tag count for nothing, so without the
+// key the count cannot be raised, nor copied from another request; deleting the record only lowers it
+// (more retries: denial of service, never a wrong answer). The record goes with the answer.
 //   Redis restarts     every thread reconnects (50 ms doubling to 2 s), recreates the group if it is
 //                      gone, and retries the answer it holds. Answers may then arrive twice; clients
 //                      drop duplicates by request id.
@@ -32,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "fleet/fleet_redis.hpp"
 #include "leap/sandbox/fleet_address.hpp"
 #include "leap/sandbox/fleet_key.hpp"
 
@@ -59,6 +68,7 @@ struct FleetMemberOptions {
   std::chrono::seconds reply_ttl{86400};                 // a reply stream unwritten this long expires
   std::size_t max_request_bytes = std::size_t{4} << 20;  // a longer request line is answered request_too_large
   std::optional<FleetKey> key;                           // the fleet key; unset: from the environment (fleet_key.hpp)
+  std::optional<fleet::RedisCredentials> credentials;    // unset: from the environment (fleet_redis.hpp)
   bool insecure_no_key = false;  // with no key anywhere, run unauthenticated instead of refusing to start
 
   void validate() const;  // throws std::invalid_argument naming the option and its value
@@ -67,7 +77,7 @@ struct FleetMemberOptions {
 struct FleetMemberStats {
   std::uint64_t answered = 0;       // responses written
   std::uint64_t reclaimed = 0;      // requests taken over from another consumer
-  std::uint64_t dead_lettered = 0;  // requests moved to the dead-letter stream
+  std::uint64_t dead_lettered = 0;  // requests moved to the dead-letter stream (unrun)
   std::uint64_t reconnects = 0;     // connections re-established after a failure
   std::uint64_t rejected = 0;       // entries dropped unrun: no tag, a wrong tag, or missing fields
   std::uint64_t too_large = 0;      // requests answered request_too_large (never held whole)

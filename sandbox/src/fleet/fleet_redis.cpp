@@ -123,12 +123,21 @@ std::vector<StreamEntry> parse_entries(BoundedReply&& entries) {
   return out;
 }
 
-RedisCredentials RedisCredentials::from_environment() {
+namespace {
+
+RedisCredentials credentials_from_environment(bool take) {
   RedisCredentials c;
-  if (const char* p = std::getenv(std::string(fleet_password_env).c_str()); p != nullptr) c.password = p;
+  c.password = detail::environment_secret(std::string(fleet_password_env).c_str(), take);
   if (const char* u = std::getenv(std::string(fleet_user_env).c_str()); u != nullptr) c.user = u;
+  if (take) ::unsetenv(std::string(fleet_user_env).c_str());
   return c;
 }
+
+}  // namespace
+
+RedisCredentials RedisCredentials::from_environment() { return credentials_from_environment(false); }
+
+RedisCredentials RedisCredentials::take_from_environment() { return credentials_from_environment(true); }
 
 RedisConnection::RedisConnection(RedisAddress address, RedisCredentials credentials,
                                  std::chrono::milliseconds io_timeout)
@@ -154,18 +163,47 @@ void RedisConnection::connect() {
   context_ = c;
   current_timeout_ = io_timeout_;
   try {
-    if (!credentials_.password.empty()) {
-      std::vector<std::string> auth = {"AUTH"};
-      if (!credentials_.user.empty()) auth.push_back(credentials_.user);
-      auth.push_back(credentials_.password);
-      command(auth);
-    }
+    if (credentials_.password != nullptr && credentials_.password->size() > 0) authenticate();
     if (address_.db != 0) command({"SELECT", std::to_string(address_.db)});
   } catch (const RedisCommandError& e) {
     close();
     throw std::runtime_error("Redis at " + to_string(address_) + " refused the connection: " + e.what() + " (set $" +
                              std::string(fleet_password_env) + " to the server's password)");
   }
+}
+
+void RedisConnection::authenticate() {
+  // The command in RESP, built in secret memory and written to the socket here: through hiredis it
+  // would be formatted into hiredis's own buffers, freed unwiped, and copied into every later fork.
+  const std::string_view password = credentials_.password->view();
+  const auto bulk = [](std::string_view s) { return "$" + std::to_string(s.size()) + "\r\n"; };
+  const std::string head = std::string(credentials_.user.empty() ? "*2\r\n" : "*3\r\n") + bulk("AUTH") + "AUTH\r\n" +
+                           (credentials_.user.empty() ? "" : bulk(credentials_.user) + credentials_.user + "\r\n") +
+                           bulk(password);
+  detail::SecretBytes message(head.size() + password.size() + 2);
+  std::memcpy(message.data(), head.data(), head.size());
+  std::memcpy(message.data() + head.size(), password.data(), password.size());
+  std::memcpy(message.data() + head.size() + password.size(), "\r\n", 2);
+  message.resize(message.capacity());
+  std::string_view out = message.view();
+  while (!out.empty()) {  // the socket is blocking, with the connection's timeout as its send timeout
+    const ssize_t n = ::send(context_->fd, out.data(), out.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
+      close();
+      throw RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (AUTH): " + why);
+    }
+    out.remove_prefix(static_cast<std::size_t>(n));
+  }
+  void* raw = nullptr;
+  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+    const std::string why = context_->errstr;
+    close();
+    throw RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (AUTH): " + why);
+  }
+  const Reply reply(static_cast<redisReply*>(raw));
+  if (reply->type == REDIS_REPLY_ERROR) throw RedisCommandError("AUTH: " + std::string(text(reply.get())));
 }
 
 void RedisConnection::use_timeout(std::chrono::milliseconds block) {
@@ -239,22 +277,25 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
   return replies;
 }
 
-BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
-                                              std::chrono::milliseconds block) {
+std::vector<BoundedReply> RedisConnection::bounded_replies(const std::vector<std::vector<std::string>>& commands,
+                                                           const BoundedLimits& limits,
+                                                           std::chrono::milliseconds block) {
   connect();
   use_timeout(block);
   auto lost = [&](const std::string& why) {
     close();
-    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" + argv.front() +
-                             "): " + why);
+    return RedisDisconnected("lost the connection to Redis at " + to_string(address_) + " (" +
+                             commands.front().front() + "): " + why);
   };
-  // hiredis reads replies into its own buffer; this command's reply must be all on the socket.
+  // hiredis reads replies into its own buffer; these commands' replies must be all on the socket.
   if (context_->reader != nullptr && context_->reader->pos != context_->reader->len) {
     throw lost("unread reply bytes before a bounded read");
   }
-  ArgvArrays a(argv);
-  if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
-    throw lost(context_->errstr);
+  for (const auto& argv : commands) {
+    ArgvArrays a(argv);
+    if (redisAppendCommandArgv(context_, a.count(), a.args.data(), a.lengths.data()) != REDIS_OK) {
+      throw lost(context_->errstr);
+    }
   }
   for (int done = 0; done == 0;) {
     if (redisBufferWrite(context_, &done) != REDIS_OK) throw lost(context_->errstr);
@@ -272,22 +313,37 @@ BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& ar
         }
       },
       limits);
-  BoundedReply reply;
+  std::vector<BoundedReply> replies;
+  replies.reserve(commands.size());
   try {
-    reply = reader.read();
+    for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(reader.read());
   } catch (const RedisDisconnected& e) {
     throw lost(e.what());
   } catch (const ProtocolError& e) {  // the connection's state is unknown: start afresh
     throw lost(e.what());
   }
-  if (reply.type == BoundedReply::Type::error) {
-    if (reply.text.starts_with("LOADING") || reply.text.starts_with("MASTERDOWN")) {
+  for (const BoundedReply& reply : replies) {
+    if (reply.type == BoundedReply::Type::error &&
+        (reply.text.starts_with("LOADING") || reply.text.starts_with("MASTERDOWN"))) {
       close();
       throw RedisDisconnected("Redis at " + to_string(address_) + " is not ready: " + reply.text);
     }
-    throw RedisCommandError(argv.front() + ": " + reply.text);
   }
-  return reply;
+  return replies;
+}
+
+BoundedReply RedisConnection::bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
+                                              std::chrono::milliseconds block) {
+  std::vector<BoundedReply> replies = bounded_replies({argv}, limits, block);
+  if (replies.front().type == BoundedReply::Type::error) {
+    throw RedisCommandError(argv.front() + ": " + replies.front().text);
+  }
+  return std::move(replies.front());
+}
+
+std::vector<BoundedReply> RedisConnection::bounded_pipeline(const std::vector<std::vector<std::string>>& commands,
+                                                            const BoundedLimits& limits) {
+  return bounded_replies(commands, limits, std::chrono::milliseconds(0));
 }
 
 std::chrono::milliseconds reconnect_delay(int attempt) noexcept {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/secret_bytes.hpp"
 #include "fleet/fleet_bounded_reply.hpp"
 #include "leap/sandbox/fleet_address.hpp"
 #include "common/sha256.hpp"
@@ -68,11 +69,16 @@ struct StreamEntry {
 std::vector<StreamEntry> parse_entries(const redisReply* entries);
 std::vector<StreamEntry> parse_entries(BoundedReply&& entries);  // moves the values out
 
-// The password (and ACL user) from the environment, never from a command line.
+// The password (and ACL user) from the environment, never from a command line. The password lives in
+// secret memory (common/secret_bytes.hpp), shared by the copies, and reaches Redis without passing
+// through hiredis's buffers, so no forked child of this process holds it.
 struct RedisCredentials {
   std::string user;
-  std::string password;
+  std::shared_ptr<const detail::SecretBytes> password;  // null: none
   static RedisCredentials from_environment();
+  // As from_environment, and then both variables are removed from this process's environment (the
+  // password's bytes overwritten first): see FleetKey::take_from_environment.
+  static RedisCredentials take_from_environment();
 };
 
 class RedisConnection {
@@ -104,11 +110,20 @@ class RedisConnection {
   // Failures as command().
   BoundedReply bounded_command(const std::vector<std::string>& argv, const BoundedLimits& limits,
                                std::chrono::milliseconds block = std::chrono::milliseconds(0));
+  // Sends all commands in one write and reads their replies with bounded memory, `limits` shared by
+  // all of them: one round trip. Error replies are returned, not thrown; I/O failures as pipeline().
+  std::vector<BoundedReply> bounded_pipeline(const std::vector<std::vector<std::string>>& commands,
+                                             const BoundedLimits& limits);
 
   const RedisAddress& address() const noexcept { return address_; }
 
  private:
   void use_timeout(std::chrono::milliseconds block);
+  void authenticate();  // AUTH [user] password, written from secret memory straight to the socket
+  // Appends the commands, writes them all and reads their replies (bounded); the reply that is an
+  // error is returned as one.
+  std::vector<BoundedReply> bounded_replies(const std::vector<std::vector<std::string>>& commands,
+                                            const BoundedLimits& limits, std::chrono::milliseconds block);
 
   RedisAddress address_;
   RedisCredentials credentials_;

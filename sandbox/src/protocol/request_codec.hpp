@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The request protocol's envelope (docs/serve-protocol.md): the keys every request and response
 // carries, the error codes, failure responses, and the client's side: building the requests the
-// fleet client sends and reading the responses it gets. What each op reads is request_handler.cpp's.
-// The one place these keys are spelled. Internal.
+// fleet client sends (refused when the sandbox's reader could not read them) and reading the
+// responses it gets. What each op reads is request_handler.cpp's. The one place these keys are
+// spelled. Internal.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "leap/sandbox/request_encoding_error.hpp"
 #include "leap/sandbox/request_handler.hpp"
 
 namespace leap::sandbox::detail {
@@ -68,21 +71,39 @@ nlohmann::json info_request();
 nlohmann::json compile_request(std::string_view source, std::string_view arch);  // arch empty: the server's
 nlohmann::json eval_request(nlohmann::json task, std::string_view source);       // a built-in's name or a spec object
 bool has_request_id(const nlohmann::json& request);
-// A request or response as one line of the protocol (invalid UTF-8 replaced, never thrown on).
+// A response (or a part of one) as one line of the protocol: what the sandbox writes. Invalid UTF-8
+// (a compiler's log may hold any bytes) is replaced, never thrown on. Requests go through request_line.
 std::string protocol_line(const nlohmann::json& message);
+// A request as one line of the protocol, exactly as given, when the reader of `limits`
+// (answer_request_line: serve, a fleet member) reads it back; else throws RequestEncodingError naming
+// the first value in the line's order that it could not read, or for a line too long the largest
+// member: a string or key that is not valid UTF-8, a NaN or infinite number, arrays and objects nested
+// past max_depth (the request is level 1), a line past max_request_bytes. Never replaces anything:
+// the sandbox gets the candidate's text as it is or not at all. Walks without recursion.
+std::string request_line(const nlohmann::json& request, const RequestLimits& limits);
+// JSON text a caller gave for a request, or for its member `field` (e.g. a task spec), parsed; throws
+// RequestEncodingError naming the value where the text stops being JSON the sandbox reads ("task.
+// tolerance" for a NaN there): NaN, Infinity, a number past a double's range, invalid UTF-8, malformed.
+nlohmann::json parse_request_text(std::string_view text, const std::string& field);
+// The offset of the first byte of `text` that begins no well-formed UTF-8 character (Unicode's table
+// 3-7: no overlong forms, no surrogates, nothing past U+10FFFF, as the JSON parser checks), or npos.
+std::size_t invalid_utf8_at(std::string_view text) noexcept;
 // The op a request names; empty when it is not an object or its "op" is missing or not a string.
 std::string requested_op(const nlohmann::json& request);
 void set_request_id(nlohmann::json& request, std::uint64_t id);
 
-// A response as the client reads it: its id (the client's ids are unsigned integers), ok, the
-// result (as JSON text) and the error.
+// A response as the client reads it: its id (the client's ids are unsigned integers; nullopt for
+// "id": null, the answer to a line the sandbox could not read), ok, the result (as JSON text), and a
+// failure's code and error.
 struct ReadResponse {
-  std::uint64_t id = 0;
+  std::optional<std::uint64_t> id;
   bool ok = false;
   std::optional<std::string> result;
+  std::string code;  // as the response spells it ("parse_error", ...); empty when ok or absent
   std::string error;
 };
-// nullopt when `response` is not an object with an unsigned integer id (an answer to no request of ours).
+// nullopt when `response` is not an object whose id is an unsigned integer or null (not a response to
+// any request of ours).
 std::optional<ReadResponse> read_response(const nlohmann::json& response);
 
 }  // namespace leap::sandbox::detail

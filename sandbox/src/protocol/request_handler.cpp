@@ -121,12 +121,11 @@ CompileJob compile_job(const json& request, const std::string& default_arch) {
 
 json compile_result(Evaluator& evaluator, const json& request) {
   const CompileJob job = compile_job(request, evaluator.arch());
-  const CompileResult r = evaluator.compiler().compile(job);
+  CompileResult r = evaluator.compiler().compile(job);
+  // Before the result is written: the advice's scan is charged to its cpu_seconds.
+  const std::string advice = missing_kernel_advice(r, job.source, job.file_name);
   json out = json::parse(to_json(r));  // "kernels" from the CUBIN's symbol table, never the PTX text
-  if (r.ok() && r.kernels) {
-    if (std::string advice = missing_kernel_advice(job.source, job.file_name, *r.kernels); !advice.empty())
-      out["advice"] = advice;
-  }
+  if (!advice.empty()) out["advice"] = advice;
   return out;
 }
 

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compile launcher: one-shot compile children are forked by a process with a single thread, never
-// by the caller's (which may hold locks in other threads at that moment); a launcher that is gone is
-// replaced; a child's pid stays its own until the Compiler side has released it.
+// by the caller's (which may hold locks in other threads at that moment); a launcher that is gone or
+// stopped is replaced, and a compile it left unreaped is compiled again; a child's pid stays its own
+// until the Compiler side has released it; and waiting for a CPU does not count towards the wall-clock
+// backstop.
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,4 +149,87 @@ TEST_CASE("compile launcher: a child abandoned before its release is killed and 
   CHECK(::kill(pid, 0) != 0);  // gone, and not a zombie either: kill(0) fails only once it is reaped
   // The launcher serves the next compile as before.
   CHECK(sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel())).ok());
+}
+
+TEST_CASE("compile launcher: a stopped launcher is replaced, and the next compile succeeds promptly",
+          "[sandbox][launcher]") {
+  leap_test::require_confinement();
+  Fixture f;
+  const pid_t first = f.launcher->pid();
+  REQUIRE(::kill(first, SIGSTOP) == 0);
+  const auto t0 = Clock::now();
+  const sb::CompileResult r =
+      sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  INFO(r.log);
+  CHECK(r.ok());
+  CHECK(took < 10.0);  // the stop is seen in a quarter of a second; the compile itself takes the rest
+  CHECK(f.launcher->pid() != first);
+  CHECK(f.launcher->replacements() == 1);
+  CHECK(::kill(first, 0) != 0);  // killed and reaped, not left stopped
+  CHECK(leap_test::parent_of(f.launcher->pid()) == ::getpid());
+}
+
+TEST_CASE("compile launcher: a compile whose launcher is stopped before it is reaped is compiled again on a new one",
+          "[sandbox][launcher]") {
+  leap_test::require_confinement();
+  Fixture f;
+  const pid_t first = f.launcher->pid();
+  // The child compiles on; its launcher is stopped, so it can neither reap it nor say how it ended.
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ::kill(first, SIGSTOP);
+  });
+  const auto t0 = Clock::now();
+  const sb::CompileResult r =
+      sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
+  stopper.join();
+  INFO(r.log);
+  CHECK(r.ok());  // not an error blamed on the candidate, nor an exception
+  CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 15.0);
+  CHECK(f.launcher->pid() != first);
+  CHECK(::kill(first, 0) != 0);
+}
+
+TEST_CASE("compile launcher: a compile merely waiting for a CPU is not ended at its wall-clock backstop",
+          "[sandbox][launcher][limits]") {
+  // An oversubscribed machine: the compile shares one CPU with a busy thread of normal priority while it
+  // runs at nice 10, so it gets at most a tenth of that CPU (weights 110 and 1024), and takes longer
+  // than its backstop, set to 0.9 of the least time that can take, to do its work. Its limit is CPU
+  // time; waiting for a CPU is not a stall.
+  leap_test::require_confinement();
+  Fixture f;
+  const sb::CompileResult alone =
+      sb::detail::run_compile_child(*f.launcher, f.setup, f.budget, f.request(leap_test::plain_kernel()));
+  REQUIRE(alone.ok());
+  const double share = 110.0 / (110.0 + 1024.0);
+  cpu_set_t allowed, one;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  REQUIRE(cpu < CPU_SETSIZE);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);                                                      // the first this process may use
+  REQUIRE(::sched_setaffinity(f.launcher->pid(), sizeof one, &one) == 0);  // its children inherit both
+  REQUIRE(::setpriority(PRIO_PROCESS, static_cast<id_t>(f.launcher->pid()), 10) == 0);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {}
+  });
+  sb::detail::ChildBudget budget = f.budget;
+  budget.wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(0.9 * alone.cpu_seconds / share));
+  budget.idle = std::chrono::seconds(5);
+  const auto t0 = Clock::now();
+  const sb::CompileResult r =
+      sb::detail::run_compile_child(*f.launcher, f.setup, budget, f.request(leap_test::plain_kernel()));
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  stop = true;
+  busy.join();
+  const double backstop = std::chrono::duration<double>(budget.wall).count();
+  INFO(r.log << "\ntook " << took << " s for " << r.cpu_seconds << " s of CPU; backstop " << backstop << " s");
+  CHECK(r.ok());
+  CHECK(r.limit == sb::CompileLimit::none);
+  CHECK(took > backstop);  // it did wait past its backstop, or the test shows nothing
 }

@@ -79,6 +79,10 @@ const std::string k_slow_body =  // about a second or more of NVRTC's optimiser
     "__global__ void slow(float* p) { float v = p[threadIdx.x];\n  A(A(A(C(v = v * 1.0001f + p[(int)v & 7];)))) p[0] = "
     "v; }\n";
 
+const std::string k_steady_body =  // a few seconds of NVRTC's optimiser, then a result
+    "#define A(x) x x x x x x x x x x\n#define B(x) A(A(x))\n#define F(x) B(x) B(x) B(x) B(x) B(x)\n"
+    "__global__ void steady(float* p) { float v = p[threadIdx.x];\n  F(v = v * 1.0001f + p[(int)v & 7];) p[0] = v; }\n";
+
 void check_same(const sb::CompileResult& a, const sb::CompileResult& b) {
   CHECK(a.status == b.status);
   CHECK(a.log == b.log);
@@ -170,6 +174,43 @@ TEST_CASE("compile pool: a pooled compiler killed mid-compile is replaced and th
   CHECK(s.processes_replaced == 1);
   REQUIRE(s.pids.size() == 1);
   CHECK(s.pids[0] != before[0]);
+}
+
+TEST_CASE(
+    "compile pool: a stopped launcher is replaced when a pooled compiler must start, and a compile it took "
+    "with it is compiled again",
+    "[sandbox][pool][launcher]") {
+  leap_test::require_confinement();
+  sb::CompilerConfig config = pooled();
+  config.pool.size = 2;
+  sb::Compiler c(config);
+  REQUIRE(c.compile(sb::CompileJob{leap_test::plain_kernel(), {}, {}, "kernel.cu"}).ok());
+  const std::vector<int> first = c.pool_stats().pids;
+  REQUIRE(first.size() == 1);
+  const auto launcher = static_cast<pid_t>(leap_test::parent_of(first[0]));
+  REQUIRE(launcher > 0);
+  // One compile in flight on the first pooled compiler; then the launcher stops answering.
+  sb::CompileJob steady = heavy_job(k_steady_body);
+  steady.options.timeout = std::chrono::seconds(120);
+  auto pending = std::async(std::launch::async, [&] { return c.compile(steady); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // inside NVRTC by now
+  REQUIRE(::kill(launcher, SIGSTOP) == 0);
+  REQUIRE(reaches_state(launcher, 'T'));
+  // The next compile needs a second pooled compiler: the launcher is found lost and replaced (which
+  // ends the first pooled compiler too), and the compile in flight is done again on a new one.
+  const auto t0 = Clock::now();
+  const sb::CompileResult next =
+      c.compile(sb::CompileJob{std::string(leap_test::plain_kernel()) + "// another\n", {}, {}, "kernel.cu"});
+  INFO(next.log);
+  CHECK(next.ok());
+  CHECK(Clock::now() - t0 < std::chrono::seconds(15));  // not a minute of waiting for a pid
+  const sb::CompileResult again = pending.get();
+  INFO(again.log);
+  CHECK(again.ok());  // not "the compiler process died (signal 9)": the candidate did nothing
+  const sb::CompilePoolStats s = c.pool_stats();
+  CHECK(s.processes_started == 3);  // the first, the second, and the one the compile in flight was done again on
+  for (const int pid : s.pids) CHECK(leap_test::parent_of(pid) != launcher);
+  CHECK(::kill(launcher, 0) != 0);  // killed and reaped
 }
 
 TEST_CASE("compile pool: a pooled compiler dead or stopped while idle is replaced before a candidate is given to it",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "cpu_bound.hpp"
 
 using namespace leap::sandbox;
 using nlohmann::json;
@@ -174,4 +175,68 @@ TEST_CASE("cli serve: compile requests take headers, std, defines and default_de
   CHECK(by_id[6].at("result").at("status") == "ok");
   CHECK(by_id[6].at("result").at("advice").get<std::string>().find("template __global__ void k<float>(float* x);") !=
         std::string::npos);
+}
+
+// The scanner reads a candidate's source, up to serve's 4 MiB: each shape below made the old scanner
+// read to the end of the source once per template (or count lines from its start, or substitute a
+// default into every use), minutes to an hour of CPU in the serve process at these sizes. Each must
+// now take a pass, far within the bound, and give advice of a bounded size.
+TEST_CASE("diagnostics: the advice scanner is linear in the templates a source holds, and its advice bounded",
+          "[sandbox][diagnostics][scans]") {
+  constexpr std::size_t k_size = 2u << 20;
+  auto repeated = [](std::string_view head, std::string_view unit, std::string_view tail) {
+    std::string s(head);
+    while (s.size() < k_size) s += unit;
+    return s + std::string(tail);
+  };
+  const std::string_view one_per_line = "template <class T> __global__ void k(T x);\n";
+  struct Shape {
+    const char* what;
+    std::string source;
+    std::size_t templates;  // kernel templates it holds
+  };
+  std::string long_default = "template <class T = ";
+  for (int i = 0; i < 100000; ++i) long_default += "X";
+  long_default += "> __global__ void uses(";
+  while (long_default.size() < k_size) long_default += "T a, ";
+  long_default += "T z) {}\n";
+  const Shape shapes[] = {
+      {"K template<...> lines in #if 0 (the issue's)", repeated("#if 0\n", "template<typename T>\n", "#endif\n"), 0},
+      {"template< never closed", repeated("", "template<", ""), 0},
+      {"templates that share one declaration head", repeated("", "template <class T> ", "__global__ void f(T x) {}\n"),
+       1},
+      {"kernel templates, each on its own line", repeated("", one_per_line, ""),
+       (k_size + one_per_line.size() - 1) / one_per_line.size()},
+      {"a default argument substituted into every parameter", long_default, 1},
+  };
+  for (const Shape& shape : shapes) {
+    INFO(shape.what);
+    CHECK(leap_test::finishes_within_cpu_seconds(10, [&] {
+      const std::vector<KernelTemplate> t = kernel_templates(shape.source);
+      const std::string advice = missing_kernel_advice(shape.source, "kernel.cu", {});
+      for (const KernelTemplate& k : t) {
+        if (k.instantiation.size() > 2048 || k.parameters.size() > 2048 || k.call.size() > 2048) return false;
+      }
+      return t.size() == shape.templates && advice.size() < 8192 &&
+             (t.empty() || t.back().line == static_cast<int>(shape.templates));
+    }));
+  }
+}
+
+TEST_CASE("diagnostics: the advice's scan is charged to the compile's cpu_seconds", "[sandbox][diagnostics][scans]") {
+  CompileResult r;
+  r.status = CompileStatus::ok;
+  r.kernels = std::vector<std::string>{};
+  r.cpu_seconds = 0.25;
+  std::string source = "#if 0\n";
+  while (source.size() < (1u << 20)) source += "template<typename T>\n";
+  source += "#endif\ntemplate <class T> __global__ void relu(T* x) {}\n";
+  const std::string advice = missing_kernel_advice(r, source, "kernel.cu");
+  CHECK(advice.find("the kernel template 'relu' (kernel.cu line ") != std::string::npos);
+  CHECK(r.cpu_seconds > 0.25);  // the scan of a megabyte took CPU, and the result says so
+
+  CompileResult none;  // no kernel list (no CUBIN, or not compiled): no advice, nothing charged
+  none.status = CompileStatus::ok;
+  CHECK(missing_kernel_advice(none, source, "kernel.cu").empty());
+  CHECK(none.cpu_seconds == 0.0);
 }

@@ -2,8 +2,9 @@
 // Precompiled headers kept on disk (CompilerConfig::pch_directory): a PCH one Compiler made is used by
 // a fresh one and by another process (the CLI), with the same bytes, log and status as a compile
 // without it; a PCH file edited, replaced or recorded by another store is refused and the compile
-// still succeeds; the budget evicts the least recently used; what follows a candidate's #include lines
-// never reaches a stored PCH; and only exact `#include <...>` lines make a prefix.
+// still succeeds; the budget evicts the least used; what follows a candidate's #include lines never
+// reaches a stored PCH; the include list is read as the preprocessor reads it, so a licence header or a
+// repeated include gets the bare source's PCH; making a PCH is charged to the compile that needed it.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +13,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -21,6 +24,7 @@
 #include <leap/sandbox/compiler.hpp>
 #include "confinement/confinement.hpp"
 
+#include "compile/leading_includes.hpp"
 #include "compile/nvrtc_compile.hpp"
 #include "compile/pch_heap.hpp"
 #include "compile/pch_store.hpp"
@@ -212,7 +216,7 @@ TEST_CASE("stored pch: an edited, replaced or foreign PCH is refused and the com
   }
 }
 
-TEST_CASE("stored pch: a store refuses what does not match its record, and its budget evicts the least recently used",
+TEST_CASE("stored pch: a store refuses what does not match its record, and its budget evicts the least used",
           "[sandbox][pch]") {
   leap_test::TempDir dir;
   const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
@@ -230,7 +234,7 @@ TEST_CASE("stored pch: a store refuses what does not match its record, and its b
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(store.find(a));  // used: a is now more recent than b
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(put(c, 4000));  // 12000 > 10000: down to 7500, the least recently used (b) first
+  REQUIRE(put(c, 4000));  // 12000 > 10000: the least used goes first (b: made once; a: made and used again)
   CHECK(store.evictions() == 1);
   CHECK(store.find(a));
   CHECK_FALSE(store.find(b));
@@ -288,18 +292,189 @@ TEST_CASE("stored pch: what follows a candidate's #include lines never reaches a
   same_result(d, without_pch(defined));
 }
 
-TEST_CASE("stored pch: only exact #include <...> lines at the top make a prefix", "[sandbox][pch]") {
-  using sb::detail::trusted_header_prefix;
-  CHECK(trusted_header_prefix("#include <cuda_fp16.h>\n#include <cub/cub.cuh>\nint x;\n") ==
-        "#include <cuda_fp16.h>\n#include <cub/cub.cuh>\n");
-  CHECK(trusted_header_prefix("#include <a.h>\n#define X\n#include <b.h>\n") == "#include <a.h>\n");
-  CHECK(trusted_header_prefix("// comment\n#include <a.h>\n").empty());
-  CHECK(trusted_header_prefix("#include \"task.h\"\n").empty());
-  CHECK(trusted_header_prefix("#include <../../etc/passwd>\n").empty());
-  CHECK(trusted_header_prefix("#include </etc/passwd>\n").empty());
-  CHECK(trusted_header_prefix("#include <a/./b.h>\n").empty());
-  CHECK(trusted_header_prefix("#include <a.h> // x\n").empty());
-  CHECK(trusted_header_prefix("#  include <a.h>\n").empty());
-  CHECK(trusted_header_prefix("#include <a.h>").empty());         // a line without its newline
-  CHECK(trusted_header_prefix("#include <a\\\nb.h>\n").empty());  // a spliced line
+TEST_CASE("stored pch: the leading includes are read as the preprocessor reads them", "[sandbox][pch]") {
+  using Names = std::vector<std::string>;
+  auto names = [](std::string_view source, bool guarded = true) {
+    return sb::detail::leading_includes(source, [&](const std::string&) { return guarded; }).names;
+  };
+  CHECK(names("#include <cuda_fp16.h>\n#include <cub/cub.cuh>\nint x;\n") == Names{"cuda_fp16.h", "cub/cub.cuh"});
+  CHECK(names("#include <a.h>\n#define X\n#include <b.h>\n") == Names{"a.h"});  // anything else ends it
+  CHECK(names("#include <b.h>\n#include <a.h>\n") == Names{"b.h", "a.h"});      // in their order
+  // Comments, wherever the preprocessor sees one, and blank lines are nothing.
+  CHECK(names("/*\n * Copyright (c) 2024 Someone\n * SPDX-License-Identifier: MIT\n */\n\n#include <a.h>\n") ==
+        Names{"a.h"});
+  CHECK(names("// a comment\n#include <a.h>\n") == Names{"a.h"});
+  CHECK(names("#include <a.h> // x\n") == Names{"a.h"});
+  CHECK(names("#  include <a.h>\n\t#include<b.h>\n") == Names{"a.h", "b.h"});
+  CHECK(names("# /* c */ include /* d */ <a.h> /* e\n */\n#include <b.h>\n") == Names{"a.h", "b.h"});
+  CHECK(names("/* x\n*/#include <a.h>\n") == Names{"a.h"});
+  // What is not a comment, or not certainly one, ends the leading part there.
+  CHECK(names("#include <a.h>\n// a comment continued \\\n#include <b.h>\n") == Names{"a.h"});
+  CHECK(names("/* closed here: *\\\n/ #include <a.h> */\n").empty());
+  CHECK(names("?\?=include <a.h>\n").empty());
+  CHECK(names("// what?\?/\n#include <a.h>\n").empty());
+  CHECK(names("%:include <a.h>\n").empty());
+  CHECK(names("/* never closed\n#include <a.h>\n").empty());
+  CHECK(names(std::string_view("// \0\n#include <a.h>\n", 21)).empty());
+  CHECK(names("int x;\n#include <a.h>\n").empty());
+  CHECK(names("#include \"task.h\"\n").empty());
+  CHECK(names("#include_next <a.h>\n").empty());
+  CHECK(names("#include <a.h> extra\n").empty());
+  CHECK(names("#include <../../etc/passwd>\n").empty());
+  CHECK(names("#include </etc/passwd>\n").empty());
+  CHECK(names("#include <a/./b.h>\n").empty());
+  CHECK(names("#include <a.h>").empty());         // a line without its newline
+  CHECK(names("#include <a\\\nb.h>\n").empty());  // a spliced line
+
+  // A repeat of a guarded header is left out, and blanked line for line in the source a PCH compile
+  // gets; a repeat of any other header stays.
+  const std::string repeated = "#include <a.h>\n#include <b.h>\n#include <a.h> /* x\n y */\nint z;\n";
+  const sb::detail::LeadingIncludes guarded =
+      sb::detail::leading_includes(repeated, [](const std::string& n) { return n == "a.h"; });
+  CHECK(guarded.names == Names{"a.h", "b.h"});
+  CHECK(guarded.pch_source == "#include <a.h>\n#include <b.h>\n\n\nint z;\n");
+  const sb::detail::LeadingIncludes unguarded =
+      sb::detail::leading_includes(repeated, [](const std::string&) { return false; });
+  CHECK(unguarded.names == Names{"a.h", "b.h", "a.h"});
+  CHECK(unguarded.pch_source.empty());
+  CHECK(sb::detail::pch_prefix_text(guarded.names) == "#include <a.h>\n#include <b.h>\n");
+}
+
+TEST_CASE("stored pch: a header counts as guarded only when all of it is inside its guard", "[sandbox][pch]") {
+  using sb::detail::has_include_guard;
+  CHECK(has_include_guard("#pragma once\nint x;\n"));
+  CHECK(has_include_guard("// licence\n#ifndef A_H\n#define A_H\nint x;\n#endif // A_H\n"));
+  CHECK(has_include_guard("#if !defined(A_H)\n#define A_H\n#endif\n"));
+  CHECK(has_include_guard("#if !defined A_H\n# define A_H 1\n#endif\n\n"));
+  CHECK(has_include_guard("#ifndef A_H\n#define A_H\n#if X\n#else\n#endif\n#endif\n"));  // an inner #else
+  CHECK(has_include_guard("#ifndef A_H\n#define A_H\n/* #endif */\nint x = 1'000;\n#endif\n"));
+  CHECK(has_include_guard("#ifndef A_H\n#define A_H\n#define M \\\n#endif\n#endif\n"));  // spliced: not a directive
+  CHECK_FALSE(has_include_guard("#ifndef A_H\n#define A_H\n#endif\nint y;\n"));          // something after it
+  CHECK_FALSE(has_include_guard("int y;\n#ifndef A_H\n#define A_H\n#endif\n"));          // something before it
+  CHECK_FALSE(has_include_guard("#ifndef A_H\n#define B_H\n#endif\n"));                  // another macro
+  CHECK_FALSE(has_include_guard("#ifndef A_H\n#define A_H\n#else\nint twice;\n#endif\n"));
+  CHECK_FALSE(has_include_guard("#ifndef A_H\n#define A_H\nauto s = R\"(\n#endif\n)\";\n#endif\n"));
+  CHECK_FALSE(has_include_guard("#undef assert\n#define assert(e) ((void)0)\n"));  // meant to be included again
+  CHECK_FALSE(has_include_guard("#ifndef A_H\n#define A_H\n"));                    // unterminated
+  const std::string toolkit = sb::default_cuda_include_dir();
+  CHECK(has_include_guard(leap_test::read_file(toolkit + "/cuda_fp16.h")));
+  CHECK(has_include_guard(leap_test::read_file(toolkit + "/cooperative_groups.h")));
+}
+
+// The licence block of NVIDIA's samples, then a kernel that includes cooperative groups: a real file.
+std::string with_licence(const std::string& source) {
+  return "/* Copyright (c) 2022, NVIDIA CORPORATION. All rights reserved.\n"
+         " *\n"
+         " * Redistribution and use in source and binary forms, with or without\n"
+         " * modification, are permitted provided that the following conditions\n"
+         " * are met: ...\n"
+         " */\n"
+         "\n"
+         "// A one-line comment before the includes, as a model often writes.\n" +
+         source;
+}
+
+TEST_CASE("stored pch: a source with a licence header gets the same stored PCH as the bare one", "[sandbox][pch]") {
+  require_confinement();
+  leap_test::TempDir dir;
+  const fs::path store = dir.path / "pch";
+  const sb::CompileJob bare = job(kernel("bare", "2.0f"));
+  const sb::CompileJob licensed = job(with_licence(kernel("licensed", "3.0f")));
+  sb::Compiler compiler(with_store(store));
+  REQUIRE(compiler.compile(bare).pch == sb::PchUse::hit);
+  REQUIRE(compiler.stored_pch_stats().created == 1);
+  const sb::CompileResult r = compiler.compile(licensed);
+  INFO(r.log);
+  CHECK(r.pch == sb::PchUse::hit);
+  CHECK(compiler.stored_pch_stats().created == 1);  // the bare source's
+  CHECK(compiler.stored_pch_stats().found == 1);
+  same_result(r, without_pch(licensed));
+  CHECK(pch_files(store).size() == 1);
+}
+
+TEST_CASE("stored pch: duplicated-include variants make one PCH, the bare source's, and compile as without it",
+          "[sandbox][pch]") {
+  require_confinement();
+  leap_test::TempDir dir;
+  const fs::path store = dir.path / "pch";
+  sb::Compiler compiler(with_store(store));
+  REQUIRE(compiler.compile(job(kernel("bare", "2.0f"))).pch == sb::PchUse::hit);
+  const std::string again = "#include <cuda_fp16.h>\n";
+  const std::vector<std::string> variants = {
+      again + kernel("twice", "2.0f"),
+      again + again + kernel("three_times", "2.0f"),
+      "#include <cuda_fp16.h> /* again,\n over two lines */\n" + kernel("commented", "2.0f"),
+      with_licence(again + again + kernel("licensed_three_times", "2.0f")),
+  };
+  for (const std::string& v : variants) {
+    INFO(v.substr(0, 120));
+    const sb::CompileResult r = compiler.compile(job(v));
+    INFO(r.log);
+    CHECK(r.pch == sb::PchUse::hit);
+    same_result(r, without_pch(job(v)));  // diagnostics' line numbers included: the repeats were blanked, not cut
+  }
+  CHECK(compiler.stored_pch_stats().created == 1);
+  CHECK(pch_files(store).size() == 1);
+  // A line number after the leading part is the source's own, with the PCH as without it.
+  const std::string wrong = again + again + kernel("wrong", "2.0f") + "__device__ int oops() { return undeclared; }\n";
+  const sb::CompileResult w = compiler.compile(job(wrong));
+  CHECK(w.log.find("kernel.cu(8)") != std::string::npos);
+  same_result(w, without_pch(job(wrong)));
+}
+
+TEST_CASE("stored pch: the CPU of making a PCH is charged to the compile that needed it, within its limit",
+          "[sandbox][pch][limits]") {
+  require_confinement();
+  leap_test::TempDir dir;
+  const fs::path store = dir.path / "pch";
+  sb::Compiler compiler(with_store(store));
+  // A limit that cannot pay for the PCH: the compile ends at its CPU limit, and no PCH is kept.
+  sb::CompileJob poor = job(kernel("poor", "2.0f"));
+  poor.options.timeout = std::chrono::milliseconds(50);
+  const sb::CompileResult p = compiler.compile(poor);
+  INFO(p.log);
+  CHECK(p.status == sb::CompileStatus::timeout);
+  CHECK(p.limit == sb::CompileLimit::cpu_time);
+  CHECK(p.log.find("making the precompiled header of its #include lines used") != std::string::npos);
+  CHECK(p.cpu_seconds >= 0.045);
+  CHECK(compiler.stored_pch_stats().created == 0);
+  CHECK(pch_files(store).empty());
+
+  // One that can: its cpu_seconds holds the making; the next candidate, which finds the PCH, pays nothing for it.
+  const double before = compiler.stored_pch_stats().creation_cpu_seconds;
+  const sb::CompileResult maker = compiler.compile(job(kernel("maker", "2.0f")));
+  REQUIRE(maker.ok());
+  const double made = compiler.stored_pch_stats().creation_cpu_seconds - before;
+  CHECK(compiler.stored_pch_stats().created == 1);
+  CHECK(made > 0.1);
+  CHECK(maker.cpu_seconds >= made);
+  const sb::CompileResult user = compiler.compile(job(kernel("user", "2.0f")));
+  REQUIRE(user.ok());
+  CHECK(user.pch == sb::PchUse::hit);
+  CHECK(user.cpu_seconds < maker.cpu_seconds - made / 2);
+}
+
+TEST_CASE("stored pch: PCHs made once each do not push out one that many compiles use", "[sandbox][pch]") {
+  leap_test::TempDir dir;
+  sb::detail::PchStore store(dir.path / "pch", 10000);
+  auto put = [&](const std::string& key) {
+    const fs::path in = store.make_incoming();
+    std::ofstream(in / "f.pch", std::ios::binary) << std::string(4000, 'p');
+    const std::optional<std::string> path = store.adopt(key, (in / "f.pch").string());
+    store.remove_incoming(in.string());
+    return path;
+  };
+  const std::string honest(64, 'a');
+  REQUIRE(put(honest));
+  for (int i = 0; i < 5; ++i) REQUIRE(store.find(honest));  // honest traffic uses it
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Then a stream of variants, each made once (and so used once) and newer than every use of the honest one.
+  for (char c : {'b', 'c', 'd', 'e', 'f', '0', '1'}) {
+    REQUIRE(put(std::string(64, c)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(store.find(honest));
+  CHECK(store.use_score(honest) > 5.9);
+  CHECK(store.stored_bytes() <= 10000);
+  CHECK(store.evictions() == 6);
 }

@@ -85,6 +85,29 @@ TEST_CASE("check: comparison within tolerance, NaN, first mismatch and summary",
   CHECK_FALSE(sb::compare(sb::DType::float32, inf_b.data(), inf_a.data(), 1, tol).ok);
 }
 
+// An infinity where the reference has a finite value is an infinite error: the summary used to say
+// "max abs err 0" (its maxima skipped every pair with an infinity), which tells a policy nothing.
+TEST_CASE("check: an infinite mismatch is summarised as infinite, never as max abs err 0", "[sandbox][check]") {
+  const sb::Tolerance tol{1e-4, 1e-4};
+  const std::vector<float> ref{1.0f, 2.0f, INFINITY, 4.0f};
+  const std::vector<float> got{INFINITY, 2.0f, -INFINITY, 4.0f};
+  const sb::Comparison c = sb::compare(sb::DType::float32, got.data(), ref.data(), 4, tol);
+  CHECK_FALSE(c.ok);
+  CHECK(c.mismatches == 2);
+  CHECK(c.inf_count == 2);
+  CHECK(std::isinf(c.max_abs_error));
+  CHECK(std::isinf(c.max_rel_error));
+  const std::string text = sb::describe(c, "out", 4);
+  CHECK_THAT(text, Catch::Contains("out: 2 of 4 elements differ (max abs err inf, max rel err inf)") &&
+                       Catch::Contains("2 infinite where the other side is not the same infinity") &&
+                       Catch::Contains("first at [0]: expected 1, got inf") && !Catch::Contains("max abs err 0"));
+  // Matching infinities are no error at all; the finite pairs still give their own maximum.
+  const std::vector<float> same_inf{1.5f, 2.0f, INFINITY, 4.0f};
+  const sb::Comparison m = sb::compare(sb::DType::float32, same_inf.data(), ref.data(), 4, tol);
+  CHECK(m.inf_count == 0);
+  CHECK(m.max_abs_error == Approx(0.5));
+}
+
 TEST_CASE("check: special values land in every float dtype, at least one of each kind", "[sandbox][check]") {
   std::vector<float> f(1000, 1.0f);
   sb::sprinkle_special_values(sb::DType::float32, 5, f.data(), f.size());

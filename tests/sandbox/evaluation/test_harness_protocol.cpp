@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_bound.hpp"
 #include "fake_gpu_driver.hpp"
 #include "harness_runner.hpp"
 #include "evaluation/input_generator.hpp"
@@ -1071,6 +1072,36 @@ TEST_CASE("evaluator: which stages are the candidate's, and which modules use th
   CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b32 func_retval0) vprintf\n(\n)\n;"));
   CHECK_FALSE(sb::detail::references_device_malloc(".extern .func  (.param .b64 func_retval0) my_malloc\n(\n)\n;"));
   CHECK_FALSE(sb::detail::references_device_malloc("// malloc in a comment\n.visible .entry k()\n{\n}\n"));
+  // An inline-asm comment is not a declaration, whatever it says.
+  CHECK_FALSE(sb::detail::references_device_malloc(
+      ".visible .entry k()\n{\n\t// begin inline asm\n\t// .extern .func  (.param .b64 func_retval0) malloc\n"
+      "\t// end inline asm\n}\n"));
+  CHECK_FALSE(sb::detail::references_device_malloc(".extern .funcs malloc\n(\n)\n;"));
+  CHECK(sb::detail::references_device_malloc("  .extern .func malloc;\n"));
+}
+
+// The PTX holds a candidate's inline-asm text: `.extern .func` planted thousands of times in a comment
+// made the old scan read to the end of the PTX once per occurrence (33.5 s for a 100 KB source, while
+// the evaluator held the GPU runner's lock). Now one pass, far within the bound, with the same answers.
+TEST_CASE("evaluator: the device-malloc scan reads the PTX once, whatever .extern .func text a candidate plants",
+          "[sandbox][harness][scans]") {
+  constexpr std::size_t k_size = 4u << 20;
+  const std::string module_tail =
+      "\t// end inline asm\n\tret;\n}\n.extern .func  (.param .b64 func_retval0) MALLOC\n(\n\t.param .b64 "
+      "p\n)\n;\n";
+  std::string one_line = ".visible .entry k()\n{\n\t// begin inline asm\n\t//";
+  while (one_line.size() < k_size) one_line += " .extern .func";
+  one_line += "\n";
+  std::string many_lines = ".visible .entry k()\n{\n\t// begin inline asm\n";
+  while (many_lines.size() < k_size) many_lines += "\t// .extern .func x\n.extern .func\n";
+  for (const std::string* ptx : {&one_line, &many_lines}) {
+    for (const std::string name : {"malloc", "my_malloc"}) {
+      std::string text = *ptx + module_tail;
+      text.replace(text.find("MALLOC"), 6, name);
+      CHECK(leap_test::finishes_within_cpu_seconds(
+          10, [&] { return sb::detail::references_device_malloc(text) == (name == "malloc"); }));
+    }
+  }
 }
 
 TEST_CASE("evaluator: a runner reply becomes the result the policy sees", "[sandbox][harness]") {

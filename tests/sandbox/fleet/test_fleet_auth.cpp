@@ -2,13 +2,18 @@
 // The fleet's authentication and bounded reads without a Redis: where the key comes from and what is
 // refused, what a tag covers (every field moves it), and a reply reader that never holds an
 // oversized value yet knows its length and digest.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <leap/sandbox/fleet_key.hpp>
 #include "common/sha256.hpp"
 #include <string>
@@ -19,6 +24,7 @@
 
 namespace sb = leap::sandbox;
 namespace fl = leap::sandbox::fleet;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -88,8 +94,88 @@ TEST_CASE("a fleet key is long enough and private, or refused saying why", "[aut
   CHECK_THROWS_WITH(sb::FleetKey::from_file(tiny), Catch::Contains("3 bytes"));
   const auto huge = dir.write("huge.key", std::string(5000, 'k'), 0600);
   CHECK_THROWS_WITH(sb::FleetKey::from_file(huge), Catch::Contains("one key"));
-  CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path / "missing.key"), Catch::Contains("cannot read"));
-  CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path / "missing.key"),
+                    Catch::Contains("missing.key does not exist") && Catch::Contains("head -c 32 /dev/urandom"));
+  CHECK_THROWS_WITH(sb::FleetKey::from_file(dir.path), Catch::Contains("is a directory, not a regular file"));
+  // A symbolic link is followed (a mounted secret is often one); the file it names is held to the rules.
+  const auto link = dir.path / "link.key";
+  std::filesystem::create_symlink(good, link);
+  CHECK(sb::FleetKey::from_file(link).bytes() == "0123456789abcdef0123");
+}
+
+TEST_CASE("a fleet key file that is a FIFO is refused at once, not waited on", "[auth]") {
+  ScratchDir dir;
+  const auto fifo = dir.path / "fleet.key";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::promise<std::string> said;
+  auto outcome = said.get_future();
+  std::thread reader([&] {
+    try {
+      (void)sb::FleetKey::from_file(fifo);
+      said.set_value("accepted");
+    } catch (const sb::FleetKeyError& e) {
+      said.set_value(e.what());
+    }
+  });
+  const bool answered = outcome.wait_for(5s) == std::future_status::ready;
+  if (!answered) {  // blocked in open(): a writer arriving lets it go, so the test can end
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  reader.join();
+  REQUIRE(answered);
+  const std::string what = outcome.get();
+  CHECK_THAT(what, Catch::Contains(fifo.string()) && Catch::Contains("is a FIFO, not a regular file"));
+}
+
+TEST_CASE("a fleet key file owned by another user is refused, saying whose it is and what to do", "[auth]") {
+  if (::geteuid() != 0) {
+    WARN("not run: giving a file to another user needs root");
+    return;
+  }
+  ScratchDir dir;
+  const auto theirs = dir.write("theirs.key", "0123456789abcdef0123\n", 0600);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  CHECK_THROWS_WITH(sb::FleetKey::from_file(theirs), Catch::Contains(theirs.string()) &&
+                                                         Catch::Contains("owned by uid 65534") &&
+                                                         Catch::Contains("chown 0 " + theirs.string()));
+  // Through $LEAP_FLEET_KEY_FILE too: one reader, one error type.
+  ScopedEnv f(std::string(sb::fleet_key_file_env), theirs.c_str()), k(std::string(sb::fleet_key_env), nullptr);
+  CHECK_THROWS_AS(sb::FleetKey::from_environment(), sb::FleetKeyError);
+}
+
+TEST_CASE("a fleet key cannot cross a fork: the child gets neither its bytes nor a key of zeros", "[auth]") {
+  const sb::FleetKey key = sb::FleetKey::from_bytes("a-key-that-stays-in-its-process");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // 0: refused with the reason; 1: the child could read the key; 2: a different error
+    int code = 1;
+    try {
+      (void)key.bytes();
+    } catch (const sb::FleetKeyError& e) {
+      code = std::string(e.what()).find("Read it again in the child") != std::string::npos ? 0 : 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(key.bytes() == "a-key-that-stays-in-its-process");  // the parent's is untouched
+}
+
+TEST_CASE("taking the key and the password from the environment overwrites them there", "[auth]") {
+  std::string block = std::string(sb::fleet_key_env) + "=taken-key-0123456789";
+  // putenv: the environment holds this very string, as it holds the block a program starts with.
+  ScopedEnv f(std::string(sb::fleet_key_file_env), nullptr), k(std::string(sb::fleet_key_env), nullptr);
+  REQUIRE(::putenv(block.data()) == 0);
+  const std::optional<sb::FleetKey> key = sb::FleetKey::take_from_environment();
+  REQUIRE(key);
+  CHECK(key->bytes() == "taken-key-0123456789");
+  CHECK(std::getenv(std::string(sb::fleet_key_env).c_str()) == nullptr);
+  CHECK(block.find("taken-key") == std::string::npos);  // the bytes, not just the entry
+  CHECK(block.starts_with(std::string(sb::fleet_key_env) + "="));
 }
 
 TEST_CASE("the key comes from the options, then the key file's variable, then the key's, and never silently none",

@@ -35,8 +35,11 @@ struct CompileOptions {
   // The compile's CPU time limit: the compile child's CPU time plus the scan and hashing of the source.
   // Time spent queued, or waiting for a busy machine's cores, does not count.
   std::chrono::milliseconds timeout{10000};
-  std::chrono::milliseconds wall_backstop{0};  // wall-clock limit of the compile itself; 0 = 10 x timeout
-  std::size_t max_log_bytes = 64 * 1024;       // longer logs are cut, with a note saying so
+  // Wall-clock backstop: the time a compile process may spend neither running, waiting for a CPU nor in
+  // the disk (stalled, stopped), so an oversubscribed machine never ends an honest compile; its wall
+  // clock in all is capped at 10 x this. 0 = 10 x timeout. The in-process path counts all wall time.
+  std::chrono::milliseconds wall_backstop{0};
+  std::size_t max_log_bytes = 64 * 1024;  // longer logs are cut, with a note saying so
 };
 
 // Throws std::invalid_argument naming the offending option and value.

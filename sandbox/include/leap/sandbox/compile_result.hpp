@@ -10,11 +10,13 @@
 namespace leap::sandbox {
 
 enum class CompileStatus {
-  ok,              // PTX and/or CUBIN produced
-  error,           // the compiler rejected the source; the log says why
-  timeout,         // the time limit stopped the compile
-  refused,         // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
-  resource_limit,  // an OS resource limit (address space) ended the compile; `limit` says which
+  ok,       // PTX and/or CUBIN produced
+  error,    // the compiler rejected the source; the log says why
+  timeout,  // the time limit stopped the compile
+  refused,  // the include jail (or the sandbox's input rules) rejected the source; nothing was compiled
+  // A resource limit ended the compile (the address space) or refused what it produced (the PTX, the
+  // CUBIN or its kernel list over CompilerConfig::output); `limit` says which, the log by how much
+  resource_limit,
 };
 
 std::string_view to_string(CompileStatus status) noexcept;
@@ -29,9 +31,13 @@ std::string to_json(const CompileResult& result);
 enum class CompileLimit {
   none,
   cpu_time,       // the compile's own CPU time (the child's, plus the scan and hashing of its source)
-  wall_clock,     // the generous wall-clock backstop (a child that sleeps or is starved for long)
+  wall_clock,     // the generous wall-clock backstop (a child that sleeps or is stopped for long)
   address_space,  // RLIMIT_AS of the compile child
   idle,           // the compiler's CPU time stood still (stopped, deadlocked) for CompilerConfig::idle_limit
+  // What the compile produced is over CompilerConfig::output (OutputLimits): the PTX, the CUBIN, the
+  // number of kernels or their names' total length; the log names which. Checked where the compile ran,
+  // so the module never reached the caller's process; status resource_limit, never cached.
+  output_size,
 };
 std::string_view to_string(CompileLimit limit) noexcept;
 

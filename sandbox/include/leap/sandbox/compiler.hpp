@@ -66,6 +66,21 @@ struct ConfinementLimits {
   unsigned max_open_files = 64;                    // RLIMIT_NOFILE
 };
 
+// What one compile may produce. A small source can make NVRTC write a module hundreds of thousands of
+// times its size (`__device__ int table[1 << 24] = {1};`: 67 MB of CUBIN); past these limits
+// the result is `resource_limit` with limit `output_size`, its log says which limit and by how much,
+// and it is never cached. The compile process checks the sizes NVRTC reports before it copies the
+// code out, so the module never reaches the caller's process; a result read from a cache that a
+// Compiler with larger limits filled is held to this Compiler's. The defaults are far above any
+// honest kernel (the built-in tasks and the test corpus stay under 1 MB of PTX, 230 KB of CUBIN and 2
+// kernels each; docs/sandbox.md, "Output limits").
+struct OutputLimits {
+  std::uint64_t max_ptx_bytes = 16ull << 20;
+  std::uint64_t max_cubin_bytes = 16ull << 20;
+  std::uint64_t max_kernels = 1024;                    // entries in the CUBIN's symbol table
+  std::uint64_t max_kernel_name_bytes = 256ull << 10;  // their names' total length (each is in every result)
+};
+
 // The pool of Isolation::pooled.
 struct CompilePoolSettings {
   unsigned size =
@@ -100,6 +115,7 @@ struct CompilerConfig {
   std::shared_ptr<CompileCache> cache;  // null = no caching; may be shared between compilers
   std::string cuda_include_dir;         // toolkit headers; empty = found next to libnvrtc, else the build's toolkit
   ConfinementLimits limits;             // rlimits of a compile child or pooled compiler
+  OutputLimits output;                  // the largest PTX, CUBIN and kernel list a compile may produce
   CompilePoolSettings pool;             // Isolation::pooled
   // Process isolation without Landlock, seccomp and the private root (rlimits and process hygiene
   // stay); every result says so and is cached apart. Without it, a Compiler refuses to start where
@@ -138,6 +154,8 @@ struct StoredPchStats {
   std::size_t refused = 0;          // records that did not match their file (removed)
   std::size_t creation_failed = 0;
   std::size_t evictions = 0;
+  // CPU time spent making PCHs, each charged to the compile that needed it (its cpu_seconds and its limit)
+  double creation_cpu_seconds = 0;
 };
 
 struct BatchProgress {

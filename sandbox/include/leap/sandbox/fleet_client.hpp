@@ -4,8 +4,15 @@
 //
 //   leap::sandbox::FleetClient fleet({.redis = leap::sandbox::parse_redis_url("redis://10.0.0.5:6379")});
 //   auto answer = fleet.eval(leap::sandbox::FleetTask::builtin("softmax"), source);   // std::future
-//   leap::sandbox::FleetReply reply = answer.get();   // reply.ok, reply.result (JSON), reply.error
+//   leap::sandbox::FleetReply reply = answer.get();   // reply.ok, reply.result (JSON), reply.code, reply.error
 //
+// Every future resolves: to an answer, to an error (FleetTimeout at its deadline; the client closed),
+// and a request the members could not read is never sent. submit(), compile() and eval() check each
+// request by the members' reader's rules and throw RequestEncodingError (request_encoding_error.hpp)
+// naming the field: a string or key that is not valid UTF-8 (the source is sent as it is or not at
+// all, never altered), a NaN or infinite number, nesting past 64, a line past max_request_bytes.
+// A member's answer to a line it could not read anyway ("id": null: parse_error, or dead_lettered)
+// settles the request named by the reply entry's id field, which the member signs with the line.
 // Ids: the client numbers its requests (1, 2, ...) and matches answers by that id. Delivery is at
 // least once (a request whose member died or whose answer was cut off by a Redis restart may be
 // answered twice); a second answer for an id is dropped and counted, so each future gets exactly one.
@@ -41,6 +48,7 @@
 
 #include "leap/sandbox/fleet_address.hpp"
 #include "leap/sandbox/fleet_key.hpp"
+#include "leap/sandbox/request_encoding_error.hpp"
 
 namespace leap::sandbox {
 
@@ -50,20 +58,27 @@ struct FleetClientOptions {
   std::string name;  // names the reply stream; unique per client; empty = "<hostname>-<pid>-<counter>"
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // submit to answer, unless submit says otherwise
   std::size_t request_maxlen = 1000000;  // MAXLEN ~ of the request stream: the most requests waiting
+  // The members' --max-request-bytes: a longer request line is refused at submit (RequestEncodingError).
+  std::size_t max_request_bytes = std::size_t{4} << 20;
   std::chrono::milliseconds block{200};  // XREAD BLOCK of the reader; also how often deadlines are checked
   std::optional<FleetKey> key;           // the fleet key; unset: from the environment (fleet_key.hpp)
   bool insecure_no_key = false;          // with no key anywhere, run unauthenticated instead of refusing
-  // Where dropped forged answers are reported (the 1st, 2nd, 4th, 8th, ...); empty: standard error.
+  // Where dropped forged answers (the 1st, 2nd, 4th, 8th, ...) and failures of the reader to reach
+  // Redis (the first of each run) are reported; empty: standard error.
   std::function<void(const std::string&)> log;
 
   void validate() const;  // throws std::invalid_argument naming the option and its value
 };
 
-// One answer. `result` is the response's "result" object as JSON text (ok), `error` its message (!ok).
+// One answer. `result` is the response's "result" object as JSON text (ok); `code` (!ok) the failure's
+// code, e.g. "parse_error" (a line the member could not read), "request_too_large", "dead_lettered",
+// "internal_error", "bad_request" (docs/serve-protocol.md), empty when the answer has none; `error` its
+// message (!ok).
 struct FleetReply {
   std::uint64_t id = 0;
   bool ok = false;
   std::string result;
+  std::string code;
   std::string error;
   std::string member;  // the fleet member that answered (its consumer name; the entry's "worker" field)
   std::string line;    // the whole response line, as the member's handler wrote it
@@ -103,8 +118,11 @@ class FleetClient {
   FleetClient& operator=(const FleetClient&) = delete;
 
   // A request object as JSON text, without "id" (the client numbers requests), e.g.
-  // {"op": "compile", "source": "..."}. Throws std::invalid_argument for anything else, and
-  // std::logic_error in a forked child (see above).
+  // {"op": "compile", "source": "..."}. Throws RequestEncodingError (a std::invalid_argument) for a
+  // request the members could not read, naming the field (nothing is sent, nothing waits),
+  // std::invalid_argument for anything else that is not such an object, and std::logic_error in a
+  // forked child (see above). A FleetTask::spec that is not JSON text is a RequestEncodingError of
+  // field "task".
   std::future<FleetReply> submit(std::string_view request_json, std::optional<std::chrono::milliseconds> timeout = {});
   std::future<FleetReply> compile(std::string_view source, std::string_view arch = {},
                                   std::optional<std::chrono::milliseconds> timeout = {});
