@@ -318,6 +318,11 @@ def make_rollout_func(generate: Callable[..., Any], environment: Optional[Callab
         async def all_rows() -> list[Any]:
             return list(await asyncio.gather(*[episode(row) for row in range(count)]))
 
+        if getattr(trainer, "use_vllm", False) and getattr(trainer, "vllm_mode", "server") == "server":
+            # Process 0 alone pushes the new weights to the server before rollout_func (vllm_generation.py
+            # sync_weights has no collective): the others wait for it here, or their first turns could be
+            # sampled from the old weights. Every process calls rollout_func once a step, so this is safe.
+            trainer.accelerator.wait_for_everyone()
         episodes = run_to_completion(all_rows())
         outcomes = []
         for row, ran in enumerate(episodes):
@@ -362,8 +367,9 @@ def vllm_server_generate(base_url: Optional[str] = None, *, timeout: float = 600
     (processes whose rows need different numbers of turns call it a different number of times) or pairs
     completions with the wrong rows. This one needs no collective: every process posts to the server's
     /generate/ itself. The weights are the trained ones: with ``use_vllm=True`` TRL syncs them to the server
-    before every rollout_func call (grpo_trainer.py:2151-2155), which is why the trainer must use vLLM in server
-    mode (``use_vllm=True, vllm_mode="server"``; anything else is refused).
+    before every rollout_func call (grpo_trainer.py:2151-2155), from process 0 alone and with no collective, so
+    make_rollout_func's function waits for every process before the first turn; that is why the trainer must
+    use vLLM in server mode (``use_vllm=True, vllm_mode="server"``; anything else is refused).
 
     base_url: the server (default: the trainer's args.vllm_server_base_url, else vllm_server_host and
     vllm_server_port, as TRL's client). sampling: the request's fields (temperature, top_p, top_k, min_p,

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import time
 import warnings
 from typing import Any, Callable, Mapping, Optional, cast
@@ -78,7 +79,7 @@ from .verl import registration_advice, verl_installed
 
 _core: Any = importlib.import_module("._core", __package__)  # the compiled module, typed by its .pyi stubs where installed
 
-__all__ = ["DEFAULT_FEEDBACK", "WorkerGroups", "agent_loop_class", "band_for", "sandbox", "step_metrics", "worker_groups"]
+__all__ = ["DEFAULT_FEEDBACK", "SKIP_REGISTRATION_CHECK", "RegistrationError", "WorkerGroups", "agent_loop_class", "band_for", "sandbox", "step_metrics", "worker_groups"]
 
 
 class WorkerGroups:
@@ -179,21 +180,28 @@ async def sandbox(task: Any, completion: Completion, key: SampleKey) -> Evaluati
     return result
 
 
-_advice_given = False
+#: Set to 1 where leap.verl is imported in verl's task runner by means leap cannot see from a worker's
+#: environment (a task runner of your own that imports it): the agent loop then skips its check.
+SKIP_REGISTRATION_CHECK = "LEAP_VERL_SKIP_REGISTRATION_CHECK"
 
 
-def _advise_registration(config: Any) -> None:
-    """Warns once per process when leap's estimator is configured but nothing makes verl import leap.verl in
-    its processes (the task runner computes the advantage, and leap is imported there only so)."""
-    global _advice_given
-    if _advice_given:
+class RegistrationError(RuntimeError):
+    """leap's estimator is configured, and nothing makes verl import leap.verl in its task runner."""
+
+
+def _check_registration(config: Any) -> None:
+    """Stops the run at the first agent loop leap builds (the first leap code a run executes, before any
+    sample is generated) when leap's estimator is configured but nothing makes verl import leap.verl in
+    its processes: the task runner computes the advantage, and verl itself would fail only at the first
+    compute_advantage, after a whole rollout."""
+    if os.environ.get(SKIP_REGISTRATION_CHECK, "").strip() not in ("", "0"):
         return
-    _advice_given = True
     algorithm = getattr(config, "algorithm", None)
     estimator = str(getattr(algorithm, "adv_estimator", "") or "")
     advice = registration_advice(estimator)
     if advice:
-        warnings.warn(advice, RuntimeWarning, stacklevel=3)
+        raise RegistrationError(f"{advice} (set {SKIP_REGISTRATION_CHECK}=1 if your own task runner imports "
+                                f"leap.verl)")
 
 
 def _plain(value: Any) -> Any:
@@ -239,7 +247,7 @@ def agent_loop_class(base: type, output_type: type, register: Optional[Callable[
             self.environment_retries = int(environment_retries)
             if sandbox is not None or fleet is not None:
                 process_sandbox.configure_from({**dict(_plain(sandbox) or {}), "fleet": _plain(fleet)})
-            _advise_registration(self.config)
+            _check_registration(self.config)
 
         async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
             groups = worker_groups()

@@ -236,8 +236,9 @@ def test_rollout_func_runs_inside_a_running_event_loop():
 
 def test_vllm_server_generate_calls_the_server_from_every_process_at_once():
     """TRL syncs the weights to the server before rollout_func (grpo_trainer.py:2151-2155); every process then
-    posts its rows' turns itself, concurrently, with no collective, and gets the sampled log-probs."""
-    server = trl_model.VllmServer(PLANS, delay=0.3)
+    posts its rows' turns itself, concurrently, with no collective, and gets the sampled log-probs. Only process
+    0 syncs, with no collective: a slow sync shows whether the others wait for it before their first turn."""
+    server = trl_model.VllmServer(PLANS, delay=0.3, sync_delay=1.0)
     try:
         result = run(generate="vllm_server", args={"use_vllm": True, "vllm_server_base_url": server.base_url},
                      vllm_base_url=server.base_url,

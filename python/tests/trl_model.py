@@ -127,10 +127,11 @@ class VllmServer:
     """The TRL vLLM server's /generate/ and the weight version the trainer pushed (rank 0's client does,
     vllm_generation.py:387-390). The completion for a conversation follows plans[task][member]: task and
     member are in its first user message, the turn is the count of user messages. Each request waits
-    `delay` seconds; the server records the most requests in flight at once."""
+    `delay` seconds, a weight update `sync_delay` seconds; the server records the most requests in flight
+    at once."""
 
-    def __init__(self, plans, delay=0.0):
-        self.plans, self.delay = plans, delay
+    def __init__(self, plans, delay=0.0, sync_delay=0.0):
+        self.plans, self.delay, self.sync_delay = plans, delay, sync_delay
         self.lock = threading.Lock()
         self.in_flight = self.most_in_flight = 0
         self.weights_version = 0
@@ -144,6 +145,7 @@ class VllmServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if self.path == "/update_named_param/":
+                    time.sleep(server.sync_delay)
                     with server.lock:
                         server.weights_version += 1
                     reply = {}
@@ -363,7 +365,8 @@ def _rank_main(rank, collective, scenario, connection):
         __import__(module_name)
         build = getattr(sys.modules[module_name], function)
         accelerator = types.SimpleNamespace(process_index=rank, num_processes=collective.world,
-                                            is_main_process=rank == 0, device="cpu")
+                                            is_main_process=rank == 0, device="cpu",
+                                            wait_for_everyone=lambda: collective.exchange(None) and None)
         result = build(rank, accelerator, utils, scenario)
         connection.send(("ok", result))
     except BaseException:  # noqa: BLE001 - reported by the test

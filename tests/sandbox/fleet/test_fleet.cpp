@@ -637,7 +637,7 @@ TEST_CASE("run_step drives a fleet through FleetEnvironment, unchanged", "[envir
   CHECK(member->wait(30s));
 }
 
-TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed one is answered, signed", "[auth]") {
+TEST_CASE("requests without a valid tag are dropped unrun and counted, a signed one is answered, signed", "[auth]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   fr::RedisConnection inspect(redis.address(), {});
@@ -707,7 +707,7 @@ TEST_CASE("requests without a valid tag are dropped unrun and counted; a signed 
   CHECK(log.find("under the fleet key " + key.fingerprint()) != std::string::npos);
 }
 
-TEST_CASE("forged answers that arrive first are dropped and counted; the real answer settles the future", "[auth]") {
+TEST_CASE("forged answers that arrive first are dropped and counted, the real answer settles the future", "[auth]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   fr::RedisConnection inspect(redis.address(), {});
@@ -784,7 +784,7 @@ TEST_CASE("forged answers that arrive first are dropped and counted; the real an
   CHECK(logged.back().find("4 dropped so far") != std::string::npos);
 }
 
-TEST_CASE("two entries of 300 MB leave the member's memory bounded; the signed one is answered request_too_large",
+TEST_CASE("two entries of 300 MB leave the member's memory bounded, the signed one is answered request_too_large",
           "[oversized]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path(), "off");
@@ -870,7 +870,7 @@ TEST_CASE("a 300 MB entry in a client's reply stream leaves the client's memory 
   CHECK(member->wait(30s));
 }
 
-TEST_CASE("a client used in a forked child says to make a new one; no answer crosses the fork", "[fork]") {
+TEST_CASE("a client used in a forked child says to make a new one, no answer crosses the fork", "[fork]") {
   TempDir tmp;
   RedisServer redis(g_redis_server, tmp.path());
   auto member = start_member(redis, tmp, "f0", MemberSettings{});

@@ -135,7 +135,7 @@ struct AnyPolicy {
 
 }  // namespace
 
-TEST_CASE("run_step on fleet answers: dead-lettered is masked, not ranked; a timeout is retried") {
+TEST_CASE("run_step on fleet answers: dead-lettered is masked, not ranked, a timeout is retried") {
   const std::vector<Task> tasks = {{1}};
   const auto step =
       leap::run_step(tasks, AnyPolicy{}, ScriptedFleet{}, leap::FailBandGate{1, 3}, leap::RankAdvantage<>{},
