@@ -149,52 +149,6 @@ def test_unknown_speed_never_pays_in_the_encoding_whatever_the_tolerance():
     assert lv.speedup_tolerance(2900.0) < 8
 
 
-def test_hiding_speed_does_not_pay_through_the_score_encoders():
-    """The sandbox's results for a 0.5x kernel, a 10x kernel and two that left their speed unknown
-    (slow only in the trials: no room to time them; one run below the physical floor), read by
-    SandboxEnvironment and scored by turn_and_speedup_score (leap.verl, leap.trl's reward): the two
-    rank below the 0.5x kernel, as KernelOrder.with_speedup ranks them; the reason reaches the turn."""
-    import asyncio
-    from concurrent.futures import Future
-
-    from leap.environment import SandboxEnvironment
-    from leap.episode import Completion, SampleKey
-
-    def result(speedup, reason=None):
-        unknown = None if reason is None else {"reason": reason, "detail": "why, in words"}
-        return {"status": "verdict", "verdict": "correct", "speedup": speedup, "speedup_unknown": unknown,
-                "feedback": "Correct."}
-
-    answers = [result(0.5), result(10.0), result(None, "no_room"), result(None, "below_floor")]
-
-    class Sandbox:
-        def eval(self, task, source, **fields):
-            future = Future()
-            future.set_result(answers[int(source.split("// ")[1][0])])
-            return future
-
-    environment = SandboxEnvironment(Sandbox())
-
-    async def evaluate_all():
-        return [await environment("scale_add", Completion(f"```cuda\n__global__ void k() {{}} // {i}\n```\n"),
-                                  SampleKey(0, 0, i, 1, 0, 0)) for i in range(len(answers))]
-
-    evaluations = asyncio.run(evaluate_all())
-    assert [e.speedup_unknown for e in evaluations] == ["", "", "no_room", "below_floor"]
-    assert math.isnan(evaluations[2].speedup) and math.isnan(evaluations[3].speedup)
-    ids = np.zeros(4, dtype=np.uint32)
-    scores = np.array([lv.turn_and_speedup_score(1, 3, e.speedup) for e in evaluations])
-    import leap.trl
-    assert scores.tolist() == leap.trl.leap_reward(3)(solved_turn=[1] * 4, speedup=[e.speedup for e in evaluations])
-    for tolerance in (0.0, lv.speedup_tolerance(0.05)):
-        slow, fast, no_room, below_floor = leap.rank_advantages_of_scores(scores, ids, tolerance)
-        assert no_room < slow < fast and below_floor < slow and no_room == below_floor
-    order = leap.rank_advantages(np.ones(4, dtype=np.int32), ids, speedup=np.array([e.speedup for e in evaluations]),
-                                 order=leap.KernelOrder.with_speedup(0.05))
-    assert np.array_equal(order, leap.rank_advantages_of_scores(scores, ids, lv.speedup_tolerance(0.05)))
-    assert np.array_equal(leap.rank_advantages_of_scores(scores, ids, lv.TURNS_ONLY_TOLERANCE), np.zeros(4))
-
-
 def test_a_masked_row_is_left_out_of_its_group_not_ranked_as_a_failure():
     # Group a: a sample whose environment failed (the agent loop gives it score 0 and a response_mask of 0),
     # one solved at turn 1, two failures; group b: a NaN score (a reward function that could not score it).
