@@ -15,6 +15,7 @@ namespace leap {
 //   2. both solved: the earlier solved_turn wins                             by_turn
 //   3. both unsolved: wrong_answer > timeout = runtime_error > compile_error by_severity
 //   4. both solved: the higher speedup wins, unless max <= (1 + tol) * min   speedup_tolerance >= 0
+//      (an unknown speedup, NaN, 0 or negative, loses to any known one; two unknown tie)
 //   5. fewer completion tokens win, unless max <= (1 + tol) * min            token_tolerance >= 0
 //      (only between solved outcomes while tokens_only_when_solved)
 // KernelOrder{} is LEAP as published: keys 1 and 2 only. The presets below turn the others on.
@@ -25,12 +26,16 @@ namespace leap {
 // values between weigh an earlier success against a later one by less than a success against a
 // failure. A match decided by the turn stays decided by it: later keys are not consulted.
 //
+// An unknown speedup never pays: a kernel that could hide its speed (a timing skipped, a run below
+// the physical floor) would otherwise tie with every known speed of its turn, the fastest included;
+// ranked below them, hiding speed can only lose.
+//
 // A tolerance band makes ties non-transitive (1.00 ~ 1.04 ~ 1.08, yet 1.08 beats 1.00), so the
 // relation is not a weak order in general; rank_advantages handles that exactly.
 struct KernelOrder {
   bool by_turn = true;
   bool by_severity = false;
-  double speedup_tolerance = -1.0;  // negative: key off. NaN or <= 0 speedup on either side: tie
+  double speedup_tolerance = -1.0;  // negative: key off. NaN or <= 0 speedup: unknown, loses to a known one
   double token_tolerance = -1.0;    // negative: key off. Equal counts (0 too) always tie
   bool tokens_only_when_solved = true;
   double turn_weight = 1.0;  // in [0, 1]: what a match decided by the turn is worth (see above)
@@ -129,13 +134,26 @@ struct KernelOrder {
     return 0;
   }
 
-  // Higher speedup wins outside the band. Written as `higher > (1 + tol) * lower` so the fast ranking
-  // path, which counts with the very same expression, agrees with this bit for bit.
+  // Higher speedup wins outside the band; an unknown one (NaN, zero or negative) loses to a known one,
+  // and two unknown tie. Written as `higher > scaled_speedup(lower)` over known_speedup's values so
+  // the fast ranking paths, which count with the very same expressions, agree with this bit for bit.
   static int compare_speedups(double a, double b, double tolerance) noexcept {
-    if (!(a > 0.0) || !(b > 0.0)) return 0;  // NaN, zero or negative: unknown, a tie
-    if (a > (1.0 + tolerance) * b) return 1;
-    if (b > (1.0 + tolerance) * a) return -1;
+    const double factor = 1.0 + tolerance;
+    const double known_a = known_speedup(a);
+    const double known_b = known_speedup(b);
+    if (known_a > scaled_speedup(known_b, factor)) return 1;
+    if (known_b > scaled_speedup(known_a, factor)) return -1;
     return 0;
+  }
+
+  // A speedup as the key compares it: itself when known (> 0), else 0, below every known one.
+  static constexpr double known_speedup(double speedup) noexcept { return speedup > 0.0 ? speedup : 0.0; }
+
+  // The top of a speedup's band, (1 + tol) * s, for a value known_speedup gave (or NaN, with which a
+  // fast path marks the key off): an unknown 0 stays 0, which every known speedup exceeds and no
+  // unknown one does, also where an infinite tolerance would make (1 + tol) * 0 NaN.
+  static constexpr double scaled_speedup(double speedup, double factor) noexcept {
+    return speedup > 0.0 ? factor * speedup : speedup;
   }
 
   // Fewer tokens win outside the band.

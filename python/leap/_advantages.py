@@ -20,7 +20,8 @@ def rank_advantages(solved_turn: ArrayLike, group_ids: ArrayLike, *, speedup: Op
 
     solved_turn: integers, the 1-based turn of the first correct kernel, 0 = never solved.
     group_ids:   one id per sample (any integers, or hashable uids in an object array).
-    speedup:     float64/float32 (NaN = unknown), used by orders with a speedup key.
+    speedup:     float64/float32 (NaN, 0 or negative = unknown), used by orders with a speedup key,
+                 under which an unknown speedup loses to every known one of its turn.
     tokens:      integers >= 0, completion tokens, used by orders with a token key.
     verdict:     integer ``leap.Verdict`` values, the best verdict reached (by_severity orders);
                  default: correct when solved, else compile_error.

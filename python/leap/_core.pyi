@@ -103,7 +103,7 @@ class Outcome:
 class KernelOrder:
     by_turn: bool
     by_severity: bool
-    speedup_tolerance: float
+    speedup_tolerance: float  # >= 0: the speedup key, a band; an unknown speedup loses to a known one
     token_tolerance: float
     tokens_only_when_solved: bool
     turn_weight: float

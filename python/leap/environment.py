@@ -16,7 +16,9 @@ compile errors, the mismatch summary, the timing. A completion with no kernel, o
 evaluated like any other: the sandbox's own advice (the kernel the task needs, host functions not being
 compiled) is its feedback, with one line saying what was wrong with the answer. A source the client
 refuses to send (a lone surrogate, which has no UTF-8 form; a request line past the server's limit) is
-a compile_error decided here, with feedback saying why: the candidate's text earned it.
+a compile_error decided here, with feedback saying why: the candidate's text earned it. A correct kernel
+whose speedup the sandbox left unknown carries the reason in Evaluation.speedup_unknown ("no_room",
+"below_floor", ...); its unknown speedup ranks below every known one.
 
 Verdicts and environment failures. Everything the candidate's own text decides is a verdict: no kernel,
 host code, a compile error, a kernel that crashes or hangs the GPU runner (the sandbox's verdicts), and
@@ -192,6 +194,13 @@ def _speedup(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
+def _speedup_unknown(result: Mapping[str, Any]) -> str:
+    """The result's reason its speedup is unknown (speedup_unknown.reason), "" when none is given."""
+    unknown = result.get("speedup_unknown")
+    reason = unknown.get("reason") if isinstance(unknown, Mapping) else None
+    return reason if isinstance(reason, str) else ""
+
+
 def _refused(why: str) -> dict[str, Any]:
     """A compile_error result for a source the sandbox could not take, as the formatter reads results."""
     return {"status": "verdict", "verdict": Verdict.compile_error.name, "speedup": None, "detail": why,
@@ -273,7 +282,8 @@ class SandboxEnvironment:
         status = result.get("status")
         if status == "verdict" and result.get("verdict") in _VERDICTS:
             tokens = 0 if self.count_tokens is None else self.count_tokens(text)
-            return Evaluation(_VERDICTS[str(result["verdict"])], _speedup(result.get("speedup")), text, tokens)
+            return Evaluation(_VERDICTS[str(result["verdict"])], _speedup(result.get("speedup")), text, tokens,
+                              speedup_unknown=_speedup_unknown(result))
         if status == "no_gpu":
             raise NoVerdict(text)
         raise SandboxError(f"the sandbox gave no verdict (status {status!r}): "

@@ -115,6 +115,10 @@ class Evaluation:
     # speedup and feedback_tokens are ignored, feedback says why; the runner retries, then masks the
     # sample. Never for what the candidate's text determines.
     environment_failure: bool = False
+    # Why speedup is NaN, as the environment says it (the sandbox: "not_correct", "not_requested",
+    # "no_room", "below_floor", "not_measured"); "" when it is known or not said. An unknown speedup
+    # ranks below every known one whatever the reason.
+    speedup_unknown: str = ""
 
     @classmethod
     def environment_failed(cls, why: str) -> Evaluation:
@@ -135,6 +139,7 @@ class Turn:
     # every attempt (environment_failure: no verdict, the sample is masked).
     error: str | None = None
     retries: int = 0  # environment calls made again for this turn after an environment failure
+    speedup_unknown: str = ""  # Evaluation.speedup_unknown: why speedup is NaN, when the environment said
 
     @property
     def environment_failure(self) -> bool:
@@ -241,6 +246,8 @@ def _check_evaluation(evaluation: object) -> Evaluation:
         raise TypeError(f"Evaluation.feedback is {type(evaluation.feedback).__name__}, not str")
     if not isinstance(evaluation.feedback_tokens, int) or not 0 <= evaluation.feedback_tokens <= _U32_MAX:
         raise ValueError(f"Evaluation.feedback_tokens ({evaluation.feedback_tokens!r}) must be an int in [0, 2^32 - 1]")
+    if not isinstance(evaluation.speedup_unknown, str):
+        raise TypeError(f"Evaluation.speedup_unknown is {type(evaluation.speedup_unknown).__name__}, not str")
     return evaluation
 
 
@@ -263,7 +270,7 @@ async def _one_turn(task: TaskT, so_far: list[Turn], key: SampleKey, policy: Pol
         else:
             if not evaluation.environment_failure:
                 return Turn(completion, evaluation.verdict, float(evaluation.speedup), completion.tokens,
-                            evaluation.feedback, evaluation.feedback_tokens, None, attempt)
+                            evaluation.feedback, evaluation.feedback_tokens, None, attempt, evaluation.speedup_unknown)
             failure = f"the environment could not judge it {_where(key)}{evaluation.feedback}"
     message = f"leap.episode: {failure} (attempt {retries + 1} of {retries + 1}; the sample is masked)"
     return Turn(completion, Verdict.runtime_error, math.nan, completion.tokens, message, 0, "environment", retries)

@@ -318,8 +318,8 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     evaluations = run_to_completion(evaluate_all())
     names = ("compile_error", "runtime_error", "timeout", "wrong_answer", "correct")
     solved = [1 if e is not None and e.verdict.name == "correct" else 0 for e in evaluations]
-    scores = [math.nan if e is None else turn_and_speedup_score(s, max_turns, e.speedup if math.isfinite(e.speedup)
-                                                                 else None) for s, e in zip(solved, evaluations)]
+    scores = [math.nan if e is None else turn_and_speedup_score(s, max_turns, e.speedup)
+              for s, e in zip(solved, evaluations)]
     return {"rewards": torch.tensor(scores, dtype=torch.float32),
             "scores": torch.tensor([math.nan if e is None else float(s) for s, e in zip(solved, evaluations)]),
             "extra_logs": {"leap_verdict": torch.tensor([math.nan if e is None else float(names.index(e.verdict.name))
@@ -441,8 +441,7 @@ def agent_executor(*, max_turns: int = 3, group_size: Optional[int] = None, t_mi
             if masked:
                 failure = next(t for t in episode.turns if t.environment_failure)
                 _log.warning("leap.openrlhf: sample masked: %s", failure.feedback)
-            speedup = outcome.speedup if math.isfinite(outcome.speedup) else None
-            reward = math.nan if masked else turn_and_speedup_score(outcome.solved_turn, max_turns, speedup)
+            reward = math.nan if masked else turn_and_speedup_score(outcome.solved_turn, max_turns, outcome.speedup)
             return {"prompt": prompt, "label": label, "images": images, "mm_train_inputs": None,
                     "reward": reward, "scores": math.nan if masked else float(outcome.solved_turn > 0),
                     "observation_tokens": observation, "action_ranges": action_ranges[:trained],

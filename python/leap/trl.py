@@ -38,7 +38,6 @@ import asyncio
 import importlib
 import inspect
 import json
-import math
 import urllib.request
 import weakref
 from dataclasses import dataclass
@@ -176,7 +175,7 @@ def leap_reward(max_turns: int) -> Callable[..., list[Optional[float]]]:
     def leap_score(*, solved_turn: Sequence[int], speedup: Sequence[float], masked: Optional[Sequence[int]] = None,
                    **kwargs: Any) -> list[Optional[float]]:
         flags = masked if masked is not None else [0] * len(solved_turn)
-        return [None if m else turn_and_speedup_score(int(t), max_turns, None if math.isnan(float(s)) else float(s))
+        return [None if m else turn_and_speedup_score(int(t), max_turns, float(s))
                 for t, s, m in zip(solved_turn, speedup, flags)]
 
     return leap_score

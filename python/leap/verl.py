@@ -33,10 +33,13 @@ verl hands a custom estimator only these and the algorithm config, so everything
 
 Reward encoding. ``turn_and_speedup_score(t, max_turns, speedup)`` is 0 for a failure and, for a
 success at turn t, TURN_SCALE * (max_turns + 1 - t) + log(speedup) with the log clamped to
-+-TURN_SCALE / 8. The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
++-TURN_SCALE / 8, or TURN_SCALE * (max_turns + 1 - t) - TURN_SCALE / 4 when the speedup is unknown:
+below every known speed of its turn, so a kernel never gains by hiding its speed (as in
+``KernelOrder``). The algorithm config's ``leap_score_tolerance`` (scores within it tie; set it with
 Hydra's ``+algorithm.leap_score_tolerance=...``) then picks the order:
   * TURNS_ONLY_TOLERANCE (32): LEAP's published order, earlier turn wins, speed ignored;
-  * ``speedup_tolerance(tol)`` = log(1 + tol): turn, then speedup outside a relative band tol;
+  * ``speedup_tolerance(tol)`` = log(1 + tol): turn, then speedup outside a relative band tol, an
+    unknown speedup below every known one;
   * 0 (the default): turn, then any speedup difference.
 ``turn_score(t, max_turns)`` (max_turns + 1 - t, 0 for a failure) gives the published order at
 tolerance 0 for rewards that carry no speedup.

@@ -78,7 +78,8 @@ inline void bind_types(py::module_& m) {
       .def_readwrite("by_severity", &KernelOrder::by_severity,
                      "both unsolved: wrong_answer > timeout = runtime_error > compile_error")
       .def_readwrite("speedup_tolerance", &KernelOrder::speedup_tolerance,
-                     ">= 0 turns the key on: higher speedup wins unless max <= (1 + tol) * min")
+                     ">= 0 turns the key on: higher speedup wins unless max <= (1 + tol) * min; an unknown "
+                     "speedup (NaN, 0 or negative) loses to a known one")
       .def_readwrite("token_tolerance", &KernelOrder::token_tolerance,
                      ">= 0 turns the key on: fewer tokens win unless max <= (1 + tol) * min")
       .def_readwrite("tokens_only_when_solved", &KernelOrder::tokens_only_when_solved,

@@ -113,6 +113,42 @@ def test_turn_and_speedup_encoding_follows_the_speedup_band():
         lv.turn_score(4, 3)
 
 
+def test_unknown_speed_never_pays_in_the_encoding_whatever_the_tolerance():
+    """Unknown speedups (None, NaN, 0, negative) among known ones: at speedup_tolerance(tol) the scores
+    rank as KernelOrder.with_speedup(tol) does, an unknown speedup below every known one of its turn;
+    at TURNS_ONLY_TOLERANCE as the published order, every same-turn pair tied, turns apart."""
+    rng = np.random.default_rng(5)
+    rows, max_turns = 3000, 3
+    turns = rng.integers(0, max_turns + 1, rows)
+    speedup = rng.lognormal(0.0, 0.7, rows)
+    speedup[rng.random(rows) < 0.3] = np.nan
+    speedup[rng.random(rows) < 0.05] = 0.0
+    speedup[rng.random(rows) < 0.05] = -1.0
+    speedup[rng.random(rows) < 0.02] = np.inf
+    groups = rng.integers(0, 150, rows)
+    scores = np.array([lv.turn_and_speedup_score(int(t), max_turns, float(s)) for t, s in zip(turns, speedup)])
+    for tolerance in (0.0, 0.05, 0.5):
+        got = leap.rank_advantages_of_scores(scores, groups, lv.speedup_tolerance(tolerance))
+        clamped = np.where(np.nan_to_num(speedup) > 0, np.minimum(speedup, math.exp(8)), speedup)  # clamped at e^8
+        expected = leap.rank_advantages(turns, groups, speedup=clamped, order=leap.KernelOrder.with_speedup(tolerance))
+        assert np.array_equal(got, expected), tolerance
+    turns_only = leap.rank_advantages_of_scores(scores, groups, lv.TURNS_ONLY_TOLERANCE)
+    assert np.array_equal(turns_only, leap.rank_advantages(turns, groups, order=leap.KernelOrder.turns_only()))
+    # The arithmetic behind it: one turn's scores at most 24 apart, different turns at least 40.
+    for t in range(1, max_turns + 1):
+        same = [lv.turn_and_speedup_score(t, max_turns, s) for s in (None, math.exp(-9), 1.0, math.exp(9))]
+        assert max(same) - min(same) == 24
+        if t < max_turns:
+            later = [lv.turn_and_speedup_score(t + 1, max_turns, s) for s in (None, math.exp(-9), math.exp(9))]
+            assert min(same) - max(later) == 40
+    assert min(lv.turn_and_speedup_score(max_turns, max_turns, s) for s in (None, math.nan, 0.0)) - 0.0 == 48
+    assert lv.turn_and_speedup_score(1, 1, None) == lv.turn_and_speedup_score(1, 1, math.nan) \
+        == lv.turn_and_speedup_score(1, 1, 0.0) == lv.turn_and_speedup_score(1, 1, -3.0) == 48.0
+    with pytest.raises(ValueError, match="would tie an unknown speedup with known ones"):
+        lv.speedup_tolerance(3000.0)
+    assert lv.speedup_tolerance(2900.0) < 8
+
+
 def test_a_masked_row_is_left_out_of_its_group_not_ranked_as_a_failure():
     # Group a: a sample whose environment failed (the agent loop gives it score 0 and a response_mask of 0),
     # one solved at turn 1, two failures; group b: a NaN score (a reward function that could not score it).

@@ -108,7 +108,11 @@ int run_eval(const Arguments& args) {
   } else {
     std::cout << task->name << ": " << sb::to_string(r.status);
     if (r.verdict) std::cout << ", " << leap::to_string(*r.verdict);
-    if (r.speedup == r.speedup) std::cout << ", speedup " << r.speedup << "x";
+    if (r.speedup_unknown == sb::SpeedupUnknown::none) {
+      std::cout << ", speedup " << r.speedup << "x";
+    } else if (r.verdict == leap::Verdict::correct) {  // why it is unknown (it then ranks below every known one)
+      std::cout << ", speedup unknown (" << sb::to_string(r.speedup_unknown) << ")";
+    }
     if (r.compile.unconfined) std::cout << " (compiled UNCONFINED)";
     else if (!r.compile.missing_layers.empty()) std::cout << " (compiled with WEAKER CONFINEMENT)";
     std::cout << "\n";
@@ -133,8 +137,8 @@ const Command eval_command{
   task allows it (see docs/sandbox.md, "Launch plans"); the plan is checked before anything runs, and an
   invalid or refused plan is a compile_error verdict. Without a GPU the compile verdict is real, the
   plan is checked and reported, and a compiling candidate gets status no_gpu. Prints a summary, or
-  with --json one object: status, verdict, speedup, timings, compile, launch_plan, cuda_error,
-  detail, feedback, error, seed, trials.
+  with --json one object: status, verdict, speedup, speedup_unknown (why it is null: reason and
+  detail), timings, compile, launch_plan, cuda_error, detail, feedback, error, seed, trials.
   --json               JSON output
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing

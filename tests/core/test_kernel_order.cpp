@@ -81,14 +81,26 @@ TEST_CASE("speedup: higher wins outside the relative band, ties inside it", "[or
   check(order, solved(1, inf), solved(1, 1.0), 1);
 }
 
-TEST_CASE("speedup: NaN, zero or negative on either side is a tie on that key", "[order]") {
+TEST_CASE("unknown speed never pays: a NaN, zero or negative speedup loses to any known one", "[order]") {
   KernelOrder order = KernelOrder::with_speedup();
-  for (double unknown : {not_a_number, 0.0, -2.0}) {
-    check(order, solved(1, unknown), solved(1, 5.0), 0);
-    check(order, solved(1, unknown), solved(1, unknown), 0);
+  const double unknowns[] = {not_a_number, 0.0, -0.0, -2.0, -inf};
+  for (double unknown : unknowns) {
+    check(order, solved(1, unknown), solved(1, 5.0), -1);
+    check(order, solved(1, unknown), solved(1, 0.5), -1);  // slower than the reference still beats unknown
+    check(order, solved(1, unknown), solved(1, std::numeric_limits<double>::denorm_min()), -1);
+    check(order, solved(1, unknown), solved(1, inf), -1);
+    for (double other : unknowns) check(order, solved(1, unknown), solved(1, other), 0);  // two unknown tie
+    check(order, solved(1, unknown), solved(2, 5.0), 1);                                  // the turn still comes first
+    check(order, solved(1, unknown), failed(Verdict::wrong_answer), 1);                   // and solved beats unsolved
   }
-  order.token_tolerance = 0.0;  // the tie falls through to the token key
-  check(order, solved(1, not_a_number, 10), solved(1, 5.0, 20), 1);
+  order.speedup_tolerance = inf;  // a band that ties every known speed: unknown still loses
+  check(order, solved(1, not_a_number), solved(1, 0.5), -1);
+  check(order, solved(1, 0.5), solved(1, 1e300), 0);
+  order.token_tolerance = 0.0;  // the token key decides only ties: not known against unknown
+  check(order, solved(1, not_a_number, 10), solved(1, 5.0, 20), -1);
+  check(order, solved(1, not_a_number, 10), solved(1, 0.0, 20), 1);  // two unknown: tokens decide
+  order = KernelOrder{};                                             // the key off: speed, known or not, never counts
+  check(order, solved(1, not_a_number), solved(1, 5.0), 0);
 }
 
 TEST_CASE("speedup key off: tokens decide between solved outcomes of one turn", "[order]") {

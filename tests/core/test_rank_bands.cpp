@@ -5,6 +5,7 @@
 // at the edges of the range the bands hold, turns at and past the last one they hold, unknown
 // speedups of every kind, verdicts outside the enum, and groups that do not fit mixed into batches
 // of one group size (which must then take the general path, with the same numbers).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <climits>
 #include <cmath>
@@ -145,7 +146,7 @@ TEST_CASE("a band edge: within (1 + tol) ties, one ulp past it wins, in every ke
     group[1].speedup = edge;                            // ties with the 1.25s
     group[2].speedup = past;                            // beats them, ties with group[1] unless tol = 0
     group[3] = Outcome{2, Verdict::correct, 100.0, 1};  // a later turn loses whatever its speed
-    group[4].speedup = not_a_number;                    // unknown: ties with every success of its turn
+    group[4].speedup = not_a_number;                    // unknown: loses to every success of its turn
     group[5] = Outcome{0, Verdict::wrong_answer, 1000.0, 1};
     REQUIRE(order.compare(group[2], group[0]) == 1);
     REQUIRE(order.compare(group[1], group[0]) == 0);  // exactly (1 + tol) * s: inside the band
@@ -493,3 +494,126 @@ TEST_CASE("the batch loop takes the 32-byte kernels exactly where the CPU has AV
   }
 }
 #endif
+
+// Unknown speed never pays: a kernel whose speedup is unknown (NaN, 0 or negative: a timing skipped,
+// a run below the physical floor) would otherwise tie with every known speed of its turn, the fastest
+// included. Every ranking path, at every group size that picks one, each token mode, lane width and
+// turn weight, members in both orders: the unknown-speed member ranks below a 0.5x kernel of its
+// turn, even with the fewest tokens, and every path gives the oracle's numbers.
+TEST_CASE("unknown speed never pays: every ranking path puts an unknown speedup below every known one",
+          "[rank][bands][unknown_speed]") {
+  struct Setting {
+    double speedup_tolerance, token_tolerance, turn_weight;
+  };
+  const Setting settings[] = {{0.05, -1.0, 1.0},     {0.0, -1.0, 1.0}, {0.05, 0.0, 1.0},  {0.05, 0.05, 1.0},
+                              {infinity, -1.0, 1.0}, {0.5, 0.0, 1.0},  {0.05, -1.0, 0.5}, {0.05, 0.0, 0.0}};
+  const std::size_t sizes[] = {2, 3, 4, 5, 8, 12, 13, 16, 17, 40, 100, 130};
+  std::size_t checked = 0;
+  for (const Setting& setting : settings) {
+    KernelOrder order;
+    order.speedup_tolerance = setting.speedup_tolerance;
+    order.token_tolerance = setting.token_tolerance;
+    order.turn_weight = setting.turn_weight;
+    const leap::detail::KeyEncoder encode(order);
+    for (const double unknown : {not_a_number, 0.0, -1.0}) {
+      for (const std::size_t size : sizes) {
+        for (const bool reversed : {false, true}) {
+          // Member 0 hides its speed and has the fewest tokens; member 1 is an honest 0.5x kernel; the
+          // rest are faster kernels of the same turn, a later turn and failures.
+          std::vector<Outcome> group(size);
+          group[0] = Outcome{1, Verdict::correct, unknown, 1};
+          group[1] = Outcome{1, Verdict::correct, 0.5, 5000};
+          for (std::size_t i = 2; i < size; ++i) {
+            group[i] = i % 3 == 0   ? Outcome{2, Verdict::correct, 10.0, 100}
+                       : i % 3 == 1 ? Outcome{0, Verdict::wrong_answer, not_a_number, 100}
+                                    : Outcome{1, Verdict::correct, 1.0 + 0.25 * static_cast<double>(i), 200};
+          }
+          if (reversed) std::reverse(group.begin(), group.end());
+          const std::size_t hider = reversed ? size - 1 : 0;
+          const std::size_t slow = reversed ? size - 2 : 1;
+          REQUIRE(order.compare(group[hider], group[slow]) == -1);
+          REQUIRE(order.compare(group[slow], group[hider]) == 1);
+          const auto oracle = leap::rank_advantages_reference(group, order);
+          REQUIRE(oracle[hider] < oracle[slow]);
+
+          const auto holds = [&](const std::vector<double>& got) {
+            REQUIRE(got == oracle);
+            ++checked;
+          };
+          holds(leap::rank_advantages(group, order));  // the dispatcher for one group
+          for (const bool narrow : {false, true}) {    // a batch of three such groups, each lane width
+            const NarrowLanes lanes(narrow);
+            std::vector<Outcome> batch;
+            std::vector<std::uint32_t> ids;
+            for (std::uint32_t g = 0; g < 3; ++g) {
+              batch.insert(batch.end(), group.begin(), group.end());
+              ids.insert(ids.end(), size, g);
+            }
+            std::vector<double> out(batch.size());
+            leap::rank_advantages(batch, ids, std::span<double>(out), order);
+            for (std::size_t g = 0; g < 3; ++g)
+              holds(std::vector<double>(out.begin() + g * size, out.begin() + (g + 1) * size));
+          }
+          if (setting.turn_weight == 1.0) {  // the paths that count every match as 1, called directly
+            leap::detail::RankWorkspace workspace;
+            std::vector<std::int64_t> pairwise(size), sorted(size);
+            leap::detail::pairwise_scores(group, order, workspace.keys, pairwise);
+            for (auto counting : {leap::detail::WindowCounting::scan, leap::detail::WindowCounting::fenwick}) {
+              workspace.window_counting = counting;
+              leap::detail::sorted_scores(group, order, workspace, sorted);
+              REQUIRE(sorted == pairwise);
+            }
+            std::vector<double> from_scores(size);
+            for (std::size_t i = 0; i < size; ++i)
+              from_scores[i] = static_cast<double>(pairwise[i]) / static_cast<double>(size - 1);
+            holds(from_scores);
+          }
+          std::vector<double> out(size, -7.0);
+          if (size <= leap::detail::small_group_max) {
+            leap::detail::small_group_advantages(group, encode, std::span<double>(out));
+            holds(out);
+          }
+#if LEAP_DETAIL_SIMD_LANES
+          if (size <= 16) {
+            leap::detail::key_lanes<8>(group, encode, std::span<double>(out));
+            holds(out);
+          }
+          if (size <= 16 && setting.turn_weight == 1.0 && fits_bands(group, order)) {
+            std::fill(out.begin(), out.end(), -7.0);
+            REQUIRE(leap::detail::band_lanes<8>(group, encode, std::span<double>(out)));
+            holds(out);
+            const auto fixed = [&]<std::size_t N>() {
+              if (size != N) return;
+              using leap::detail::BandTokens;
+              const auto each_mode = [&]<BandTokens Tokens>() {
+                std::vector<double> lanes(N, -7.0);
+                REQUIRE(leap::detail::band_group_of_size<N, Tokens>(group.data(), encode, lanes.data()));
+                holds(lanes);
+#if LEAP_DETAIL_WIDE_LANES
+                if (machine_has_avx2()) {
+                  std::vector<double> wide(N, -7.0);
+                  REQUIRE(leap::detail::band_group_of_size_wide<N, Tokens>(group.data(), encode, wide.data()));
+                  holds(wide);
+                }
+#endif
+              };
+              switch (leap::detail::band_tokens(encode)) {
+                case BandTokens::off: each_mode.template operator()<BandTokens::off>(); break;
+                case BandTokens::exact:
+                  each_mode.template operator()<BandTokens::exact>();
+                  each_mode.template operator()<BandTokens::banded>();
+                  break;
+                case BandTokens::banded: each_mode.template operator()<BandTokens::banded>(); break;
+              }
+            };
+            fixed.template operator()<4>();
+            fixed.template operator()<8>();
+            fixed.template operator()<16>();
+          }
+#endif
+        }
+      }
+    }
+  }
+  REQUIRE(checked > 1000);
+}

@@ -51,14 +51,15 @@ Outcome random_outcome(std::mt19937_64& rng, int max_turns) {
 }
 
 KernelOrder random_order(std::mt19937_64& rng) {
-  static const double speedup_tolerances[] = {-1.0, 0.0, 0.05, 0.5};
+  // An infinite tolerance ties every known speed, and an unknown one must still lose to them.
+  static const double speedup_tolerances[] = {-1.0, 0.0, 0.05, 0.5, std::numeric_limits<double>::infinity()};
   static const double token_tolerances[] = {-1.0, 0.0, 0.05, 1.0};
   std::uniform_int_distribution<int> coin(0, 1);
   std::uniform_int_distribution<int> four(0, 3);
   KernelOrder order;
   order.by_turn = coin(rng) != 0;
   order.by_severity = coin(rng) != 0;
-  order.speedup_tolerance = speedup_tolerances[four(rng)];
+  order.speedup_tolerance = speedup_tolerances[std::uniform_int_distribution<int>(0, 4)(rng)];
   order.token_tolerance = token_tolerances[four(rng)];
   order.tokens_only_when_solved = coin(rng) != 0;
   return order;

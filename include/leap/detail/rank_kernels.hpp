@@ -4,7 +4,8 @@
 // KernelOrder is first encoded into three numbers per outcome (encode_keys) so that a match needs
 // no branches:
 //   class    the exact keys (solved, turn, severity) as one integer: higher class beats lower
-//   speedup  NaN where the key is off or the speedup unknown (NaN compares false, so: a tie)
+//   speedup  NaN where the key is off (NaN compares false, so: a tie); where it is on, the speedup
+//            as KernelOrder::known_speedup gives it, 0 when unknown (below every known one)
 //   tokens   NaN where the token key does not apply to this outcome's class
 // and a match is: the class if it differs, else the speedup band, else the token band, each written
 // with exactly the expressions of KernelOrder::compare so the results agree bit for bit.
@@ -15,13 +16,14 @@
 // sorted:   O(G log G), exact even where tolerance bands make ties non-transitive:
 //   1. Classes are totally ordered, so sorting by class gives each member
 //      (members in worse classes) - (members in better classes).
-//   2. Inside a class only the speedup band and the token band remain. With known speedups sorted,
-//      the members a beats on speedup form a prefix and those that beat it a suffix; the members
-//      tied with it on speedup form the window between (two pointers find all windows in one
-//      sweep), plus every member whose speedup is unknown. The token key decides exactly those
-//      ties: against unknown-speedup members by binary search in their sorted token counts; against
-//      the window by scanning it when the windows are short (a narrow band, the usual case), else
-//      offline, with a Fenwick tree over token ranks while sweeping the speedup order.
+//   2. Inside a class only the speedup band and the token band remain. Every known speedup beats
+//      every unknown one (the key is on or off for a whole class; off, all are unknown and tie).
+//      With known speedups sorted, the members a beats on speedup form a prefix and those that beat
+//      it a suffix; the members tied with it on speedup form the window between (two pointers find
+//      all windows in one sweep). The token key decides exactly the ties: among unknown-speedup
+//      members by binary search in their sorted token counts; against the window by scanning it
+//      when the windows are short (a narrow band, the usual case), else offline, with a Fenwick tree
+//      over token ranks while sweeping the speedup order.
 // turn_weight w < 1: the paths above count every match as 1. The matches decided by the turn (both
 // solved, different turns) contribute T_i = (solved later than i) - (solved earlier than i) to that
 // count, and are worth w instead, so each path ends with
@@ -95,7 +97,7 @@ struct OrderKeys {
   std::vector<double> klass;  // exact: every class value is below 2^42
   std::vector<double> speedup;
   std::vector<double> tokens;
-  std::vector<double> speedup_scaled;  // speedup_factor * speedup, for the pairwise loop
+  std::vector<double> speedup_scaled;  // KernelOrder::scaled_speedup of speedup, for the pairwise loop
   std::vector<double> tokens_scaled;   // token_factor * tokens, likewise
   std::vector<double> score;           // the pairwise loop's running scores
   double speedup_factor = 1.0;         // 1 + speedup_tolerance
@@ -185,9 +187,15 @@ struct KeyEncoder {
     const double failed_class = by_severity * severity(o.best_verdict);
     return select(o.solved_turn > 0, solved_class, failed_class);
   }
+  // NaN where the key does not apply (a tie with the whole class), else KernelOrder::known_speedup.
   double speedup(const Outcome& o) const noexcept {
-    const bool known = (o.solved_turn > 0) & speedup_on & (o.speedup > 0.0);
-    return select(known, o.speedup, std::numeric_limits<double>::quiet_NaN());
+    const bool applies = (o.solved_turn > 0) & speedup_on;
+    const double known = select(o.speedup > 0.0, o.speedup, 0.0);
+    return select(applies, known, std::numeric_limits<double>::quiet_NaN());
+  }
+  // KernelOrder::scaled_speedup of an encoded speedup: (1 + tol) * s when known, else s itself.
+  double speedup_scaled(double speedup) const noexcept {
+    return select(speedup > 0.0, speedup_factor * speedup, speedup);
   }
   double tokens(const Outcome& o) const noexcept {
     const bool solved = o.solved_turn > 0;
@@ -230,7 +238,7 @@ void small_group_advantages(std::span<const Outcome> group, const KeyEncoder& en
   for (std::size_t i = 0; i < n; ++i) {
     const double speedup = encode.speedup(group[i]);
     const double tokens = encode.tokens(group[i]);
-    keys[i] = {encode.klass(group[i]), speedup, encode.speedup_factor * speedup, tokens, encode.token_factor * tokens};
+    keys[i] = {encode.klass(group[i]), speedup, encode.speedup_scaled(speedup), tokens, encode.token_factor * tokens};
   }
   int score[small_group_max];
   for (std::size_t i = 0; i < n; ++i) score[i] = 0;
@@ -276,7 +284,7 @@ inline void pairwise_scores(OrderKeys& keys, std::span<std::int64_t> scores) {
   keys.tokens_scaled.resize(n);
   keys.score.assign(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
-    keys.speedup_scaled[i] = keys.speedup_factor * keys.speedup[i];
+    keys.speedup_scaled[i] = KernelOrder::scaled_speedup(keys.speedup[i], keys.speedup_factor);
     keys.tokens_scaled[i] = keys.token_factor * keys.tokens[i];
   }
   const double* klass = keys.klass.data();
@@ -328,9 +336,8 @@ struct RankWorkspace {
   std::vector<std::pair<double, std::uint32_t>> by_class;    // (class, member), ascending
   std::vector<std::uint32_t> class_members;                  // the class being scored
   std::vector<std::pair<double, std::uint32_t>> by_speedup;  // (speedup, member), known only, ascending
-  std::vector<std::uint32_t> unknown_speed;                  // members with unknown speedup
-  std::vector<double> tokens_all;                            // sorted token counts of the class
-  std::vector<double> tokens_unknown;                        // ... of its unknown-speedup members
+  std::vector<std::uint32_t> unknown_speed;                  // members with unknown speedup (or key off)
+  std::vector<double> tokens_unknown;                        // their sorted token counts
   std::vector<std::pair<double, std::uint32_t>> by_tokens;   // (tokens, speedup position), known only
   std::vector<std::uint32_t> window_lo, window_hi;           // by speedup position
   std::vector<std::uint32_t> token_rank;                     // by speedup position
@@ -366,17 +373,21 @@ inline void within_class_scores(std::span<const std::uint32_t> members, RankWork
   ws.by_speedup.clear();
   ws.unknown_speed.clear();
   for (std::uint32_t m : members) {
-    if (std::isnan(keys.speedup[m])) {
-      ws.unknown_speed.push_back(m);
-    } else {
+    if (keys.speedup[m] > 0.0) {
       ws.by_speedup.emplace_back(keys.speedup[m], m);
+    } else {
+      ws.unknown_speed.push_back(m);  // 0: unknown; NaN: the key is off for the class (then all are)
     }
   }
-  if (ws.by_speedup.empty() && !tokens_on) return;
-  std::sort(ws.by_speedup.begin(), ws.by_speedup.end());
   const std::size_t known = ws.by_speedup.size();
+  const auto unknown = static_cast<std::int64_t>(ws.unknown_speed.size());
+  // Every known speedup beats every unknown one (KernelOrder::compare_speedups).
+  for (std::uint32_t m : ws.unknown_speed) scores[m] -= static_cast<std::int64_t>(known);
+  if (known == 0 && !tokens_on) return;
+  std::sort(ws.by_speedup.begin(), ws.by_speedup.end());
 
-  // Speedup windows by two pointers: both ends only move right as the speedup grows.
+  // Speedup windows by two pointers: both ends only move right as the speedup grows. Known speedups
+  // are positive, so fs * s is compare()'s product.
   ws.window_lo.resize(known);
   ws.window_hi.resize(known);
   for (std::size_t k = 0, lo = 0, hi = 0; k < known; ++k) {
@@ -385,26 +396,18 @@ inline void within_class_scores(std::span<const std::uint32_t> members, RankWork
     while (hi < known && ws.by_speedup[hi].first <= fs * s_a) ++hi;
     ws.window_lo[k] = static_cast<std::uint32_t>(lo);
     ws.window_hi[k] = static_cast<std::uint32_t>(hi);
-    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(lo) - static_cast<std::int64_t>(known - hi);
+    scores[ws.by_speedup[k].second] += static_cast<std::int64_t>(lo) - static_cast<std::int64_t>(known - hi) + unknown;
   }
   if (!tokens_on) return;
 
-  // Unknown speedup ties everyone on speedup: tokens decide against the whole class.
-  if (!ws.unknown_speed.empty()) {
-    ws.tokens_all.clear();
-    for (std::uint32_t m : members) ws.tokens_all.push_back(keys.tokens[m]);
-    std::sort(ws.tokens_all.begin(), ws.tokens_all.end());
-    for (std::uint32_t m : ws.unknown_speed) scores[m] += token_score_against(ws.tokens_all, keys.tokens[m], ft);
+  // Unknown speedups tie each other on speed: tokens decide among them.
+  if (unknown > 0) {
+    ws.tokens_unknown.clear();
+    for (std::uint32_t m : ws.unknown_speed) ws.tokens_unknown.push_back(keys.tokens[m]);
+    std::sort(ws.tokens_unknown.begin(), ws.tokens_unknown.end());
+    for (std::uint32_t m : ws.unknown_speed) scores[m] += token_score_against(ws.tokens_unknown, keys.tokens[m], ft);
   }
   if (known == 0) return;
-
-  ws.tokens_unknown.clear();
-  for (std::uint32_t m : ws.unknown_speed) ws.tokens_unknown.push_back(keys.tokens[m]);
-  std::sort(ws.tokens_unknown.begin(), ws.tokens_unknown.end());
-  for (std::size_t k = 0; k < known; ++k) {
-    const std::uint32_t m = ws.by_speedup[k].second;
-    scores[m] += token_score_against(ws.tokens_unknown, keys.tokens[m], ft);
-  }
 
   // Against the members tied on speedup, the window [lo, hi). A narrow band makes windows short, and
   // then scanning them beats any index; wide or crowded bands take the Fenwick sweep below, which

@@ -5,7 +5,8 @@
 // compares i's keys, broadcast, against the whole vector and adds each lane's result of the match to
 // that lane's running score. That is G vector steps of a few instructions, with no branch and no
 // horizontal sum; the lanes past G carry zeros that no one reads. A member's match with itself is a
-// tie under every key (equal class; x > (1 + tol) * x is false for tol >= 0, NaN and 0), so it adds 0.
+// tie under every key (equal class; x > (1 + tol) * x is false for tol >= 0, and NaN and 0 are not
+// above themselves), so it adds 0.
 //
 // Written with the vector lanes of simd_lanes.hpp. Other compilers use the scalar
 // small_group_advantages (rank_kernels.hpp); tests hold both to the oracle.
@@ -206,7 +207,7 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
   for (std::size_t i = 0; i < n; ++i) {
     klass[i] = encode.klass(group[i]);
     speed[i] = encode.speedup(group[i]);
-    speed_scaled[i] = encode.speedup_factor * speed[i];
+    speed_scaled[i] = encode.speedup_scaled(speed[i]);
     tokens[i] = encode.tokens(group[i]);
     tokens_scaled[i] = encode.token_factor * tokens[i];
   }
@@ -257,12 +258,13 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // or, within one class, on the speedup band" is exactly W_i > H_j. Each class owns a band of
 // exponents: the class's index b (0..30, higher beats lower) scales by 2^(64 b - 960), an exact
 // power of two. A known speedup s (solved, key on, s > 0) gives W = s * 2^(..) and H = ((1 + tol) * s)
-// * 2^(..), the very product compare() forms, scaled; an unknown one gives W = 2^-30 * 2^(..), not
-// above any threshold of its class, and H = 2^30 * 2^(..), not below any win key of its class, so it
-// ties on speed with the whole class. Since known s and (1 + tol) * s lie in [2^-30, 2^30] (checked),
-// the bands do not overlap: the lowest win key of band b + 1 exceeds the highest threshold of band b
-// by 2^4, so a better class always wins, and inside a class the scaling cancels (multiplying by a
-// power of two is exact away from overflow and subnormals: every key lies in [2^-990, 2^990]).
+// * 2^(..), the very product compare() forms, scaled; an unknown one (and every member of a class
+// the key does not apply to) gives W = H = 2^-31 * 2^(..): below every known speedup's keys, so it
+// loses to each of them and ties with every other unknown, as compare() has it. Since known s and
+// (1 + tol) * s lie in [2^-30, 2^30] (checked), the bands do not overlap: the lowest key of band
+// b + 1 exceeds the highest threshold of band b by 2^3, so a better class always wins, and inside a
+// class the scaling cancels (multiplying by a power of two is exact away from overflow and
+// subnormals: every key lies in [2^-991, 2^990]).
 // Class indices: an unsolved member takes its severity rank (0..3; 0 without by_severity), a solved
 // one 4 without by_turn, else 31 - solved_turn for turns 1..27 (KeyEncoder's band table). A group
 // with a later solved turn or a known speedup outside the range does not fit: the banded kernels
@@ -271,10 +273,11 @@ void key_lanes(std::span<const Outcome> group, const KeyEncoder& encode, std::sp
 // Then score_j = #{i : W_j > H_i} - #{i : W_i > H_j}: two compares per member pair, the same work as
 // the class-only kernel in double lanes. The token key, when on, decides the pairs where neither
 // compare holds (same class, speed tied), in the same pass. A member never beats itself (s <= (1 +
-// tol) * s, 2^-30 < 2^30), so padding and the diagonal add nothing.
+// tol) * s, and an unknown's two keys are equal), so padding and the diagonal add nothing.
 
-inline constexpr double band_speed_low = 0x1p-30;  // a known speedup must be >= this
-inline constexpr double band_speed_high = 0x1p30;  // and its threshold (1 + tol) * s <= this
+inline constexpr double band_speed_low = 0x1p-30;      // a known speedup must be >= this
+inline constexpr double band_speed_high = 0x1p30;      // and its threshold (1 + tol) * s <= this
+inline constexpr double band_speed_unknown = 0x1p-31;  // both keys of an unknown one: below every known
 
 // The banded keys of members a and b, one per lane, as four vectors (win key, threshold, tokens,
 // tokens scaled); `misfit` gets all ones in a lane whose member does not fit the bands. Two members
@@ -304,12 +307,12 @@ template <bool BiasedTokens = false>
     return reinterpret_cast<lanes_f64>((reinterpret_cast<lanes_i64>(yes) & mask) |
                                        (reinterpret_cast<lanes_i64>(no) & ~mask));
   };
-  // Unknown: the bottom and top of the range, which tie with every known speedup of the class (a
-  // known s >= 2^-30 is not below 2^-30, a known s <= (1 + tol) s <= 2^30 not above 2^30) and with
-  // each other. Out of range, a known speedup shows by leaving [2^-30, 2^30]: one check for both.
-  const lanes_f64 win = blend(known, speedup, zero + band_speed_low);
-  const lanes_f64 high = blend(known, threshold, zero + band_speed_high);
-  misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
+  // Unknown: 2^-31 for both keys, equal to every other unknown's and below both keys of every known
+  // speedup (s >= 2^-30 and (1 + tol) s >= s): the known one wins, the unknown never does. A known
+  // speedup out of range shows by leaving [2^-30, 2^30].
+  const lanes_f64 win = blend(known, speedup, zero + band_speed_unknown);
+  const lanes_f64 high = blend(known, threshold, zero + band_speed_unknown);
+  misfit |= ((win < zero + band_speed_low) & known) | (high > zero + band_speed_high) | (scale != scale);
   const lanes_i64 token_bits = lanes_i64{static_cast<std::int64_t>(a.tokens), static_cast<std::int64_t>(b.tokens)} |
                                static_cast<std::int64_t>(token_bias_bits);
   lanes_f64 tokens = reinterpret_cast<lanes_f64>(token_bits);  // 2^52 + t
@@ -556,9 +559,9 @@ template <BandTokens Tokens>
                                     encode.band_speedup_off[i2], encode.band_speedup_off[i3]};
   const wide_f64 threshold = encode.speedup_factor * speedup;
   const wide_i64 known = speedup > zero;
-  const wide_f64 win = wide_blend(known, speedup, zero + band_speed_low);
-  const wide_f64 high = wide_blend(known, threshold, zero + band_speed_high);
-  misfit |= (win < zero + band_speed_low) | (high > zero + band_speed_high) | (scale != scale);
+  const wide_f64 win = wide_blend(known, speedup, zero + band_speed_unknown);
+  const wide_f64 high = wide_blend(known, threshold, zero + band_speed_unknown);
+  misfit |= ((win < zero + band_speed_low) & known) | (high > zero + band_speed_high) | (scale != scale);
   const wide_i64 token_bits = wide_i64{static_cast<std::int64_t>(m[0].tokens), static_cast<std::int64_t>(m[1].tokens),
                                        static_cast<std::int64_t>(m[2].tokens), static_cast<std::int64_t>(m[3].tokens)} |
                               static_cast<std::int64_t>(token_bias_bits);

@@ -72,6 +72,9 @@ std::string to_json(const EvalResult& r) {
     j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
   else j["timings"] = nullptr;
   j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
+  j["speedup_unknown"] = r.speedup_unknown == SpeedupUnknown::none
+                             ? json(nullptr)
+                             : json{{"reason", to_string(r.speedup_unknown)}, {"detail", r.speedup_unknown_detail}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -51,6 +51,18 @@ std::string_view to_string(EvalStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(SpeedupUnknown reason) noexcept {
+  switch (reason) {
+    case SpeedupUnknown::none: return "none";
+    case SpeedupUnknown::not_correct: return "not_correct";
+    case SpeedupUnknown::not_requested: return "not_requested";
+    case SpeedupUnknown::no_room: return "no_room";
+    case SpeedupUnknown::below_floor: return "below_floor";
+    case SpeedupUnknown::not_measured: return "not_measured";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(PlanSource source) noexcept {
   switch (source) {
     case PlanSource::task: return "task";

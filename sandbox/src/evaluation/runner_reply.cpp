@@ -2,6 +2,7 @@
 #include "evaluation/runner_reply.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -62,28 +63,45 @@ void read_runner_reply(const EvaluationReply& reply, EvalResult& r) {
     r.feedback = (reply.when_timed ? "Wrong answer when timed: " : "Wrong answer: ") + r.detail;
   } else if (reply.verdict == Verdict::correct) {
     verdict(Verdict::correct);
-    if (reply.timing && reply.timing->skipped) {
-      r.timing_note = *reply.timing->skipped;
-      r.feedback = "Correct (not timed: " + r.timing_note + ").";
-    } else if (reply.timing) {
-      const TimingReport& t = *reply.timing;
-      r.candidate = timing_from(t.candidate, t.method);
-      r.reference = timing_from(t.reference, t.method);
-      r.timing_note = t.note;
-      r.below_floor = t.below_floor;
-      if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
-        r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
-        return;
-      }
-      if (r.candidate.median_ms > 0 && r.reference.median_ms > 0)
-        r.speedup = r.reference.median_ms / r.candidate.median_ms;
-      r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " +
-                   fmt(r.candidate.median_ms) + " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " +
-                   fmt(r.reference.median_ms) + " ms; " + r.candidate.method + ", " + std::to_string(r.candidate.runs) +
-                   " runs each).";
-    } else {
+    // Each way out says why the speed is unknown, unless it is measured and credited.
+    const auto unknown = [&](SpeedupUnknown reason, std::string why) {
+      r.speedup_unknown = reason;
+      r.speedup_unknown_detail = std::move(why);
+    };
+    if (!reply.timing) {
+      unknown(SpeedupUnknown::not_requested, "timing was turned off for this evaluation");
       r.feedback = "Correct (not timed).";
+      return;
     }
+    const TimingReport& t = *reply.timing;
+    if (t.skipped) {
+      unknown(SpeedupUnknown::no_room, *t.skipped);
+      r.timing_note = *t.skipped;
+      r.feedback = "Correct (not timed: " + r.timing_note + ").";
+      return;
+    }
+    r.candidate = timing_from(t.candidate, t.method);
+    r.reference = timing_from(t.reference, t.method);
+    r.timing_note = t.note;
+    r.below_floor = t.below_floor;
+    if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
+      unknown(SpeedupUnknown::below_floor, r.below_floor);
+      r.feedback = "Correct, but the timing is not credited: " + r.below_floor + ".";
+      return;
+    }
+    const double speedup = r.reference.median_ms / r.candidate.median_ms;
+    if (!(r.candidate.median_ms > 0 && r.reference.median_ms > 0 && std::isfinite(speedup))) {
+      unknown(SpeedupUnknown::not_measured, "the timer gave no usable median (candidate " + fmt(r.candidate.median_ms) +
+                                                " ms, reference " + fmt(r.reference.median_ms) + " ms, " +
+                                                std::to_string(r.candidate.runs) + " runs)");
+      r.feedback = "Correct (speed not measured: " + r.speedup_unknown_detail + ").";
+      return;
+    }
+    r.speedup = speedup;
+    unknown(SpeedupUnknown::none, "");
+    r.feedback = "Correct. " + fmt(r.speedup, 3) + "x the reference's speed (candidate " + fmt(r.candidate.median_ms) +
+                 " ms, spread " + fmt(100 * r.candidate.spread, 2) + "%; reference " + fmt(r.reference.median_ms) +
+                 " ms; " + r.candidate.method + ", " + std::to_string(r.candidate.runs) + " runs each).";
   } else {
     r.status = EvalStatus::error;
     r.error = "the runner gave no verdict";

@@ -10,8 +10,8 @@
 
 namespace leap::sandbox::detail {
 
-// Fills r.status, verdict, cuda_error, detail, feedback, timings, speedup, device, trials (or
-// r.error when the reply reports a harness failure or no verdict).
+// Fills r.status, verdict, cuda_error, detail, feedback, timings, speedup (or why it is unknown),
+// device, trials (or r.error when the reply reports a harness failure or no verdict).
 void read_runner_reply(const EvaluationReply& reply, EvalResult& r);
 
 // True when the module's PTX calls the device heap (malloc): the heap outlives the module, so the

@@ -44,7 +44,8 @@ struct FloorReport {
 };
 
 struct TimingReport {
-  // Set: the kernel was not timed, and why; nothing below is sent.
+  // Set: the kernel was not timed because the correctness trials left no room in the task's time
+  // limit (the evaluator's SpeedupUnknown::no_room), in words; nothing below is sent.
   std::optional<std::string> skipped;
   TimingMethod method = TimingMethod::events;
   std::size_t dropped_records = 0;  // CUPTI records the driver dropped

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <leap/kernel_order.hpp>
+#include <leap/rank_advantage.hpp>
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/task.hpp>
 #include "evaluation/timer_choice.hpp"
@@ -553,6 +555,165 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
     REQUIRE(verdict_of(o.result) == "correct");
     CHECK_FALSE(o.reply.at("timing").contains("floor"));
     CHECK(o.result.below_floor.empty());
+  }
+}
+
+// ---- Unknown speed never pays -------------------------------------------------------------------
+// A correct kernel whose speedup is unknown would tie, under a speed order, with every known speed of
+// its turn: a 0.5x kernel that hides its speed would rank with a 10x one. A candidate can make its
+// speed unknown at will, so the order ranks an unknown speedup below every known one, and the result
+// says why it is unknown.
+
+namespace {
+
+// The task of the tests below: scale_add at one size set (4096), one trial, a 500 ms time limit.
+sb::TaskSpec tight_task() {
+  sb::TaskSpec t = fake_task();
+  t.check_sizes.clear();
+  t.trials = 1;
+  t.time_limit_ms = 500;
+  return t;
+}
+
+// The advantages of the three results as one group, ranked by KernelOrder::with_speedup() over the
+// outcomes a trainer would make of them (each solved at turn 1, with the result's speedup).
+std::vector<double> rank_solved(const std::vector<sb::EvalResult>& results) {
+  std::vector<leap::Outcome> group;
+  for (const sb::EvalResult& r : results) group.push_back(leap::Outcome{1, Verdict::correct, r.speedup, 100});
+  return leap::rank_advantages(group, leap::KernelOrder::with_speedup());
+}
+
+// Honest kernels for comparison, against the 2 ms reference: 4 ms (0.5x) and 0.2 ms (10x).
+struct Honest {
+  sb::EvalResult slow, fast;
+};
+Honest honest_pair(const sb::TaskSpec& task) {
+  FakeGpu slow_gpu, fast_gpu;
+  Honest h{evaluate(slow_gpu, honest(4.0), task).result, evaluate(fast_gpu, honest(0.2), task).result};
+  REQUIRE(verdict_of(h.slow) == "correct");
+  REQUIRE(verdict_of(h.fast) == "correct");
+  REQUIRE(h.slow.speedup == Approx(0.5).epsilon(1e-3));
+  REQUIRE(h.fast.speedup == Approx(10.0).epsilon(1e-3));
+  CHECK(h.slow.speedup_unknown == sb::SpeedupUnknown::none);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hiding speed does not pay: a kernel slow only in its trials is untimed and ranks below an honest "
+    "0.5x kernel",
+    "[sandbox][harness][unknown_speed]") {
+  const sb::TaskSpec task = tight_task();
+  const Honest h = honest_pair(task);
+  // The same 0.5x kernel, 100 ms slow in the one correctness trial at the timing sizes (it can count
+  // its launches in __device__ state, which lasts until the module reload before timing): the trials
+  // then seem to take most of the time limit, and timing is skipped.
+  FakeGpu gpu;
+  const Outcome o = evaluate(
+      gpu,
+      [](FakeCall& c) {
+        compute(c);
+        if (count_call(c) == 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        c.duration_ms = 4.0;
+      },
+      task);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  REQUIRE(std::isnan(o.result.speedup));
+  CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::no_room);
+  CHECK(o.result.speedup_unknown_detail.find("took most of the task's time limit") != std::string::npos);
+  const json result = json::parse(sb::to_json(o.result));
+  CHECK(result.at("speedup").is_null());
+  CHECK(result.at("speedup_unknown").at("reason") == "no_room");
+  CHECK(result.at("speedup_unknown").at("detail") == o.result.speedup_unknown_detail);
+  // Ranked with a speed order: below the honest 0.5x kernel (it used to tie with it, and with 10x).
+  const std::vector<double> a = rank_solved({o.result, h.slow, h.fast});
+  CHECK(a[0] < a[1]);
+  CHECK(a[1] < a[2]);
+  CHECK(a[0] == -1.0);
+}
+
+TEST_CASE("hiding speed does not pay: a kernel below the physical floor once ranks below an honest 0.5x kernel",
+          "[sandbox][harness][unknown_speed][floor]") {
+  const sb::TaskSpec task = tight_task();
+  const Honest h = honest_pair(task);
+  // The same 0.5x kernel, except one launch in twenty that claims less time than reading its inputs
+  // once would take: after 15 warm-up launches (60 ms of GPU time), the fifth timed run.
+  const double floor_ms = 32768.0 / (1e12 * 1.5) * 1e3;  // as in the floor test above
+  FakeGpu gpu;
+  const Outcome o = evaluate(
+      gpu,
+      [floor_ms](FakeCall& c) {
+        compute(c);
+        c.duration_ms = count_call(c) % 20 == 0 ? floor_ms / 2 : 4.0;
+      },
+      task);
+  INFO(o.reply.dump());
+  REQUIRE(verdict_of(o.result) == "correct");
+  REQUIRE(std::isnan(o.result.speedup));
+  CHECK(o.result.candidate.runs == 10);
+  CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::below_floor);
+  CHECK(o.result.speedup_unknown_detail == o.result.below_floor);
+  const json result = json::parse(sb::to_json(o.result));
+  CHECK(result.at("speedup_unknown").at("reason") == "below_floor");
+  const std::vector<double> a = rank_solved({o.result, h.slow, h.fast});
+  CHECK(a[0] < a[1]);
+  CHECK(a[1] < a[2]);
+}
+
+TEST_CASE("harness (fake GPU): a result says why its speedup is unknown, and nothing when it is known",
+          "[sandbox][harness][unknown_speed]") {
+  const auto reason_in_json = [](const sb::EvalResult& r) {
+    const json j = json::parse(sb::to_json(r));
+    return j.at("speedup_unknown").is_null() ? std::string("null")
+                                             : j.at("speedup_unknown").at("reason").get<std::string>();
+  };
+  SECTION("measured: none, and null in the JSON") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0));
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
+    CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::none);
+    CHECK(o.result.speedup_unknown_detail.empty());
+    CHECK(reason_in_json(o.result) == "null");
+  }
+  SECTION("timing turned off: not_requested") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, honest(1.0), fake_task(), reference, false);
+    REQUIRE(verdict_of(o.result) == "correct");
+    CHECK(std::isnan(o.result.speedup));
+    CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::not_requested);
+    CHECK(reason_in_json(o.result) == "not_requested");
+  }
+  SECTION("a timer that measured nothing: not_measured, never a speedup of 0 or infinity") {
+    // The fake's clock moves with every launch, so the reply comes from a device whose timer read 0.
+    for (const double candidate_ms : {0.0, std::nan("")}) {
+      sb::detail::EvaluationReply reply;
+      reply.ok = true;
+      reply.verdict = Verdict::correct;
+      sb::detail::TimingReport& timing = reply.timing.emplace();
+      timing.candidate.median_ms = candidate_ms;
+      timing.candidate.runs = 10;
+      timing.reference.median_ms = 2.0;
+      timing.reference.runs = 10;
+      sb::EvalResult r;
+      sb::detail::read_runner_reply(reply, r);
+      REQUIRE(verdict_of(r) == "correct");
+      CHECK(std::isnan(r.speedup));
+      CHECK(r.speedup_unknown == sb::SpeedupUnknown::not_measured);
+      CHECK(r.speedup_unknown_detail.find("no usable median") != std::string::npos);
+      CHECK(r.feedback.rfind("Correct (speed not measured: ", 0) == 0);
+      CHECK(reason_in_json(r) == "not_measured");
+    }
+  }
+  SECTION("not correct: not_correct") {
+    FakeGpu gpu;
+    const Outcome o = evaluate(gpu, [](FakeCall& c) { c.duration_ms = 0.001; });
+    REQUIRE(verdict_of(o.result) == "wrong_answer");
+    CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::not_correct);
+    CHECK_FALSE(o.result.speedup_unknown_detail.empty());
+    CHECK(reason_in_json(o.result) == "not_correct");
   }
 }
 

@@ -59,10 +59,26 @@ struct LaunchPlanReport {
   Sizes sizes;                           // those sizes
 };
 
+// Why a result's speedup is unknown. A correct kernel is timed within its task's time limit, or its
+// unknown speedup ranks below every measured one (leap::KernelOrder, leap.verl's score): a kernel
+// never gains by leaving its speed unmeasured, and the reason says which case it was.
+enum class SpeedupUnknown {
+  none,           // the speedup is known: measured and credited
+  not_correct,    // no correct verdict (or no verdict): only a correct kernel is timed
+  not_requested,  // timing was turned off (EvaluatorConfig::time, `eval --no-time`)
+  no_room,        // the correctness trials left too little of the task's time limit to time it
+  below_floor,    // its fastest timed run beat the physical floor (EvalResult::below_floor): not credited
+  not_measured,   // timed, but the timer gave no usable median for it or the reference
+};
+std::string_view to_string(SpeedupUnknown reason) noexcept;  // "none", "not_correct", ... as to_json writes it
+
 struct EvalResult {
   EvalStatus status = EvalStatus::error;
   std::optional<Verdict> verdict;                             // set iff status == verdict
   double speedup = std::numeric_limits<double>::quiet_NaN();  // reference median / candidate median; correct only
+  // Why speedup is unknown (none exactly when it is known), and the same in a sentence.
+  SpeedupUnknown speedup_unknown = SpeedupUnknown::not_correct;
+  std::string speedup_unknown_detail = "only a correct kernel is timed";
   KernelTiming candidate, reference;
   CompileResult compile;                        // the candidate's compile
   std::optional<LaunchPlanReport> launch_plan;  // once the candidate compiled
@@ -144,6 +160,7 @@ class Evaluator {
 };
 
 // The result as one JSON object: verdict (null unless reached), status, speedup (null unless known),
+// speedup_unknown {reason, detail} (null when the speedup is known),
 // timings, compile {status, log, seconds, cache_hit}, launch_plan {source, status, error, directives,
 // sizes, kernels [{kernel, grid, block, shared_bytes, args}], scratch [{name, dtype, count, bytes}]}
 // (null unless the candidate compiled), cuda_error, detail, feedback, error, seed, below_floor (text
