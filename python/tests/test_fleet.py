@@ -364,6 +364,10 @@ def test_huge_entries_on_the_reply_stream_are_streamed_past_with_bounded_memory(
         assert peak < 16 << 20, f"{peak / 2 ** 20:.1f} MiB held while reading 4 x 40 MB entries"
         stats = client.stats()
         assert stats["forged_dropped"] == 4 and stats["answered"] == 1
+        # The reader settles the future, then deletes the entries it read (fleet.py _read_loop): wait for that.
+        deadline = time.monotonic() + 30
+        while redis.Redis.from_url(fleet.url).xlen(client.reply_stream) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert redis.Redis.from_url(fleet.url).xlen(client.reply_stream) == 0  # dropped entries are deleted
 
 
