@@ -22,18 +22,18 @@ namespace leap::oracle {
 // One size set and one draw of the inputs, as the verifier hands them to an oracle. A name that
 // the task does not declare throws std::invalid_argument naming it.
 class Problem {
-public:
-    virtual ~Problem() = default;
+ public:
+  virtual ~Problem() = default;
 
-    // A size from the size set: `sizes` with a check set's overrides.
-    virtual std::int64_t size(std::string_view name) const = 0;
-    // A scalar parameter's value (an int32 scalar exactly).
-    virtual double scalar(std::string_view name) const = 0;
-    // An `in` buffer's drawn elements, each converted exactly to double, in row-major order.
-    virtual std::span<const double> in(std::string_view name) const = 0;
-    // An `out` buffer, sized from its shape and zero-filled: the oracle writes every element. An
-    // `inout` buffer arrives holding its drawn values.
-    virtual std::span<double> out(std::string_view name) = 0;
+  // A size from the size set: `sizes` with a check set's overrides.
+  virtual std::int64_t size(std::string_view name) const = 0;
+  // A scalar parameter's value (an int32 scalar exactly).
+  virtual double scalar(std::string_view name) const = 0;
+  // An `in` buffer's drawn elements, each converted exactly to double, in row-major order.
+  virtual std::span<const double> in(std::string_view name) const = 0;
+  // An `out` buffer, sized from its shape and zero-filled: the oracle writes every element. An
+  // `inout` buffer arrives holding its drawn values.
+  virtual std::span<double> out(std::string_view name) = 0;
 };
 
 }  // namespace leap::oracle
