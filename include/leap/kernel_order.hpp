@@ -6,6 +6,7 @@
 #include <concepts>
 
 #include "leap/detail/error.hpp"
+#include "leap/detail/select.hpp"
 #include "leap/outcome.hpp"
 
 namespace leap {
@@ -137,23 +138,25 @@ struct KernelOrder {
   // Higher speedup wins outside the band; an unknown one (NaN, zero or negative) loses to a known one,
   // and two unknown tie. Written as `higher > scaled_speedup(lower)` over known_speedup's values so
   // the fast ranking paths, which count with the very same expressions, agree with this bit for bit.
+  // No branch on whether a speedup is known: the unknown case is folded into the values (0, below
+  // every known one), and at most one of the two compares holds (factor >= 1, values >= 0).
   static int compare_speedups(double a, double b, double tolerance) noexcept {
     const double factor = 1.0 + tolerance;
     const double known_a = known_speedup(a);
     const double known_b = known_speedup(b);
-    if (known_a > scaled_speedup(known_b, factor)) return 1;
-    if (known_b > scaled_speedup(known_a, factor)) return -1;
-    return 0;
+    return static_cast<int>(known_a > scaled_speedup(known_b, factor)) -
+           static_cast<int>(known_b > scaled_speedup(known_a, factor));
   }
 
   // A speedup as the key compares it: itself when known (> 0), else 0, below every known one.
-  static constexpr double known_speedup(double speedup) noexcept { return speedup > 0.0 ? speedup : 0.0; }
+  static constexpr double known_speedup(double speedup) noexcept { return detail::select(speedup > 0.0, speedup, 0.0); }
 
   // The top of a speedup's band, (1 + tol) * s, for a value known_speedup gave (or NaN, with which a
   // fast path marks the key off): an unknown 0 stays 0, which every known speedup exceeds and no
-  // unknown one does, also where an infinite tolerance would make (1 + tol) * 0 NaN.
+  // unknown one does, also where an infinite tolerance would make (1 + tol) * 0 NaN. A blend of the
+  // product and the value, not a branch.
   static constexpr double scaled_speedup(double speedup, double factor) noexcept {
-    return speedup > 0.0 ? factor * speedup : speedup;
+    return detail::select(speedup > 0.0, factor * speedup, speedup);
   }
 
   // Fewer tokens win outside the band.

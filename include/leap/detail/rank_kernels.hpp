@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "leap/detail/select.hpp"
 #include "leap/kernel_order.hpp"
 #include "leap/outcome.hpp"
 
@@ -176,10 +177,9 @@ struct KeyEncoder {
     static constexpr double rank[6] = {0, 1, 1, 2, 3, 0};
     return rank[std::min(static_cast<unsigned>(verdict), 5u)];
   }
-  // condition ? a : b, as a bit blend.
-  static double select(bool condition, double a, double b) noexcept {
-    const std::uint64_t mask = std::uint64_t{0} - static_cast<std::uint64_t>(condition);
-    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & mask) | (std::bit_cast<std::uint64_t>(b) & ~mask));
+  // condition ? a : b, as a bit blend (detail/select.hpp).
+  static constexpr double select(bool condition, double a, double b) noexcept {
+    return detail::select(condition, a, b);
   }
 
   double klass(const Outcome& o) const noexcept {
