@@ -13,4 +13,6 @@
 #include "leap/sandbox/evaluator.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/request_handler.hpp"
+#include "leap/sandbox/run_switches.hpp"
 #include "leap/sandbox/task.hpp"
+#include "leap/sandbox/timing_evidence.hpp"
