@@ -8,6 +8,7 @@
 #include "leap/sandbox/compile_cache.hpp"
 #include "leap/sandbox/compile_options.hpp"
 #include "leap/sandbox/compile_result.hpp"
+#include "leap/sandbox/compile_target.hpp"
 #include "leap/sandbox/compiler.hpp"
 #include "leap/sandbox/driver_probe.hpp"
 #include "leap/sandbox/evaluator.hpp"
