@@ -161,7 +161,8 @@ const Command eval_command{
   --json               JSON output
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing
-  --arch A             compile target (default: the GPU's, else sm_90)
+  --arch A             compile target (default: the GPU's own, sm_XYa from sm_90 on, e.g. sm_90a on
+                       an H100; else sm_90)
   --header NAME=FILE   ship FILE as the header NAME (#include "NAME" finds it; repeatable), through
                        the include jail like the source; launch-plan lines are read from
                        CANDIDATE.cu only

@@ -198,7 +198,8 @@ int run_info(const Arguments& args) {
 
 const Command info_command{
     "info", "info [--json]",
-    R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
+    R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the target
+  candidates compile for (each device's own, its architecture-specific sm_XYa from sm_90 on), the toolkit's
   headers and the NVRTC compatibility headers (standard and runtime headers NVRTC lacks), the GPU
   status (found through a probe in the GPU runner program that loads libcuda.so.1; "no driver", "stub
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless
