@@ -187,8 +187,8 @@ if device_step "4. built-in variants through leap-sandbox eval" "$cli"; then
     timed=(--no-time)
     [ "$variant" = fast ] && timed=()  # the fast variants are timed: their evidence is in the line
     timeout "$left" "$cli" eval --json --seed 1 "${timed[@]}" "${switches[@]}" "$task" "$path" \
-      >"$LOGS/eval-$task-$variant.json" 2>>"$LOGS/variants.err"
-    line=$("$PY" "$facts_py" verdict "$LOGS/eval-$task-$variant.json" "$expect")
+      >"$LOGS/eval-$task-$variant.json" 2>>"$LOGS/variants.err" </dev/null
+    line=$("$PY" "$facts_py" verdict "$LOGS/eval-$task-$variant.json" "$expect" </dev/null)
     echo "$task/$variant: $line" >>"$LOGS/variants.log"
     case "$line" in PASS*) passed=$((passed + 1)); say "- $task/$variant: $line" ;; *) fail "- $task/$variant: $line" ;; esac
   done <"$LOGS/variants.txt"
@@ -230,7 +230,8 @@ fi
 
 # ---- 8. the task library's references against their oracles -------------------------------------------------
 if device_step "8. task library: references against their oracles" "$cli"; then
-  if "$cli" tasks verify --help >/dev/null 2>&1; then
+  # Any --help after a command prints that command's help, so ask the help itself whether it has verify.
+  if "$cli" tasks --help 2>/dev/null | grep -qw verify; then
     run_capped tasks_verify "$LOGS/tasks_verify.txt" "$cli" tasks verify "${switches[@]}"
     tail -n 20 "$LOGS/tasks_verify.txt" | sed 's/^/    /' | tee -a "$summary"
   else
