@@ -7,20 +7,30 @@
 //
 // Without a GPU the compile feedback is still real: the example compiles every variant, shows what
 // the policy would be told, and says plainly that running kernels needs a GPU.
+//
+// Usage: sandbox_loop [--steps N] [--group-size G] [-j N] [--max-seconds S] [run switches]
+// -j N evaluates N trajectories at a time (compiles run in parallel; kernels still run one at a
+// time in the GPU runner); --max-seconds S starts no step that the last one's time says would end
+// past S seconds, so a scripted run fits its budget. The run switches (--unconfined,
+// --accept-weaker-confinement, --allow-pageable-host-access) are leap::sandbox::RunSwitches.
 #include <Eigen/Core>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <leap/executor.hpp>
 #include <leap/rollout.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/run_switches.hpp>
 
 #include "../common/softmax_choice.hpp"
 
@@ -170,19 +180,30 @@ int compile_only(leap::sandbox::Evaluator& evaluator, const std::vector<Task>& t
 int main(int argc, char** argv) {
   int steps = 6;
   int group_size = 4;
+  int jobs = 1;
+  double max_seconds = 0.0;  // 0: no limit
+  leap::sandbox::RunSwitches switches;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (switches.parse(arg)) continue;
     if (arg == "--steps" && i + 1 < argc) {
       steps = std::atoi(argv[++i]);
     } else if (arg == "--group-size" && i + 1 < argc) {
       group_size = std::atoi(argv[++i]);
+    } else if (arg == "-j" && i + 1 < argc) {
+      jobs = std::atoi(argv[++i]);
+    } else if (arg == "--max-seconds" && i + 1 < argc) {
+      max_seconds = std::atof(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: sandbox_loop [--steps N] [--group-size G]\n");
+      if (arg != "--help") std::fprintf(stderr, "sandbox_loop: unknown option '%s'\n", arg.c_str());
+      std::fprintf(stderr, "usage: sandbox_loop [--steps N] [--group-size G] [-j N] [--max-seconds S] [switches]\n%s",
+                   std::string(leap::sandbox::run_switches_help()).c_str());
       return arg == "--help" ? 0 : 2;
     }
   }
-  if (steps < 1 || group_size < 2) {
-    std::fprintf(stderr, "sandbox_loop: --steps must be >= 1 and --group-size >= 2\n");
+  if (steps < 1 || group_size < 2 || jobs < 1 || jobs > 64 || !(max_seconds >= 0.0)) {
+    std::fprintf(stderr,
+                 "sandbox_loop: --steps must be >= 1, --group-size >= 2, -j in [1, 64] and --max-seconds >= 0\n");
     return 2;
   }
 
@@ -190,31 +211,45 @@ int main(int argc, char** argv) {
   for (const auto& builtin : leap::sandbox::builtin_tasks()) {
     tasks.push_back(Task{static_cast<std::uint64_t>(tasks.size()), static_cast<int>(tasks.size()), &builtin});
   }
+  const auto started = std::chrono::steady_clock::now();
   leap::sandbox::EvaluatorConfig config;
   config.seed = 7;  // reproducible trials
+  switches.apply(config);
   leap::sandbox::Evaluator evaluator(config);
-  std::printf("sandbox_loop: %zu built-in tasks, variants %s/%s/%s/%s, GPU: %s\n\n", tasks.size(), variants[0].c_str(),
-              variants[1].c_str(), variants[2].c_str(), variants[3].c_str(),
-              std::string(to_string(evaluator.gpu().state)).c_str());
+  std::printf("sandbox_loop: %zu built-in tasks, variants %s/%s/%s/%s, GPU: %s, -j %d, run switches: %s\n\n",
+              tasks.size(), variants[0].c_str(), variants[1].c_str(), variants[2].c_str(), variants[3].c_str(),
+              std::string(to_string(evaluator.gpu().state)).c_str(), jobs, switches.describe().c_str());
   if (!evaluator.gpu().ok()) return compile_only(evaluator, tasks);
 
   MenuPolicy policy(static_cast<int>(tasks.size()));
   SandboxEnvironment environment(evaluator);
   leap::FailBandGate gate = leap::FailBandGate::leap_default(group_size);
+  std::optional<leap::ThreadPool> pool;
+  if (jobs > 1) pool.emplace(static_cast<unsigned>(jobs - 1));  // the calling thread works too
+  double last_step_seconds = 0.0;
   for (int step = 1; step <= steps; ++step) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (max_seconds > 0 && step > 1 && elapsed + last_step_seconds > max_seconds) {
+      std::printf("stopped before step %d: %.1f s so far and %.1f s for the last step would pass --max-seconds %.1f\n",
+                  step, elapsed, last_step_seconds, max_seconds);
+      break;
+    }
+    const auto step_start = std::chrono::steady_clock::now();
     leap::RolloutOptions options;
     options.group_size = group_size;
     options.max_turns = 3;
     options.gamma = 0.9;
     options.seed = 11;
     options.step = static_cast<std::uint64_t>(step);
-    const auto result =
-        leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{}, leap::InlineExecutor{}, options);
+    const auto result = pool ? leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{}, *pool, options)
+                             : leap::run_step(tasks, policy, environment, gate, leap::RankAdvantage<>{},
+                                              leap::InlineExecutor{}, options);
     policy.update(result, 2.0, group_size);
     std::printf("step %d: Acc@1 %.2f  Acc@3 %.2f  evaluations %lld  groups expanded %d of %d  (%.1f s)\n", step,
                 result.metrics.accuracy_at(1), result.metrics.accuracy_at(3),
                 static_cast<long long>(result.metrics.evaluations), result.metrics.groups(leap::Expansion::expand),
                 result.metrics.tasks, result.metrics.wall_seconds);
+    last_step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   }
   std::printf("\nturn-1 preferences after training:\n%-12s", "task");
   for (const auto& name : variants) std::printf(" %10s", name.c_str());

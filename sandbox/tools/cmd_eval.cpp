@@ -5,9 +5,11 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/evaluator.hpp>
+#include <leap/sandbox/run_switches.hpp>
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
@@ -36,6 +38,22 @@ std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::stri
   }
 }
 
+// How the timed runs were measured, in one line: the timer, what the stopping rule read, how CUPTI's
+// records were tied to the runs, what was lost, the warm-up and the floor.
+std::string timing_evidence_text(const sb::EvalResult& r) {
+  const sb::TimingEvidence& e = r.timing_evidence;
+  std::ostringstream os;
+  os << "timing: " << e.method << " (stopping rule read " << e.stopping_rule_source << "), " << e.reps
+     << " run pairs, " << e.checked_runs << " checked on the device; CUPTI matched " << e.matched_by_id
+     << " runs by id, " << e.matched_by_window << " by time window, " << e.dropped_records
+     << " records dropped; warm-up " << e.warmup_candidate.launches << " launches (" << e.warmup_candidate.gpu_ms
+     << " ms) candidate, " << e.warmup_reference.launches << " (" << e.warmup_reference.gpu_ms << " ms) reference";
+  if (e.floor) os << "; floor " << e.floor->floor_ms << " ms (" << e.floor->bytes << " bytes at peak)";
+  if (!e.stopped_early.empty()) os << "; stopped early: " << e.stopped_early;
+  if (!r.timing_note.empty()) os << "; note: " << r.timing_note;
+  return os.str();
+}
+
 int exit_code(sb::EvalStatus status) {
   switch (status) {
     case sb::EvalStatus::verdict: return 0;
@@ -46,7 +64,8 @@ int exit_code(sb::EvalStatus status) {
 }
 
 int run_eval(const Arguments& args) {
-  bool as_json = false, time = true, unconfined = false, accept_weaker = false, allow_pageable = false;
+  bool as_json = false, time = true;
+  sb::RunSwitches switches;  // --unconfined, --accept-weaker-confinement, --allow-pageable-host-access
   std::optional<std::uint64_t> seed;
   std::optional<std::size_t> cache_max_mb;
   std::string arch;
@@ -56,9 +75,7 @@ int run_eval(const Arguments& args) {
     const std::string& a = args[i];
     if (a == "--json") as_json = true;
     else if (a == "--no-time") time = false;
-    else if (a == "--unconfined") unconfined = true;
-    else if (a == "--accept-weaker-confinement") accept_weaker = true;
-    else if (a == "--allow-pageable-host-access") allow_pageable = true;
+    else if (switches.parse(a)) continue;
     else if (a == "--seed")
       seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, std::numeric_limits<long>::max()));
     else if (a == "--arch") arch = option_value(args, i);
@@ -98,9 +115,8 @@ int run_eval(const Arguments& args) {
     }
     headers.push_back({name, std::string{std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>()}});
   }
-  sb::EvaluatorConfig config = evaluator_config(arch, seed, time, unconfined, cache_max_mb);
-  config.compiler.accept_weaker_confinement = accept_weaker;
-  config.gpu_runner.allow_pageable_host_access = allow_pageable;
+  sb::EvaluatorConfig config = evaluator_config(arch, seed, time, switches.unconfined, cache_max_mb);
+  switches.apply(config);
   sb::Evaluator evaluator(std::move(config));
   const sb::EvalResult r = evaluator.evaluate(*task, source, headers);
   if (as_json) {
@@ -121,6 +137,7 @@ int run_eval(const Arguments& args) {
       std::cout << "launch plan (" << (p.source == sb::PlanSource::candidate ? "declared" : "the task's")
                 << "), at sizes " << sb::sizes_text(p.sizes) << ": " << sb::to_text(*p.resolved) << "\n";
     }
+    if (r.candidate.runs > 0) std::cout << timing_evidence_text(r) << "\n";
     std::cout << (r.error.empty() ? r.feedback : r.error) << "\n";
   }
   return exit_code(r.status);
@@ -138,11 +155,14 @@ const Command eval_command{
   invalid or refused plan is a compile_error verdict. Without a GPU the compile verdict is real, the
   plan is checked and reported, and a compiling candidate gets status no_gpu. Prints a summary, or
   with --json one object: status, verdict, speedup, speedup_unknown (why it is null: reason and
-  detail), timings, compile, launch_plan, cuda_error, detail, feedback, error, seed, trials.
+  detail), timings (both sides' figures and how they were measured: method, stopping_rule_source,
+  reps, checked_runs, matched_by_id, matched_by_window, dropped_records, warmup, floor,
+  stopped_early), compile, launch_plan, cuda_error, detail, feedback, error, seed, trials.
   --json               JSON output
   --seed N             base seed of the trials (default: random)
   --no-time            verdict only, no timing
-  --arch A             compile target (default: the GPU's, else sm_90)
+  --arch A             compile target (default: the GPU's own, sm_XYa from sm_90 on, e.g. sm_90a on
+                       an H100; else sm_90)
   --header NAME=FILE   ship FILE as the header NAME (#include "NAME" finds it; repeatable), through
                        the include jail like the source; launch-plan lines are read from
                        CANDIDATE.cu only

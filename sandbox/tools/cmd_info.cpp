@@ -12,6 +12,8 @@
 #include "evaluation/timer_choice.hpp"
 #include <leap/version.hpp>
 
+#include <leap/sandbox/compile_target.hpp>
+
 #include "cli.hpp"
 
 namespace leap_cli {
@@ -79,6 +81,13 @@ json stored_pch_json() {
           {"needs", "a private root for a one-shot compile child (else not used, and stored_pch_stats says why)"}};
 }
 
+// What the evaluator compiles candidates for by default: the first device's target (its `a` target
+// where it has one, compile_target.hpp), else sm_90 without a GPU.
+std::string default_target(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
+  if (!gpu.ok() || gpu.devices.empty() || gpu.devices[0].cc_major <= 0) return "sm_90";
+  return sb::device_compile_target(gpu.devices[0].cc_major, gpu.devices[0].cc_minor, archs);
+}
+
 int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   const sb::NvrtcVersion v = sb::nvrtc_version();
   const sb::TimerChoice timer = sb::timer_choice();
@@ -88,6 +97,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
         {{"ordinal", d.ordinal},
          {"name", d.name},
          {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+         {"compile_target", sb::device_compile_target(d.cc_major, d.cc_minor, archs)},
          {"total_memory", d.total_memory},
          {"pageable_memory_access", d.pageable_memory_access},
          {"evaluations",
@@ -97,6 +107,7 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
                   {"nvrtc_version", std::to_string(v.major) + "." + std::to_string(v.minor)},
                   {"cupti_api_version", sb::cupti_api_version()},
                   {"supported_archs", archs},
+                  {"default_compile_target", default_target(archs, gpu)},
                   {"cuda_include_dir", sb::default_cuda_include_dir()},
                   {"confinement", confinement_json()},
                   {"compile_pool", compile_pool_json()},
@@ -116,6 +127,8 @@ int print_json(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
 int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   std::cout << sb::toolchain_versions() << "\nsupported archs:";
   for (int a : archs) std::cout << " sm_" << a;
+  std::cout << " (with an architecture-specific sm_XYa from sm_90 on)\ncompile target for candidates: "
+            << default_target(archs, gpu);
   const sb::TimerChoice timer = sb::timer_choice();
   std::cout << "\nCUDA headers: " << sb::default_cuda_include_dir() << " (any header under it may be included)";
   std::cout << "\nNVRTC compatibility headers (on by default; " << sb::compat_headers_tag() << "):\n ";
@@ -135,8 +148,9 @@ int print_text(const std::vector<int>& archs, const sb::GpuStatus& gpu) {
   }
   std::cout << "\n";
   for (const sb::DeviceInfo& d : gpu.devices) {
-    std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << ", "
-              << d.total_memory / (1024 * 1024) << " MiB\n";
+    std::cout << "  device " << d.ordinal << ": " << d.name << ", sm_" << d.cc_major << d.cc_minor << " (compiles for "
+              << sb::device_compile_target(d.cc_major, d.cc_minor, archs) << "), " << d.total_memory / (1024 * 1024)
+              << " MiB\n";
     if (d.pageable_memory_access) {
       std::cout
           << "    device code can read and write pageable host memory: evaluations are refused unless the operator "
@@ -184,7 +198,8 @@ int run_info(const Arguments& args) {
 
 const Command info_command{
     "info", "info [--json]",
-    R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports, the toolkit's
+    R"(  Prints the leap, NVRTC and CUPTI versions, the GPU architectures NVRTC supports and the target
+  candidates compile for (each device's own, its architecture-specific sm_XYa from sm_90 on), the toolkit's
   headers and the NVRTC compatibility headers (standard and runtime headers NVRTC lacks), the GPU
   status (found through a probe in the GPU runner program that loads libcuda.so.1; "no driver", "stub
   driver" and "no device" come with the reason), which timer times kernels and why (CUPTI unless

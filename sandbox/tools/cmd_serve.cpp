@@ -16,6 +16,7 @@
 
 #include <leap/sandbox/evaluator.hpp>
 #include <leap/sandbox/request_handler.hpp>
+#include <leap/sandbox/run_switches.hpp>
 
 #include "cli.hpp"
 
@@ -91,7 +92,7 @@ void read_lines(std::size_t limit, BoundedQueue& queue) {
 
 int run_serve(const Arguments& args) {
   unsigned jobs = 2;
-  bool unconfined = false, accept_weaker = false, allow_pageable = false;
+  sb::RunSwitches switches;  // --unconfined, --accept-weaker-confinement, --allow-pageable-host-access
   std::size_t queue_capacity = 0;
   sb::RequestLimits limits;
   std::optional<std::size_t> cache_mb;
@@ -100,9 +101,7 @@ int run_serve(const Arguments& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-j") jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
-    else if (a == "--unconfined") unconfined = true;
-    else if (a == "--accept-weaker-confinement") accept_weaker = true;
-    else if (a == "--allow-pageable-host-access") allow_pageable = true;
+    else if (switches.parse(a)) continue;
     else if (a == "--queue") queue_capacity = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1, 4096));
     else if (a == "--max-request-bytes")
       limits.max_request_bytes = static_cast<std::size_t>(parse_number(a, option_value(args, i), 1024, 1L << 30));
@@ -117,12 +116,11 @@ int run_serve(const Arguments& args) {
     else usage_error("serve: unknown option '" + a + "'");
   }
   if (queue_capacity == 0) queue_capacity = 4 * jobs;
-  sb::EvaluatorConfig config = evaluator_config("", std::nullopt, true, unconfined, cache_mb);
+  sb::EvaluatorConfig config = evaluator_config("", std::nullopt, true, switches.unconfined, cache_mb);
   // Long-lived confined pooled compilers with precompiled headers: what a stream of candidates that
   // share their headers wants. One pooled compiler per handler.
   config.compiler.isolation = sb::Isolation::pooled;
-  config.compiler.accept_weaker_confinement = accept_weaker;
-  config.gpu_runner.allow_pageable_host_access = allow_pageable;
+  switches.apply(config);
   config.compiler.pool.size = jobs;
   if (pool_max_compiles) config.compiler.pool.max_compiles_per_process = *pool_max_compiles;
   if (no_pch) {

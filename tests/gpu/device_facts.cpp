@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prints, as key=value lines, the device facts a GPU check records next to its figures: driver,
-// compute mode, clocks, and whether device code can read the host's pageable memory (on such
+// compute mode, clocks, memory clock and bus width (the peak bandwidth under the timing floor), L2,
+// the opt-in shared memory per block, and whether device code can read the host's pageable memory (on such
 // systems a kernel could read the GPU runner's heap). tests/gpu/run.sh compiles it with only cuda.h
 // and -ldl. Exits 1 when there is no usable driver or device.
 #include <cuda.h>
@@ -56,6 +57,9 @@ int main() {
       {"multiprocessors", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
       {"clock_khz", CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
       {"l2_cache_bytes", CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
+      {"memory_clock_khz", CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE},
+      {"memory_bus_width_bits", CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH},
+      {"max_shared_per_block_optin", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
       {"pageable_memory_access", CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS},
       {"pageable_memory_access_uses_host_page_tables",
        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES},

@@ -3,8 +3,11 @@
 // kernel (tests/gpu/hostile_cases.hpp) gets exactly its one verdict and leaves the harness healthy;
 // the cheats that only show when timed run through timed evaluations. Prints one PASS/FAIL line per
 // case with its timing figures (tests/gpu/run.sh collects them). Exits 77 (CTest: skipped) without a GPU.
+// Takes the run switches of leap-sandbox eval (--allow-pageable-host-access, ...; run_switches.hpp)
+// and keeps one GPU runner at a time, so it runs in EXCLUSIVE_PROCESS compute mode; 2 on bad usage.
 #include <cstdio>
 #include <cstdlib>
+#include <leap/sandbox/run_switches.hpp>
 #include <leap/sandbox/sandbox.hpp>
 #include <string>
 #include <vector>
@@ -42,7 +45,15 @@ bool expect(const std::string& what, const sb::EvalResult& r, const std::string&
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  sb::RunSwitches switches;  // the same switches as leap-sandbox eval (run_switches.hpp)
+  for (int i = 1; i < argc; ++i) {
+    if (switches.parse(argv[i])) continue;
+    std::fprintf(stderr, "leap_sandbox_gpu_tests: unknown option '%s'\nusage: leap_sandbox_gpu_tests [switches]\n%s",
+                 argv[i], std::string(sb::run_switches_help()).c_str());
+    return 2;
+  }
+  std::printf("run switches: %s\n", switches.describe().c_str());
   const sb::GpuStatus gpu = sb::probe_gpu();
   if (!gpu.ok()) {
     std::printf("no GPU (%s: %s): skipped\n", std::string(sb::to_string(gpu.state)).c_str(), gpu.reason.c_str());
@@ -51,39 +62,58 @@ int main() {
   sb::EvaluatorConfig config;
   config.time = false;
   config.seed = 12345;
-  sb::Evaluator ev(config);
+  config.gpu = gpu;
+  switches.apply(config);
   sb::EvaluatorConfig timed_config = config;
   timed_config.time = true;
-  sb::Evaluator timed(timed_config);
   const sb::TimerChoice timer = sb::timer_choice();
-  std::printf("device: %s, arch %s; timer: %s (%s)\n", gpu.devices.empty() ? "?" : gpu.devices[0].name.c_str(),
-              ev.arch().c_str(), timer.method.c_str(), timer.reason.c_str());
 
-  // 1. Every shipped variant.
-  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
-    for (const sb::TaskVariant& v : t.variants)
-      expect(t.spec.name + "/" + v.name, ev.evaluate(t.spec, v.source), v.expect);
-  }
-
-  // 2. Hostile kernels on a smaller scale_add: two size sets of three trials (six checked calls).
+  // Hostile kernels on a smaller scale_add: two size sets of three trials (six checked calls).
   sb::TaskSpec task = sb::find_builtin_task("scale_add")->spec;
   task.sizes = {{"n", 1 << 20}};
   task.check_sizes = {{{"n", 1001}}};
   task.trials = 3;
   task.time_limit_ms = 3000;
   const std::string fast = sb::find_builtin_task("scale_add")->variant("fast")->source;
-  for (const sb::hostile::Case& c : sb::hostile::cases()) {
-    const sb::EvalResult r = (c.timed ? timed : ev).evaluate(task, c.source);
-    expect(std::string(c.timed ? "[timed] " : "") + c.name, r, c.expect);
-    expect("  healthy after it", ev.evaluate(task, fast), "correct");
-  }
 
-  // 2b. Launch plans: run, checked and timed as one sequence, or refused before any launch.
+  // One evaluator, so one GPU runner and one CUDA context, at a time: the untimed phase, then the
+  // timed one. The suite so runs in EXCLUSIVE_PROCESS compute mode too, where a second context fails.
+  {
+    sb::Evaluator ev(config);
+    std::printf("device: %s, arch %s; timer: %s (%s); one runner at a time\n",
+                gpu.devices.empty() ? "?" : gpu.devices[0].name.c_str(), ev.arch().c_str(), timer.method.c_str(),
+                timer.reason.c_str());
+
+    // 1. Every shipped variant.
+    for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
+      for (const sb::TaskVariant& v : t.variants)
+        expect(t.spec.name + "/" + v.name, ev.evaluate(t.spec, v.source), v.expect);
+    }
+    // 2. The hostile kernels whose cheat shows untimed, each followed by an honest one.
+    for (const sb::hostile::Case& c : sb::hostile::cases()) {
+      if (c.timed) continue;
+      expect(c.name, ev.evaluate(task, c.source), c.expect);
+      expect("  healthy after it", ev.evaluate(task, fast), "correct");
+    }
+    // 2b. Launch plans: run and checked as one sequence, or refused before any launch.
+    for (const sb::hostile::PlanCase& c : sb::hostile::plan_cases()) {
+      if (c.timed) continue;
+      const sb::BuiltinTask& t = *sb::find_builtin_task(c.task);
+      expect(c.name, ev.evaluate(t.spec, c.source), c.expect);
+      expect("  healthy after it", ev.evaluate(t.spec, t.variant("fast")->source), "correct");
+    }
+  }
+  sb::Evaluator timed(timed_config);
+  for (const sb::hostile::Case& c : sb::hostile::cases()) {
+    if (!c.timed) continue;
+    expect("[timed] " + c.name, timed.evaluate(task, c.source), c.expect);
+    expect("  healthy after it", timed.evaluate(task, fast), "correct");
+  }
   for (const sb::hostile::PlanCase& c : sb::hostile::plan_cases()) {
+    if (!c.timed) continue;
     const sb::BuiltinTask& t = *sb::find_builtin_task(c.task);
-    const sb::EvalResult r = (c.timed ? timed : ev).evaluate(t.spec, c.source);
-    expect(std::string(c.timed ? "[timed] " : "") + c.name, r, c.expect);
-    expect("  healthy after it", ev.evaluate(t.spec, t.variant("fast")->source), "correct");
+    expect("[timed] " + c.name, timed.evaluate(t.spec, c.source), c.expect);
+    expect("  healthy after it", timed.evaluate(t.spec, t.variant("fast")->source), "correct");
   }
 
   // 3. The memoiser is paid its honest speed: within 1.5x of the same kernel without the memo.
@@ -100,13 +130,18 @@ int main() {
     }
   }
 
-  // 4. Timing on two tasks.
+  // 4. Timing on two tasks, with the evidence of how each was measured.
   for (const char* name : {"matmul", "transpose"}) {
     const sb::BuiltinTask& t = *sb::find_builtin_task(name);
     const sb::EvalResult r = timed.evaluate(t.spec, t.variant("fast")->source);
     expect(std::string("[timed] ") + name + "/fast", r, "correct");
-    std::printf("     %s: events median %.4f ms, wall median %.4f ms%s%s\n", name, r.candidate.events_median_ms,
-                r.candidate.wall_median_ms, r.timing_note.empty() ? "" : "; note: ", r.timing_note.c_str());
+    const sb::TimingEvidence& e = r.timing_evidence;
+    std::printf("     %s: events median %.4f ms, wall median %.4f ms; %s, stopping rule read %s, matched %zu by id, "
+                "%zu by window, %zu dropped, warm-up %d/%d launches%s%s\n",
+                name, r.candidate.events_median_ms, r.candidate.wall_median_ms, e.method.c_str(),
+                e.stopping_rule_source.c_str(), e.matched_by_id, e.matched_by_window, e.dropped_records,
+                e.warmup_candidate.launches, e.warmup_reference.launches, r.timing_note.empty() ? "" : "; note: ",
+                r.timing_note.c_str());
     if (!(r.speedup > 0)) ++failures;
   }
   std::printf("%d failure(s)\n", failures);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "evaluation/activity_match.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/l2_flush.hpp"
 #include "evaluation/timer_choice.hpp"
@@ -368,6 +369,25 @@ class CudaDriver final : public GpuDriver {
   }
 
   ActivityHarvest harvest_activity(std::size_t expected) override {
+    return harvest_until([&](const std::vector<KernelActivity>& records) {
+      if (!external_ids_) return records.size() >= expected;
+      return static_cast<std::size_t>(std::count_if(records.begin(), records.end(), [](const KernelActivity& k) {
+               return k.external_id != 0;
+             })) >= expected;
+    });
+  }
+  // Complete once every plan kernel of the runs has its record: the harness's own kernels (input
+  // generator, flush, comparison) are recorded too, and counting them would end the wait early.
+  ActivityHarvest harvest_runs(const std::vector<RunWindow>& runs) override {
+    std::size_t kernels = 0;
+    for (const RunWindow& r : runs) kernels += r.kernels;
+    return harvest_until(
+        [&](const std::vector<KernelActivity>& records) { return plan_records_delivered(records, runs) >= kernels; });
+  }
+
+ private:
+  template <class Complete>
+  ActivityHarvest harvest_until(const Complete& complete) {
     ActivityHarvest h;
     if (!activity_) return h;
     // Unforced flushes deliver only completed buffers: poll briefly, and force only at the end (a
@@ -377,20 +397,17 @@ class CudaDriver final : public GpuDriver {
         h.problem = "cuptiActivityFlushAll: " + cupti_error(r);
         break;
       }
-      if (matched(expected)) break;
+      if (complete(resolved_records())) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    if (!matched(expected)) {
+    if (!complete(resolved_records())) {
       if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
           r != CUPTI_SUCCESS && h.problem.empty()) {
         h.problem = "cuptiActivityFlushAll(FORCED): " + cupti_error(r);
       }
     }
     std::lock_guard lock(g_activity_mutex);
-    for (const RawKernel& k : g_kernels) {
-      const auto it = g_external.find(k.correlation);
-      h.kernels.push_back({k.start, k.end, it != g_external.end() ? it->second : 0});
-    }
+    h.kernels = resolved_records_locked();
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) g_dropped += dropped;
     h.dropped = g_dropped;
@@ -400,13 +417,19 @@ class CudaDriver final : public GpuDriver {
     return h;
   }
 
- private:
-  bool matched(std::size_t expected) {
+  // The kernel records so far, each with the external id pushed around its launch (0: none known).
+  std::vector<KernelActivity> resolved_records() {
     std::lock_guard lock(g_activity_mutex);
-    if (!external_ids_) return g_kernels.size() >= expected;
-    std::size_t n = 0;
-    for (const RawKernel& k : g_kernels) n += g_external.count(k.correlation);
-    return n >= expected;
+    return resolved_records_locked();
+  }
+  static std::vector<KernelActivity> resolved_records_locked() {
+    std::vector<KernelActivity> out;
+    out.reserve(g_kernels.size());
+    for (const RawKernel& k : g_kernels) {
+      const auto it = g_external.find(k.correlation);
+      out.push_back({k.start, k.end, it != g_external.end() ? it->second : 0});
+    }
+    return out;
   }
 
   std::string load_generator(int major, int minor) {

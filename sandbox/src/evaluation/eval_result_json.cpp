@@ -68,9 +68,34 @@ std::string to_json(const EvalResult& r) {
   } else {
     j["launch_plan"] = nullptr;
   }
-  if (r.candidate.runs > 0)
-    j["timings"] = {{"candidate", timing(r.candidate)}, {"reference", timing(r.reference)}, {"note", r.timing_note}};
-  else j["timings"] = nullptr;
+  if (r.candidate.runs > 0) {
+    const TimingEvidence& e = r.timing_evidence;
+    auto warm_up = [](const WarmUpEvidence& w) { return json{{"launches", w.launches}, {"gpu_ms", w.gpu_ms}}; };
+    json floor = nullptr;
+    if (e.floor)
+      floor = {{"bytes", e.floor->bytes},
+               {"peak_bytes_per_s", e.floor->peak_bytes_per_s},
+               {"headroom", e.floor->headroom},
+               {"floor_ms", e.floor->floor_ms}};
+    j["timings"] = {{"candidate", timing(r.candidate)},
+                    {"reference", timing(r.reference)},
+                    {"note", r.timing_note},
+                    {"method", e.method},
+                    {"stopping_rule_source", e.stopping_rule_source},
+                    {"reps", e.reps},
+                    {"checked_runs", e.checked_runs},
+                    {"matched_by_id", e.matched_by_id},
+                    {"matched_by_window", e.matched_by_window},
+                    {"dropped_records", e.dropped_records},
+                    {"warmup",
+                     {{"candidate", warm_up(e.warmup_candidate)},
+                      {"reference", warm_up(e.warmup_reference)},
+                      {"min_gpu_ms", e.warmup_min_gpu_ms}}},
+                    {"floor", floor},
+                    {"stopped_early", e.stopped_early.empty() ? json(nullptr) : json(e.stopped_early)}};
+  } else {
+    j["timings"] = nullptr;
+  }
   j["below_floor"] = r.below_floor.empty() ? json(nullptr) : json(r.below_floor);
   j["speedup_unknown"] = r.speedup_unknown == SpeedupUnknown::none
                              ? json(nullptr)

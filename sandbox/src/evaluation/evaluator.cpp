@@ -24,6 +24,7 @@
 #include "compile/elf_kernels.hpp"
 #include "runner_pipe/frames.hpp"
 #include "compile/kernel_diagnostics.hpp"
+#include "leap/sandbox/compile_target.hpp"
 #include "evaluation/gpu_runner.hpp"
 
 namespace leap::sandbox {
@@ -116,7 +117,8 @@ struct Evaluator::Impl {
       if (gpu.ok() && !gpu.devices.empty()) {
         const DeviceInfo& d =
             gpu.devices[static_cast<std::size_t>(std::max(0, config.gpu_runner.device)) % gpu.devices.size()];
-        if (d.cc_major > 0) arch = "sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor);
+        // The device's architecture-specific target where it has one (compile_target.hpp).
+        if (d.cc_major > 0) arch = device_compile_target(d.cc_major, d.cc_minor);
       }
     }
     if (!config.compiler.cache) config.compiler.cache = std::make_shared<CompileCache>(CacheOptions{});
@@ -180,6 +182,8 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
         break;
       default: r.detail = first_errors(r.compile.log); break;
     }
+    if (const std::string advice = arch_specific_advice(r.compile.log, m.arch); !advice.empty())
+      r.detail += "\n" + advice;
     r.feedback = "Compile error:\n" + r.detail;
     return done();
   }

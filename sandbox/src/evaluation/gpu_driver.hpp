@@ -51,6 +51,14 @@ struct ActivityKinds {
 };
 inline constexpr ActivityKinds k_enabled_activity_kinds{};
 
+// One timed run as the harvest looks for it: its window on the activity clock, the external id
+// pushed around its launches, and how many kernels its plan launched in it. Only these kernels are
+// waited for and counted: the harness's own (input generator, cache flush, comparison) never are.
+struct RunWindow {
+  std::uint64_t t0 = 0, t1 = 0, external_id = 0;
+  std::size_t kernels = 0;
+};
+
 struct ActivityHarvest {
   std::vector<KernelActivity> kernels;
   std::size_t dropped = 0;  // records the activity API reports it lost
@@ -131,8 +139,17 @@ class GpuDriver {
   virtual DeviceStatus push_external_id(std::uint64_t id) = 0;
   virtual DeviceStatus pop_external_id() = 0;
   virtual std::uint64_t activity_timestamp_ns() = 0;  // the activity records' clock
-  // Delivers the records collected since activity_reset(); waits for up to `expected` kernels.
+  // Delivers the records collected since activity_reset() or the last harvest; waits for up to
+  // `expected` kernels.
   virtual ActivityHarvest harvest_activity(std::size_t expected) = 0;
+  // The same, waiting until the records of these runs' plan kernels are in (activity_match.hpp
+  // says which record belongs to which run), never counting the harness's own kernels. A driver
+  // whose records all arrive at once may keep the default.
+  virtual ActivityHarvest harvest_runs(const std::vector<RunWindow>& runs) {
+    std::size_t kernels = 0;
+    for (const RunWindow& r : runs) kernels += r.kernels;
+    return harvest_activity(kernels);
+  }
 };
 
 }  // namespace leap::sandbox::detail

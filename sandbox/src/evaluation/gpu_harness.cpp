@@ -20,6 +20,7 @@
 #include "evaluation/input_generator.hpp"
 #include "evaluation/timing_floor.hpp"
 #include "evaluation/timing_statistics.hpp"
+#include "evaluation/activity_match.hpp"
 #include "evaluation/correctness_inputs.hpp"
 #include "evaluation/output_comparison.hpp"
 #include "evaluation/output_poison.hpp"
@@ -92,13 +93,10 @@ struct LaunchArgs {
   LaunchArgs& operator=(const LaunchArgs&) = delete;
 };
 
-// One timed run's window: CUPTI timestamps around it and the external id its launches carry.
-struct Window {
-  std::uint64_t t0 = 0, t1 = 0, external_id = 0;
-};
-// One side's timed runs, in order.
+// One side's timed runs, in order: each one's window (CUPTI timestamps around it, the external id
+// its launches carry, its plan's kernel count).
 struct Series {
-  std::vector<Window> windows;
+  std::vector<RunWindow> windows;
   std::vector<double> event_ms, wall_ms;
 };
 
@@ -688,7 +686,7 @@ class EvaluationRun {
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
     int launches = 0;
-    const auto wall_cap = start_ + (deadline_ - start_) / 4;
+    const auto wall_cap = warm_up_wall_cap(Clock::now());
     for (int batch = 1; launches < k_max_warmup_launches; batch = std::min(batch * 2, 256)) {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
@@ -716,6 +714,16 @@ class EvaluationRun {
     return {launches, gpu_ms};
   }
 
+  // Where a side's warm-up stops at the latest, whatever GPU time it reached: an eighth of the
+  // evaluation's share of the time limit from the warm-up's own start, and never more than a quarter
+  // of what is left. Counted from the warm-up, not the evaluation's start, so correctness trials
+  // that took a long time do not starve it (a big task would get a handful of launches on an idle
+  // clock).
+  Clock::time_point warm_up_wall_cap(Clock::time_point now) const {
+    if (now >= deadline_) return now;
+    return now + std::min((deadline_ - start_) / 8, (deadline_ - now) / 4);
+  }
+
   // One timed run: fresh inputs (the same for both sides of run `rep`) and poisoned outputs (and
   // scratch), caches flushed, then only the plan's launches inside the events (and the external id
   // that ties CUPTI's records to them).
@@ -726,8 +734,9 @@ class EvaluationRun {
     check(d_.flush_caches(), "flushing the caches");
     check(d_.synchronize(), "preparing a timed run");
     static std::atomic<std::uint64_t> next_id{1};
-    Window w;
+    RunWindow w;
     w.external_id = next_id++;
+    w.kernels = a.kernels.size();
     check(d_.push_external_id(w.external_id), "pushing the external correlation id");
     w.t0 = d_.activity_timestamp_ns();
     const auto wall0 = Clock::now();
@@ -810,6 +819,12 @@ class EvaluationRun {
 
     cand_.series = {};
     ref_.series = {};
+    harvested_.clear();
+    harvested_reps_ = 0;
+    dropped_records_ = 0;
+    harvest_problems_.clear();
+    stopping_by_cupti_ = d_.activity_enabled();
+    int next_cupti_check = ts.min_reps;
     std::string stopped;
     double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
     int reps = 0;
@@ -823,9 +838,7 @@ class EvaluationRun {
       check_timed_run(rep);
       reps = rep + 1;
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
-      const bool steady = reps >= ts.min_reps && timing_statistics(cand_.series.event_ms).spread <= ts.target_spread &&
-                          timing_statistics(ref_.series.event_ms).spread <= ts.target_spread;
-      if (steady) break;
+      if (steady(reps, next_cupti_check)) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
         if (reps < ts.min_reps)
           stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
@@ -858,6 +871,55 @@ class EvaluationRun {
     return timing;
   }
 
+  // The stopping rule: both sides' spreads at most the target once min_reps ran. Read from CUPTI's
+  // durations while CUPTI times every run (CUDA events carry the host's launch jitter, which keeps a
+  // short kernel from ever looking steady): those are harvested at checkpoints, min_reps and then
+  // every quarter more runs, since a harvest costs a flush. Events otherwise, every run.
+  bool steady(int reps, int& next_cupti_check) {
+    const TimingSettings& ts = task_.timing;
+    if (reps < ts.min_reps) return false;
+    const auto within = [&](const std::vector<double>& ms) {
+      return timing_statistics(ms).spread <= ts.target_spread;
+    };
+    if (stopping_by_cupti_) {
+      if (reps < next_cupti_check) return false;
+      next_cupti_check = reps + std::max(1, reps / 4);
+      harvest_up_to(reps);
+      const bool by_id = records_carry_ids(harvested_);
+      const std::optional<std::vector<double>> cand = cupti_durations(cand_, by_id), ref = cupti_durations(ref_, by_id);
+      if (cand && ref) return within(*cand) && within(*ref);
+      stopping_by_cupti_ = false;  // CUPTI missed a run: events decide from here on
+    }
+    return within(cand_.series.event_ms) && within(ref_.series.event_ms);
+  }
+
+  // The records of every timed run not harvested yet, added to those kept.
+  void harvest_up_to(int reps) {
+    if (!d_.activity_enabled() || reps <= harvested_reps_) return;
+    std::vector<RunWindow> runs;
+    for (const Side* side : {&cand_, &ref_}) {
+      for (int i = harvested_reps_; i < reps; ++i) runs.push_back(side->series.windows.at(static_cast<std::size_t>(i)));
+    }
+    ActivityHarvest h = d_.harvest_runs(runs);
+    harvested_.insert(harvested_.end(), h.kernels.begin(), h.kernels.end());
+    dropped_records_ += h.dropped;
+    if (!h.problem.empty() && harvest_problems_.find(h.problem) == std::string::npos)
+      harvest_problems_ += (harvest_problems_.empty() ? "" : "; ") + h.problem;
+    harvested_reps_ = reps;
+  }
+
+  // A side's runs timed by CUPTI, or nothing when any run lacks a record of one of its kernels (from
+  // the others alone, a plan would be paid for the kernels whose records went missing).
+  std::optional<std::vector<double>> cupti_durations(const Side& side, bool by_id) const {
+    std::vector<double> ms;
+    for (const RunWindow& w : side.series.windows) {
+      const RunRecords r = records_of_run(harvested_, w, by_id);
+      if (!r.complete(w)) return std::nullopt;
+      ms.push_back(r.ms());
+    }
+    return ms;
+  }
+
   // The physical floor (timing_floor.hpp): the candidate's fastest run against the time its inputs
   // take to read at the device's peak bandwidth. Below it, the timing is flagged and not paid.
   void apply_floor(TimingReport& timing) const {
@@ -884,40 +946,28 @@ class EvaluationRun {
     bool cupti = d_.activity_enabled();
     std::size_t dropped = 0, by_id_runs = 0, by_window_runs = 0;  // runs whose records were found each way
     if (cupti) {
-      const ActivityHarvest h = d_.harvest_activity((cand_.args->kernels.size() + ref_.args->kernels.size()) *
-                                                    static_cast<std::size_t>(reps));
-      dropped = h.dropped;
-      if (!h.problem.empty()) add_note(h.problem);
-      if (h.dropped > 0) add_note("CUPTI dropped " + std::to_string(h.dropped) + " activity records");
+      harvest_up_to(reps);
+      dropped = dropped_records_;
+      if (!harvest_problems_.empty()) add_note(harvest_problems_);
+      if (dropped > 0) add_note("CUPTI dropped " + std::to_string(dropped) + " activity records");
       // Records with external ids: a run whose record is missing is missing (another kernel in its
       // time window is not its stand-in). Without ids: every kernel that started in the window.
       // A run is timed by CUPTI only with a record of every kernel of its plan: from the others
       // alone, a plan would be paid for the kernels whose records went missing.
-      const bool by_id =
-          std::any_of(h.kernels.begin(), h.kernels.end(), [](const KernelActivity& k) { return k.external_id != 0; });
-      if (!by_id && !h.kernels.empty())
+      const bool by_id = records_carry_ids(harvested_);
+      if (!by_id && !harvested_.empty())
         add_note("no CUPTI kernel record carried an external id; runs matched by time window");
       for (int which = 0; which < 2 && cupti; ++which) {
-        const std::size_t kernels_per_run = sides[which]->args->kernels.size();
-        for (const Window& w : sides[which]->series.windows) {
-          std::uint64_t lo = UINT64_MAX, hi = 0;
-          std::size_t records = 0;
-          for (const KernelActivity& k : h.kernels) {
-            const bool in_run = k.external_id == 0 ? !by_id && k.start_ns >= w.t0 && k.start_ns <= w.t1
-                                                   : k.external_id == w.external_id;
-            if (!in_run) continue;
-            lo = std::min(lo, k.start_ns);
-            hi = std::max(hi, k.end_ns);
-            ++records;
-          }
-          if (hi <= lo || records < kernels_per_run) {
+        for (const RunWindow& w : sides[which]->series.windows) {
+          const RunRecords r = records_of_run(harvested_, w, by_id);
+          if (!r.complete(w)) {
             cupti = false;
-            add_note(records == 0 ? "CUPTI delivered no kernel record for a timed run; CUDA events used"
-                                  : "CUPTI delivered " + std::to_string(records) + " of a timed run's " +
-                                        std::to_string(kernels_per_run) + " kernel records; CUDA events used");
+            add_note(r.records == 0 ? "CUPTI delivered no kernel record for a timed run; CUDA events used"
+                                    : "CUPTI delivered " + std::to_string(r.records) + " of a timed run's " +
+                                          std::to_string(w.kernels) + " kernel records; CUDA events used");
             break;
           }
-          cupti_ms[which].push_back(static_cast<double>(hi - lo) * 1e-6);
+          cupti_ms[which].push_back(r.ms());
           ++(by_id ? by_id_runs : by_window_runs);
         }
       }
@@ -925,6 +975,7 @@ class EvaluationRun {
     if (!cupti) by_id_runs = by_window_runs = 0;  // events timed every run: CUPTI matched none that counts
     TimingReport timing;
     timing.method = cupti ? TimingMethod::cupti : TimingMethod::events;
+    timing.stopping_rule_source = cupti && stopping_by_cupti_ ? TimingMethod::cupti : TimingMethod::events;
     timing.dropped_records = dropped;
     timing.reps = reps;
     timing.matched_by_id = by_id_runs;
@@ -964,6 +1015,13 @@ class EvaluationRun {
   std::vector<DevBuf> compare_records_;  // one CompareRecord per task parameter, while timing
   int trials_run_ = 0;
   double trial_seconds_ = 0.0;
+  // CUPTI's records of the timed runs, harvested as timing goes (harvest_up_to): the first
+  // harvested_reps_ run pairs' are in harvested_.
+  std::vector<KernelActivity> harvested_;
+  int harvested_reps_ = 0;
+  std::size_t dropped_records_ = 0;
+  std::string harvest_problems_;
+  bool stopping_by_cupti_ = false;  // the stopping rule reads CUPTI's durations (steady())
   bool cleaned_ = false, clean_ok_ = true;
   std::size_t local_bytes_ = 0;
 };

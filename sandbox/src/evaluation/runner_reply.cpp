@@ -30,6 +30,23 @@ KernelTiming timing_from(const SideTiming& k, TimingMethod method) {
   return t;
 }
 
+TimingEvidence evidence_from(const TimingReport& t) {
+  TimingEvidence e;
+  e.method = std::string(to_string(t.method));
+  e.stopping_rule_source = std::string(to_string(t.stopping_rule_source));
+  e.reps = t.reps;
+  e.checked_runs = t.checked_runs;
+  e.matched_by_id = t.matched_by_id;
+  e.matched_by_window = t.matched_by_window;
+  e.dropped_records = t.dropped_records;
+  e.warmup_candidate = {t.warmup_candidate.launches, t.warmup_candidate.gpu_ms};
+  e.warmup_reference = {t.warmup_reference.launches, t.warmup_reference.gpu_ms};
+  e.warmup_min_gpu_ms = t.warmup_min_gpu_ms;
+  if (t.floor) e.floor = FloorEvidence{t.floor->bytes, t.floor->peak_bytes_per_s, t.floor->headroom, t.floor->floor_ms};
+  e.stopped_early = t.stopped_early;
+  return e;
+}
+
 }  // namespace
 
 void read_runner_reply(const EvaluationReply& reply, EvalResult& r) {
@@ -83,6 +100,7 @@ void read_runner_reply(const EvaluationReply& reply, EvalResult& r) {
     r.candidate = timing_from(t.candidate, t.method);
     r.reference = timing_from(t.reference, t.method);
     r.timing_note = t.note;
+    r.timing_evidence = evidence_from(t);
     r.below_floor = t.below_floor;
     if (!r.below_floor.empty()) {  // faster than physics allows: correct, but no speed is paid
       unknown(SpeedupUnknown::below_floor, r.below_floor);

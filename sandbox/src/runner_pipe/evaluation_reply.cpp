@@ -53,6 +53,7 @@ constexpr const char* headroom = "headroom";
 constexpr const char* floor_ms = "floor_ms";
 constexpr const char* below_floor = "below_floor";
 constexpr const char* stopped_early = "stopped_early";
+constexpr const char* stopping_rule_source = "stopping_rule_source";
 // one side's timing
 constexpr const char* median_ms = "median_ms";
 constexpr const char* p25_ms = "p25_ms";
@@ -90,6 +91,7 @@ json warm_up_to_json(const WarmUpReport& w) { return {{key::launches, w.launches
 json timing_to_json(const TimingReport& t) {
   if (t.skipped) return {{key::skipped, *t.skipped}};
   json j = {{key::method, to_string(t.method)},
+            {key::stopping_rule_source, to_string(t.stopping_rule_source)},
             {key::dropped_records, t.dropped_records},
             {key::reps, t.reps},
             {key::checked_runs, t.checked_runs},
@@ -142,6 +144,9 @@ TimingReport timing_from_json(const json& j) {
     return t;
   }
   t.method = j.value(key::method, "") == to_string(TimingMethod::cupti) ? TimingMethod::cupti : TimingMethod::events;
+  t.stopping_rule_source = j.value(key::stopping_rule_source, "") == to_string(TimingMethod::cupti)
+                               ? TimingMethod::cupti
+                               : TimingMethod::events;
   t.dropped_records = j.value(key::dropped_records, std::size_t{0});
   t.reps = j.value(key::reps, 0);
   t.checked_runs = j.value(key::checked_runs, 0);

@@ -48,6 +48,8 @@ struct TimingReport {
   // limit (the evaluator's SpeedupUnknown::no_room), in words; nothing below is sent.
   std::optional<std::string> skipped;
   TimingMethod method = TimingMethod::events;
+  // What the stopping rule read: CUPTI's durations where CUPTI timed every run so far, else events.
+  TimingMethod stopping_rule_source = TimingMethod::events;
   std::size_t dropped_records = 0;  // CUPTI records the driver dropped
   int reps = 0;                     // run pairs timed
   int checked_runs = 0;             // run pairs whose outputs were compared on the device (all of them)

@@ -67,7 +67,7 @@ TEST_CASE("evaluator: a harness that cannot run kernels reports an error, not a 
   c.gpu = sb::GpuStatus{sb::GpuState::available, 13000, {sb::DeviceInfo{0, "pretend", 9, 0, 0}}, ""};
   c.gpu_runner.fake = true;  // a runner without CUDA: it must not be mistaken for a verdict
   sb::Evaluator ev(c);
-  CHECK(ev.arch() == "sm_90");
+  CHECK(ev.arch() == "sm_90a");  // a 9.0 device compiles for its architecture-specific target
   const sb::BuiltinTask& t = task("row_sum");
   const sb::EvalResult r = ev.evaluate(t.spec, t.variant("fast")->source);
   CHECK(r.status == sb::EvalStatus::error);

@@ -19,6 +19,7 @@
 #include "leap/sandbox/driver_probe.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
+#include "leap/sandbox/timing_evidence.hpp"
 
 namespace leap::sandbox {
 
@@ -87,6 +88,7 @@ struct EvalResult {
   std::string feedback;                         // short text for the policy's next turn
   std::string error;                            // status error: what failed in the harness
   std::string timing_note;                      // why CUPTI was not used, when it was not
+  TimingEvidence timing_evidence;               // how the timed runs were measured (set when timed)
   // Non-empty when the candidate's fastest timed run beat the physical floor (reading its inputs once
   // at the device's peak bandwidth): the figures, and the speedup is left unknown (not paid).
   std::string below_floor;
@@ -161,7 +163,10 @@ class Evaluator {
 
 // The result as one JSON object: verdict (null unless reached), status, speedup (null unless known),
 // speedup_unknown {reason, detail} (null when the speedup is known),
-// timings, compile {status, log, seconds, cache_hit}, launch_plan {source, status, error, directives,
+// timings {candidate, reference, note, method, stopping_rule_source, reps, checked_runs,
+// matched_by_id, matched_by_window, dropped_records, warmup {candidate {launches, gpu_ms}, reference,
+// min_gpu_ms}, floor {bytes, peak_bytes_per_s, headroom, floor_ms} | null, stopped_early} (null when
+// nothing was timed), compile {status, log, seconds, cache_hit}, launch_plan {source, status, error, directives,
 // sizes, kernels [{kernel, grid, block, shared_bytes, args}], scratch [{name, dtype, count, bytes}]}
 // (null unless the candidate compiled), cuda_error, detail, feedback, error, seed, below_floor (text
 // or null), ...
