@@ -113,7 +113,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   while (buffer != nullptr && valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
     if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (k->end > k->start) g_kernels.push_back({k->start, k->end, k->correlationId});
+      if (kernel_record_usable(k->start, k->end)) g_kernels.push_back({k->start, k->end, k->correlationId});
     } else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) g_external[e->correlationId] = e->externalId;

@@ -5,6 +5,7 @@
 // Internal.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,6 +60,15 @@ struct RunWindow {
   std::size_t kernels = 0;
 };
 
+// Whether a kernel record from an activity buffer can time anything. A forced flush
+// (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) hands over buffers whose records may be incomplete
+// (cupti_activity.h, cuptiActivityFlushAll): timestamps not yet written read 0 (start and end both 0:
+// "timestamp information could not be collected"; CUPTI_TIMESTAMP_UNKNOWN is 0). Such a record is
+// left out of the harvest, so a run whose record was incomplete is a run with a missing record.
+constexpr bool kernel_record_usable(std::uint64_t start_ns, std::uint64_t end_ns) {
+  return start_ns != 0 && end_ns > start_ns;
+}
+
 struct ActivityHarvest {
   std::vector<KernelActivity> kernels;
   std::size_t dropped = 0;  // records the activity API reports it lost
@@ -83,6 +93,9 @@ class GpuDriver {
   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: the most dynamic shared memory a kernel
   // may ask for once allow_dynamic_shared opted it in (48 KiB without opting in).
   virtual unsigned max_shared_bytes_optin() const = 0;
+  // The host's clock as the harness measures its deadline by. Time spent inside driver calls (and
+  // waiting for the device) is on it; the CPU fake, whose kernels take no host time, adds theirs.
+  virtual std::chrono::steady_clock::time_point host_now() const { return std::chrono::steady_clock::now(); }
 
   virtual DeviceStatus load_module(std::string_view image, ModuleHandle& module) = 0;
   virtual DeviceStatus unload_module(ModuleHandle module) = 0;

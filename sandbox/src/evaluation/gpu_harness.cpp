@@ -16,6 +16,7 @@
 #include "confinement/confinement.hpp"
 #include "evaluation/cuda_driver.hpp"
 #include "evaluation/device_compare.hpp"
+#include "evaluation/draw_check.hpp"
 #include "compile/elf_kernels.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/timing_floor.hpp"
@@ -138,7 +139,7 @@ EvaluationReply plan_refusal(const std::string& why) {
 class EvaluationRun {
  public:
   EvaluationRun(GpuDriver& d, const StageFn& stage, const EvaluationRequest& request)
-      : d_(d), stage_(stage), start_(Clock::now()) {
+      : d_(d), stage_(stage), start_(d.host_now()) {
     task_ = parse_task(request.task);
     cand_.image = request.candidate;
     ref_.image = request.reference;
@@ -196,7 +197,7 @@ class EvaluationRun {
     if (!time_) return reply;
     // Timing needs room for warm-up, some runs and their checks (a few trials' worth): without it,
     // the verdict stands untimed rather than running into the time limit.
-    if (Clock::now() +
+    if (d_.host_now() +
             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4.0 * trial_seconds_)) >
         deadline_) {
       reply.timing.emplace().skipped = "the correctness trials took most of the task's time limit of " +
@@ -483,15 +484,18 @@ class EvaluationRun {
     }
   }
 
-  // The candidate's scratch poisoned: no run finds what an earlier one left there.
-  void poison_scratch(std::uint64_t seed) {
+  // The candidate's scratch poisoned: no run finds what an earlier one left there. Between the
+  // candidate's launches (candidate_where non-empty) a failure is the candidate's: a fault is
+  // reported asynchronously, by whichever call comes after it, and a memset is one of them.
+  void poison_scratch(std::uint64_t seed, const std::string& candidate_where = {}) {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
       const DType dtype = cand_.resolved.scratch[i].dtype;
       const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, k_scratch_seed_offset + i));
       const DevBuf& b = scratch_[i];
-      if (dtype_size(dtype) == 2)
-        check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning scratch");
-      else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning scratch");
+      const DeviceStatus rc = dtype_size(dtype) == 2 ? d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2)
+                                                     : d_.fill32(b.ptr, pat, b.bytes / 4);
+      if (rc != k_device_ok && !candidate_where.empty()) candidate_failed(rc, candidate_where);
+      check(rc, "poisoning scratch");
     }
   }
 
@@ -602,7 +606,7 @@ class EvaluationRun {
       const std::size_t np = task_.params.size();
       std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
       for (int trial = 0; trial < task_.trials; ++trial) {
-        const auto trial_start = Clock::now();
+        const auto trial_start = d_.host_now();
         const std::uint64_t seed = trial_seed(base_seed_, trial_no++);
         const std::string where = "(trial " + std::to_string(trial + 1) + ", sizes " + sizes_text(sizes) + ")";
         for (std::size_t i = 0; i < np; ++i) {
@@ -655,7 +659,7 @@ class EvaluationRun {
             throw Finish{r};
           }
         }
-        trial_seconds_ = std::chrono::duration<double>(Clock::now() - trial_start).count();  // the timing sizes' last
+        trial_seconds_ = std::chrono::duration<double>(d_.host_now() - trial_start).count();  // the timing sizes' last
       }
       for (auto* v : {&cand_out, &ref_out}) {  // no answer stays in host memory a device could read
         for (auto& b : *v) std::fill(b.begin(), b.end(), 0);
@@ -686,22 +690,25 @@ class EvaluationRun {
     check(d_.synchronize(), "preparing the warm-up");
     double gpu_ms = 0.0;
     int launches = 0;
-    const auto wall_cap = warm_up_wall_cap(Clock::now());
+    const auto wall_cap = warm_up_wall_cap(d_.host_now());
     for (int batch = 1; launches < k_max_warmup_launches; batch = std::min(batch * 2, 256)) {
       check(d_.record_start(), "recording the warm-up's start event");
       for (int k = 0; k < batch; ++k) {
         // a run is a run: no scratch survives it
         if (side.candidate)
           poison_scratch(
-              timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)));
+              timing_seed(Draw::warm_up, k_first_warm_up_scratch_draw + static_cast<std::uint64_t>(launches + k)),
+              "(warm-up run)");
         std::size_t failed = 0;
         if (DeviceStatus rc = launch_all(a, failed); rc != k_device_ok) {
           if (side.candidate) candidate_failed(rc, "(warm-up run)" + in_kernel(a, failed));
           harness(rc, "the reference failed in warm-up");
         }
       }
-      check(d_.record_stop(), "recording the warm-up's stop event");
-      if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) {
+      // The stop event, like the synchronisation, may be the call that reports a launch's fault.
+      DeviceStatus rc = d_.record_stop();
+      if (rc == k_device_ok) rc = d_.synchronize();
+      if (rc != k_device_ok) {
         if (side.candidate) candidate_failed(rc, "(warm-up run)");
         harness(rc, "the reference failed in warm-up");
       }
@@ -709,7 +716,7 @@ class EvaluationRun {
       check(d_.elapsed_ms(ms), "reading the warm-up's events");
       gpu_ms += ms;
       launches += batch;
-      if (launches >= task_.timing.warmup && (gpu_ms >= k_warmup_gpu_ms || Clock::now() > wall_cap)) break;
+      if (launches >= task_.timing.warmup && (gpu_ms >= k_warmup_gpu_ms || d_.host_now() > wall_cap)) break;
     }
     return {launches, gpu_ms};
   }
@@ -739,13 +746,13 @@ class EvaluationRun {
     w.kernels = a.kernels.size();
     check(d_.push_external_id(w.external_id), "pushing the external correlation id");
     w.t0 = d_.activity_timestamp_ns();
-    const auto wall0 = Clock::now();
+    const auto wall0 = d_.host_now();
     check(d_.record_start(), "recording the start event");
     std::size_t failed = 0;
     DeviceStatus rc = launch_all(a, failed);
     if (rc == k_device_ok) rc = d_.record_stop();
     if (rc == k_device_ok) rc = d_.synchronize();
-    const auto wall1 = Clock::now();
+    const auto wall1 = d_.host_now();
     w.t1 = d_.activity_timestamp_ns();
     check(d_.pop_external_id(), "popping the external correlation id");
     if (rc != k_device_ok) {
@@ -829,7 +836,7 @@ class EvaluationRun {
     double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
     int reps = 0;
     for (int rep = 0; rep < ts.max_reps; ++rep) {
-      const auto rep0 = Clock::now();
+      const auto rep0 = d_.host_now();
       // The candidate first, as in the trials: nothing in memory holds this run's answer yet.
       for (Side* side : {&cand_, &ref_}) {
         timed_run(rep, *side);
@@ -837,7 +844,7 @@ class EvaluationRun {
       }
       check_timed_run(rep);
       reps = rep + 1;
-      slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(Clock::now() - rep0).count());
+      slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(d_.host_now() - rep0).count());
       if (steady(reps, next_cupti_check)) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
         if (reps < ts.min_reps)
@@ -846,7 +853,7 @@ class EvaluationRun {
       }
       // Room for one more run pair and its check, with margin (about three run pairs' worth).
       const auto need = std::chrono::duration<double>(4.0 * slowest_rep_s);
-      if (Clock::now() + std::chrono::duration_cast<Clock::duration>(need) > deadline_) {
+      if (d_.host_now() + std::chrono::duration_cast<Clock::duration>(need) > deadline_) {
         if (reps < ts.min_reps) stopped = "the task's time limit left room for no more runs";
         break;
       }
@@ -1052,6 +1059,13 @@ EvaluationReply gpu_eval(const nlohmann::json& request, const GpuRunnerConfig& c
     if (driver != nullptr && config.confine) {
       if (const GpuRunnerConfinement c = confine_gpu_runner(); !c.error.empty()) {
         open_error = "cannot confine the runner: " + c.error;
+        driver.reset();
+      }
+    }
+    // The device's draw against the host twin, before anything rests on it (draw_check.hpp).
+    if (driver != nullptr) {
+      if (const std::string refusal = draw_check_refusal(check_device_draw(*driver)); !refusal.empty()) {
+        open_error = refusal;
         driver.reset();
       }
     }

@@ -2,6 +2,7 @@
 // The harness's own CUDA (the input generator, the output comparison, the L2 read) compiled from the
 // very text the GPU runner gives NVRTC, run on the CPU runtime, and held bit for bit to its host twins
 // (generate_inputs_on_host, compare_on_host) under every schedule and on several workers.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "cpu_runtime_support.hpp"
 #include "evaluation/device_compare.hpp"
+#include "evaluation/draw_check.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/l2_flush.hpp"
 #include "leap/cpu_runtime/compile.hpp"
@@ -81,6 +83,29 @@ TEST_CASE("the harness's input generator agrees bit for bit with its host twin",
         }
       }
     }
+  }
+}
+
+// The very sample the GPU runner's draw check draws on its device at start-up (draw_check.hpp), run
+// here through the generator kernel as the runner launches it: were the kernel and its host twin to
+// part, the runner would refuse every evaluation; this says so before any device does.
+TEST_CASE("the GPU runner's draw check sample: the generator kernel agrees with the host twin on every case",
+          "[cpu_runtime][harness][draw_check]") {
+  const Kernel& k = harness_module().kernel("leap_generate_inputs");
+  const std::vector<sandbox::detail::DrawCheckCase> sample = sandbox::detail::draw_check_sample();
+  REQUIRE(sample.size() >= 4 * 6);  // every dtype, every generator kind
+  for (const sandbox::detail::DrawCheckCase& c : sample) {
+    const std::size_t bytes = c.n * sandbox::dtype_size(c.dtype);
+    std::vector<unsigned char> host(bytes), device(bytes, 0xA5);
+    sandbox::detail::generate_inputs_on_host(c.dtype, c.generator, c.seed, host.data(), c.n);
+    const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(c.dtype, c.generator);
+    void* out = device.data();
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((c.n + 255) / 256, 65535));
+    run_ok(k, {blocks}, {256}, 0, Schedule::random(c.seed), out, static_cast<unsigned long long>(c.n), a.dtype,
+           a.kind, a.a, a.b, a.lo, a.span, static_cast<unsigned long long>(c.seed));
+    INFO("dtype " << sandbox::to_string(c.dtype) << ", " << sandbox::to_string(c.generator.kind) << ", seed "
+                  << c.seed);
+    REQUIRE(std::memcmp(host.data(), device.data(), bytes) == 0);
   }
 }
 

@@ -400,7 +400,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
   // The warm-up's length: the same for every evaluation of a kernel of this emulated speed.
   int warmup_launches = 0;
   {
-    FakeGpu gpu(k_small_arena);
+    FakeGpu gpu({}, k_small_arena);
     const Outcome o = evaluate(gpu, honest(1.0), task);
     REQUIRE(verdict_of(o.result) == "correct");
     warmup_launches = o.reply.at("timing").at("warmup").at("candidate").at("launches").get<int>();
@@ -451,7 +451,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
       }
       compute(c);
     };
-    FakeGpu gpu(k_small_arena);
+    FakeGpu gpu({}, k_small_arena);
     const Outcome o = evaluate(gpu, cheat, task);
     ++evaluations[strategy];
     INFO("seed " << seed << ", skipping " << strategies[strategy] << ": " << o.reply.dump());
@@ -474,7 +474,7 @@ TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel i
   task.sizes = {{"n", 256}};
   task.check_sizes = {{{"n", 5}}};
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    FakeGpu gpu(k_small_arena);
+    FakeGpu gpu({}, k_small_arena);
     gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     const Outcome o = sb::test::run_harness(gpu, task, seed, true);

@@ -2,6 +2,7 @@
 #include "fake_gpu_driver.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "evaluation/device_compare.hpp"
@@ -23,7 +24,113 @@ float* FakeCall::floats(DevicePtr p, std::size_t count) {
   return reinterpret_cast<float*>(m);
 }
 
-FakeGpu::FakeGpu(std::size_t arena_bytes) : arena_(arena_bytes, 0xEE) {}
+FakeGpu::FakeGpu(FakeRules rules, std::size_t arena_bytes)
+    : arena_(arena_bytes, 0xEE), rules_(rules), random_(rules.seed) {}
+
+// ---- the driver's rules (fake_rules.hpp) ---------------------------------------------------------
+
+void FakeGpu::charge_call() { host_charged_ns_ += static_cast<std::int64_t>(rules_.host_call_us * 1e3); }
+
+// An asynchronous call: refused once the context is poisoned; while a fault is pending, accepted
+// (success) but never carried out, until the fault surfaces.
+DeviceStatus FakeGpu::async_call(Gate& gate) {
+  charge_call();
+  gate = Gate::run;
+  if (sticky_ != 0) {
+    gate = rules_.poisoned_context_refuses ? Gate::skip : Gate::run;
+    return sticky_;
+  }
+  if (pending_fault_ == 0) return 0;
+  gate = Gate::skip;
+  if (pending_calls_ > 0) {
+    --pending_calls_;
+    return 0;
+  }
+  sticky_ = std::exchange(pending_fault_, 0);
+  return sticky_;
+}
+
+// A synchronising call: waits for the device's queued work and reports any fault.
+DeviceStatus FakeGpu::sync_call() {
+  charge_call();
+  if (rules_.host_waits_for_device) host_charged_ns_ += static_cast<std::int64_t>(device_pending_ns_);
+  device_pending_ns_ = 0;
+  if (pending_fault_ != 0) sticky_ = std::exchange(pending_fault_, 0);
+  return sticky_;
+}
+
+void FakeGpu::fault(DeviceStatus status) {
+  if (status == 0 || sticky_ != 0 || pending_fault_ != 0) return;
+  if (rules_.fault_latency_calls <= 0) {
+    sticky_ = status;  // reported by the next call
+    return;
+  }
+  pending_fault_ = status;
+  pending_calls_ = std::uniform_int_distribution<int>(0, rules_.fault_latency_calls)(random_);
+}
+
+double FakeGpu::kernel_ms(double ms) {
+  if (rules_.duration_spread > 0.0) {
+    const double z = std::normal_distribution<double>(0.0, 1.0)(random_);
+    ms *= std::max(0.5, 1.0 + rules_.duration_spread * z);
+  }
+  if (!l2_warm_) ms *= 1.0 + rules_.cold_l2_penalty;
+  l2_warm_ = true;
+  return ms;
+}
+
+double FakeGpu::event_ms(std::uint64_t ns) {
+  double us = static_cast<double>(ns) * 1e-3;
+  if (rules_.event_jitter_us > 0.0) us += std::normal_distribution<double>(0.0, rules_.event_jitter_us)(random_);
+  if (rules_.event_resolution_us > 0.0) us = std::round(us / rules_.event_resolution_us) * rules_.event_resolution_us;
+  return std::max(us, 0.0) * 1e-3;
+}
+
+void FakeGpu::write_record(const RawRecord& r) {
+  if (rules_.records_per_buffer == 0) {
+    delivered_.push_back(r);
+    return;
+  }
+  open_buffer_.records.push_back(r);
+  if (open_buffer_.records.size() < rules_.records_per_buffer) return;
+  open_buffer_.flushes_left = rules_.buffer_delay_flushes;
+  full_buffers_.push_back(std::move(open_buffer_));
+  open_buffer_ = {};
+}
+
+// cuptiActivityFlushAll: unforced, the buffers whose records are all complete (full ones once
+// their delay is over; the one being written only when its newest record is not still being
+// written); forced, every buffer, the newest record incomplete.
+void FakeGpu::flush_activity(bool forced) {
+  forced_flushes += forced ? 1 : 0;
+  auto hand_over = [&](ActivityBuffer& b) {
+    delivered_.insert(delivered_.end(), b.records.begin(), b.records.end());
+    ++activity_pieces;
+  };
+  while (!full_buffers_.empty() && (forced || full_buffers_.front().flushes_left <= 0)) {
+    hand_over(full_buffers_.front());
+    full_buffers_.pop_front();
+  }
+  for (ActivityBuffer& b : full_buffers_) --b.flushes_left;
+  if (open_buffer_.records.empty()) return;
+  if (forced) {
+    if (rules_.newest_record_incomplete) open_buffer_.records.back() = {};
+    hand_over(open_buffer_);
+    open_buffer_ = {};
+  } else if (!rules_.newest_record_incomplete) {
+    hand_over(open_buffer_);
+    open_buffer_ = {};
+  }
+}
+
+// As the real driver's harvest decides it has what it waited for: records carrying an external id
+// when ids attach, else any kernel records.
+bool FakeGpu::activity_matched(std::size_t expected) const {
+  const bool ids = external_ids && driver_api_records;
+  std::size_t n = 0;
+  for (const RawRecord& r : delivered_) n += (!ids || r.external_id != 0) && detail::kernel_record_usable(r.start, r.end);
+  return n >= expected;
+}
 
 void FakeGpu::add_module(const std::string& image, std::map<std::string, FakeKernel> kernels, KernelParams params) {
   registry_[image] = std::move(kernels);
@@ -138,6 +245,8 @@ DeviceStatus FakeGpu::local_bytes_per_thread(detail::FunctionHandle function, st
 }
 
 DeviceStatus FakeGpu::allocate(std::size_t bytes, DevicePtr& ptr) {
+  charge_call();
+  if (sticky_ != 0 && rules_.poisoned_context_refuses) return sticky_;
   const std::size_t need = (bytes + 255) / 256 * 256;
   DevicePtr at = base_;
   for (const auto& [start, size] : allocations_) {  // first fit: freed space is reused, as a GPU does
@@ -152,6 +261,7 @@ DeviceStatus FakeGpu::allocate(std::size_t bytes, DevicePtr& ptr) {
 }
 
 DeviceStatus FakeGpu::release(DevicePtr ptr) {
+  if (DeviceStatus rc = sync_call(); rc != 0 && rules_.poisoned_context_refuses) return rc;  // cuMemFree synchronises
   const auto it = allocations_.find(ptr);
   if (it == allocations_.end()) return k_invalid_value;
   const unsigned char* m = memory(ptr, it->second);
@@ -162,7 +272,7 @@ DeviceStatus FakeGpu::release(DevicePtr ptr) {
 }
 
 DeviceStatus FakeGpu::upload(DevicePtr dst, const void* src, std::size_t bytes) {
-  if (sticky_ != 0) return sticky_;
+  if (DeviceStatus rc = sync_call(); rc != 0) return rc;
   unsigned char* m = memory(dst, bytes);
   if (m == nullptr) return k_invalid_value;
   std::memcpy(m, src, bytes);
@@ -171,7 +281,7 @@ DeviceStatus FakeGpu::upload(DevicePtr dst, const void* src, std::size_t bytes) 
 }
 
 DeviceStatus FakeGpu::download(void* dst, DevicePtr src, std::size_t bytes) {
-  if (sticky_ != 0) return sticky_;
+  if (DeviceStatus rc = sync_call(); rc != 0) return rc;
   const unsigned char* m = memory(src, bytes);
   if (m == nullptr) return k_invalid_value;
   std::memcpy(dst, m, bytes);
@@ -180,35 +290,46 @@ DeviceStatus FakeGpu::download(void* dst, DevicePtr src, std::size_t bytes) {
 }
 
 DeviceStatus FakeGpu::fill8(DevicePtr dst, std::uint8_t value, std::size_t count) {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
   unsigned char* m = memory(dst, count);
   if (m == nullptr) return k_invalid_value;
+  if (gate == Gate::skip) return rc;
   std::memset(m, value, count);
   log.push_back({"fill", "", dst, count, value});
-  return sticky_;
+  return rc;
 }
 
 DeviceStatus FakeGpu::fill16(DevicePtr dst, std::uint16_t value, std::size_t count) {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
   unsigned char* m = memory(dst, count * 2);
   if (m == nullptr) return k_invalid_value;
+  if (gate == Gate::skip) return rc;
   for (std::size_t i = 0; i < count; ++i) std::memcpy(m + 2 * i, &value, 2);
   log.push_back({"fill", "", dst, count * 2, value});
-  return sticky_;
+  return rc;
 }
 
 DeviceStatus FakeGpu::fill32(DevicePtr dst, std::uint32_t value, std::size_t count) {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
   unsigned char* m = memory(dst, count * 4);
   if (m == nullptr) return k_invalid_value;
+  if (gate == Gate::skip) return rc;
   for (std::size_t i = 0; i < count; ++i) std::memcpy(m + 4 * i, &value, 4);
   log.push_back({"fill", "", dst, count * 4, value});
-  return sticky_;
+  return rc;
 }
 
 DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
                                       std::size_t n) {
-  if (sticky_ != 0) return sticky_;
+  Gate gate{};
+  if (DeviceStatus rc = async_call(gate); gate == Gate::skip || rc != 0) return rc;
   unsigned char* m = memory(dst, n * dtype_size(dtype));
   if (m == nullptr) return k_invalid_value;
   detail::generate_inputs_on_host(dtype, generator, seed, m, n);
+  if (generator_fault) generator_fault(m, n * dtype_size(dtype));
   log.push_back({"generate", "", dst, n * dtype_size(dtype), seed});
   record_kernel(generator_ms, 0);
   return 0;
@@ -218,7 +339,8 @@ DeviceStatus FakeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generato
 // memory, so whatever a candidate left there counts too.
 DeviceStatus FakeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
                                         bool exact, DevicePtr record) {
-  if (sticky_ != 0) return sticky_;
+  Gate gate{};
+  if (DeviceStatus rc = async_call(gate); gate == Gate::skip || rc != 0) return rc;
   const std::size_t bytes = n * dtype_size(dtype);
   const unsigned char* a = memory(actual, bytes);
   const unsigned char* e = memory(expected, bytes);
@@ -234,13 +356,21 @@ DeviceStatus FakeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DT
 }
 
 DeviceStatus FakeGpu::flush_caches() {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
+  if (gate == Gate::skip) return rc;
   log.push_back({"flush"});
-  return sticky_;
+  if (rules_.flush_ms > 0.0) record_kernel(rules_.flush_ms, 0);  // the flush is a kernel of its own
+  l2_warm_ = false;
+  return rc;
 }
 
-void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered) {
-  const std::uint64_t start = ++now_ns_;  // a launch starts after whatever the host read before it
-  now_ns_ += static_cast<std::uint64_t>(ms * 1e6);
+void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered, bool complete) {
+  // A launch starts after the launch gap (at least a tick: after whatever the host read before it).
+  const auto gap = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(rules_.launch_gap_us * 1e3)));
+  const std::uint64_t start = now_ns_ + gap;
+  now_ns_ = start + static_cast<std::uint64_t>(kernel_ms(ms) * 1e6);
+  device_pending_ns_ += now_ns_ - (start - gap);
   if (!activity_on || !delivered) return;
   ++record_count_;
   if (drop_every > 0 && record_count_ % drop_every == 0) {
@@ -249,12 +379,16 @@ void FakeGpu::record_kernel(double ms, std::uint64_t external_id, bool delivered
   }
   // CUPTI writes the external correlation record only in front of the launch's driver API record.
   const bool ids_attach = external_ids && driver_api_records;
-  records_.push_back({start, now_ns_, ids_attach ? external_id : 0});
+  RawRecord r{start, now_ns_, now_ns_, ids_attach ? external_id : 0};
+  if (!complete) r.start = r.end = r.completed = 0;  // CUPTI_TIMESTAMP_UNKNOWN
+  write_record(r);
 }
 
 DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::LaunchShape& shape, void** args,
                              std::size_t arg_count) {
-  if (sticky_ != 0) return sticky_;
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
+  if (rc != 0) return rc;
   auto* f = static_cast<Function*>(function);
   const auto it = std::find_if(functions_.begin(), functions_.end(), [&](const auto& p) { return p.get() == f; });
   if (it == functions_.end()) return k_invalid_value;  // a handle from an unloaded module
@@ -283,37 +417,51 @@ DeviceStatus FakeGpu::launch(detail::FunctionHandle function, const detail::Laun
   }
   op.args = slots;
   log.push_back(op);
+  if (gate == Gate::skip) {  // accepted after a fault that has not surfaced yet: it never runs
+    ++kernels_skipped;
+    return 0;
+  }
   FakeCall call{*this, slots, shape, f->module->globals, now_ns_};
   f->kernel(call);
-  record_kernel(call.duration_ms, external_stack_.empty() ? 0 : external_stack_.back(), f->name != undelivered);
-  sticky_ = call.status;  // reported by the next synchronising call, as on a GPU
+  record_kernel(call.duration_ms, external_stack_.empty() ? 0 : external_stack_.back(), f->name != undelivered,
+                f->name != incomplete);
+  fault(call.status);  // reported later, by some call after this one, as on a GPU
   return 0;
 }
 
 DeviceStatus FakeGpu::synchronize() {
   log.push_back({"sync"});
-  return sticky_;
+  return sync_call();
 }
 
 DeviceStatus FakeGpu::record_start() {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
   log.push_back({"record_start"});
   start_ns_ = now_ns_;
-  return sticky_;
+  return rc;
 }
 
 DeviceStatus FakeGpu::record_stop() {
+  Gate gate{};
+  const DeviceStatus rc = async_call(gate);
   log.push_back({"record_stop"});
   stop_ns_ = now_ns_;
-  return sticky_;
+  return rc;
 }
 
+// cuEventElapsedTime: the events' difference, in steps of the resolution, with jitter; as the
+// driver, it needs both events complete, so the host waits for them.
 DeviceStatus FakeGpu::elapsed_ms(double& ms) {
-  ms = static_cast<double>(stop_ns_ - start_ns_) * 1e-6;
-  return sticky_;
+  const DeviceStatus rc = sync_call();
+  ms = event_ms(stop_ns_ - start_ns_);
+  return rc;
 }
 
+// As the real driver: a forced flush, and whatever it handed over forgotten.
 void FakeGpu::activity_reset() {
-  records_.clear();
+  flush_activity(true);
+  delivered_.clear();
   dropped_ = 0;
 }
 
@@ -328,9 +476,21 @@ DeviceStatus FakeGpu::pop_external_id() {
   return 0;
 }
 
-detail::ActivityHarvest FakeGpu::harvest_activity(std::size_t) {
+// As the real driver (cuda_driver.cpp): unforced flushes, a 2 ms wait between them, until the
+// expected records are in; then a forced flush if they are not. Records that arrive incomplete are
+// left out by the same rule (detail::kernel_record_usable).
+detail::ActivityHarvest FakeGpu::harvest_activity(std::size_t expected) {
   detail::ActivityHarvest h;
-  h.kernels.swap(records_);
+  for (int i = 0; i < 20; ++i) {
+    flush_activity(false);
+    if (activity_matched(expected)) break;
+    host_charged_ns_ += rules_.records_per_buffer == 0 ? 0 : 2'000'000;
+  }
+  if (!activity_matched(expected)) flush_activity(true);
+  for (const RawRecord& r : delivered_) {
+    if (detail::kernel_record_usable(r.start, r.end)) h.kernels.push_back({r.start, r.end, r.external_id});
+  }
+  delivered_.clear();
   h.dropped = dropped_;
   dropped_ = 0;
   return h;

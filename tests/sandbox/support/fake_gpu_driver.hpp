@@ -3,21 +3,27 @@
 // that writes past its buffer hits the guard or a neighbour, as on a GPU); "kernels" are host
 // functions registered per module image, each with its module's own __device__ state (gone when
 // the module is reloaded); a virtual device clock advances by the durations the kernels report,
-// and both the events and the activity records read it. Every operation is logged, so tests can
-// check the order of the harness's steps.
+// and both the events and the activity records read it. It follows the driver's rules (faults
+// reported late, a poisoned context, event gaps and jitter, late activity buffers, varying
+// durations, host time) as FakeRules says; FakeRules::idealised() turns them off. Every operation
+// is logged, so tests can check the order of the harness's steps.
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "evaluation/gpu_driver.hpp"
+#include "fake_rules.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 
 namespace leap::sandbox::test {
@@ -70,7 +76,8 @@ struct FakeOp {
 
 class FakeGpu final : public detail::GpuDriver {
  public:
-  explicit FakeGpu(std::size_t arena_bytes = std::size_t{32} << 20);
+  explicit FakeGpu(FakeRules rules = {}, std::size_t arena_bytes = std::size_t{32} << 20);
+  const FakeRules& rules() const { return rules_; }
 
   // Registers a module image ("fake:honest") with its kernels by name, and the parameters of those
   // kernels that have them registered (what cuFuncGetParamInfo reports; a kernel without any acts
@@ -91,7 +98,11 @@ class FakeGpu final : public detail::GpuDriver {
   bool external_ids = detail::k_enabled_activity_kinds.external_correlation;
   bool driver_api_records = detail::k_enabled_activity_kinds.driver_api;
   std::size_t drop_every = 0;          // > 0: every n-th kernel record is lost (and counted as dropped)
-  std::string undelivered;             // a kernel whose records never arrive, uncounted (an incomplete record)
+  std::string undelivered;             // a kernel whose records never arrive, uncounted
+  std::string incomplete;              // a kernel whose records arrive incomplete (timestamps unknown)
+  // Applied to every device draw after the host twin made it (bytes, count): a device generator
+  // that disagrees with its host twin.
+  std::function<void(unsigned char*, std::size_t)> generator_fault;
   double generator_ms = 0.001;         // the input generator's own emulated time
   unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
   double peak_bandwidth = 1e12;        // bytes per second the device reports (0: it does not say)
@@ -109,6 +120,10 @@ class FakeGpu final : public detail::GpuDriver {
   std::size_t live_allocations() const { return allocations_.size(); }
   const std::map<DevicePtr, std::size_t>& allocations() const { return allocations_; }  // start -> bytes
   std::uint64_t clock_ns() const { return now_ns_; }
+  std::chrono::nanoseconds host_time_charged() const { return std::chrono::nanoseconds(host_charged_ns_); }
+  int kernels_skipped = 0;  // launches accepted after a fault, which never ran (rule a)
+  int activity_pieces = 0;  // activity buffers handed over so far (rule d)
+  int forced_flushes = 0;
   unsigned char* memory(DevicePtr p, std::size_t bytes);  // nullptr outside the arena
 
   // GpuDriver
@@ -118,6 +133,9 @@ class FakeGpu final : public detail::GpuDriver {
   bool reads_pageable_host_memory() const override { return pageable_host_access; }
   unsigned max_shared_bytes_optin() const override { return shared_optin; }
   double peak_memory_bandwidth() const override { return peak_bandwidth; }
+  std::chrono::steady_clock::time_point host_now() const override {
+    return std::chrono::steady_clock::now() + std::chrono::nanoseconds(host_charged_ns_);
+  }
   DeviceStatus load_module(std::string_view image, detail::ModuleHandle& module) override;
   DeviceStatus unload_module(detail::ModuleHandle module) override;
   DeviceStatus get_function(detail::ModuleHandle module, const std::string& name,
@@ -171,7 +189,26 @@ class FakeGpu final : public detail::GpuDriver {
     unsigned static_shared = 0;
     unsigned shared_allowed = 48 * 1024;
   };
-  void record_kernel(double ms, std::uint64_t external_id, bool delivered = true);
+  // One kernel record as CUPTI writes it into an activity buffer.
+  struct RawRecord {
+    std::uint64_t start = 0, end = 0, completed = 0, external_id = 0;
+  };
+  struct ActivityBuffer {
+    std::vector<RawRecord> records;
+    int flushes_left = 0;  // unforced flushes before it is handed over
+  };
+  enum class Gate { run, skip };  // an asynchronous call's work: done, or accepted but never run
+
+  double kernel_ms(double ms);  // rule e: variance and the L2
+  void record_kernel(double ms, std::uint64_t external_id, bool delivered = true, bool complete = true);
+  void charge_call();                   // rule f
+  DeviceStatus async_call(Gate& gate);  // rules a, b: may report a pending fault
+  DeviceStatus sync_call();             // rules a, b, f: reports any fault, waits for the device
+  void fault(DeviceStatus status);
+  void write_record(const RawRecord& r);
+  void flush_activity(bool forced);
+  bool activity_matched(std::size_t expected) const;
+  double event_ms(std::uint64_t ns);  // rule c
 
   std::vector<unsigned char> arena_;
   DevicePtr base_ = 0x10000000;
@@ -182,9 +219,18 @@ class FakeGpu final : public detail::GpuDriver {
   std::vector<std::unique_ptr<Function>> functions_;
   std::uint64_t now_ns_ = 1'000'000'000;
   std::uint64_t start_ns_ = 0, stop_ns_ = 0;
+  FakeRules rules_;
+  std::mt19937_64 random_;
   DeviceStatus sticky_ = 0;  // a kernel's error poisons the context, as on a GPU
+  DeviceStatus pending_fault_ = 0;
+  int pending_calls_ = 0;  // asynchronous calls that still return success before the fault surfaces
+  std::int64_t host_charged_ns_ = 0;
+  std::uint64_t device_pending_ns_ = 0;  // device time queued since the host last waited
+  bool l2_warm_ = false;
   std::vector<std::uint64_t> external_stack_;
-  std::vector<detail::KernelActivity> records_;
+  ActivityBuffer open_buffer_;
+  std::deque<ActivityBuffer> full_buffers_;
+  std::vector<RawRecord> delivered_;
   std::size_t record_count_ = 0, dropped_ = 0;
 };
 
