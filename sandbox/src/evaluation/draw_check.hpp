@@ -3,7 +3,8 @@
 // before its first evaluation. Every timed run's fresh inputs are the device's draw; the host twin
 // is what the tests and the CPU fake hold it to. A sample (every dtype, every generator kind,
 // extreme ranges, two seeds, sizes that are not a multiple of a block) is drawn on the device, read
-// back and compared bit for bit with the host's; random kinds must also differ between the seeds
+// back and compared bit for bit with the host's; a random draw within the dtype's range must also
+// change with the seed in most elements
 // (a degenerate draw would let a kernel that memoises its answer pass every timed run). On any
 // difference the runner evaluates nothing. Internal.
 #pragma once

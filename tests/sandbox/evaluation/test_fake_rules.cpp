@@ -403,18 +403,16 @@ TEST_CASE("fake rules (d): records in pieces are all found: every run matched by
   CHECK(t.at("matched_by_id").get<std::size_t>() == 2 * t.at("reps").get<std::size_t>());
 }
 
-TEST_CASE("fake rules (d): without external ids, the harvest waits for the plan's records, not the harness's",
-          "[sandbox][fake_rules][harness][!shouldfail]") {
-  // Known fault (issue 34, item 5): without ids the harvest counts every kernel record (the input
-  // generator's, the comparisons', the flushes') towards the plan's, stops waiting too early, and
-  // the last runs' records arrive after it: the harness falls back to events. The fix lands with
-  // that item, which then drops [!shouldfail] here.
+TEST_CASE("fake rules (d): without external ids, records in pieces still time every run by its window",
+          "[sandbox][fake_rules][harness]") {
   FakeGpu gpu;
   gpu.external_ids = false;
   const sb::test::HarnessOutcome o = evaluate_sum(gpu);
   INFO(o.reply.dump());
   REQUIRE(verdict_of(o.result) == "correct");
-  CHECK(o.reply.at("timing").at("method") == "cupti");
+  const json& t = o.reply.at("timing");
+  CHECK(t.at("method") == "cupti");
+  CHECK(t.at("matched_by_window").get<std::size_t>() == 2 * t.at("reps").get<std::size_t>());
 }
 
 // ---- (e) durations vary; the L2 flush matters ---------------------------------------------------------

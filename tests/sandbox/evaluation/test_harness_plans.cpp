@@ -23,6 +23,10 @@ using sb::test::FakeCall;
 using sb::test::FakeGpu;
 using sb::test::FakeKernel;
 
+// These tests hold the protocol to exact figures (speedups, run counts, step orders), so they run
+// on the idealised fake; test_fake_rules.cpp holds the harness to the driver's real rules.
+constexpr sb::test::FakeRules k_exact = sb::test::FakeRules::idealised();
+
 namespace {
 
 // sum(x, out, n): out[0] = the sum of x[0..n). Three size sets, two trials each.
@@ -142,7 +146,7 @@ std::map<std::string, FakeKernel> two_kernels(FakeKernel first = partial_sums())
 
 TEST_CASE("launch plans (fake GPU): a two-kernel reduction with scratch is correct, timed as one sequence",
           "[sandbox][harness][plan]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
   INFO(o.reply.dump());
   REQUIRE(verdict_of(o.result) == "correct");
@@ -187,7 +191,7 @@ TEST_CASE("launch plans (fake GPU): a timed run whose CUPTI records lack a kerne
   // final_sum's records never arrive: CUPTI's window of each candidate run would hold partial_sums
   // alone (0.3 ms), and the plan would be paid for a speedup of 6.7 where it earned 4.
   for (const bool ids : {true, false}) {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.external_ids = ids;
     gpu.undelivered = "final_sum";
     const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
@@ -204,7 +208,7 @@ TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no 
           "[sandbox][harness][plan]") {
   // partial_sums trusts a tag that final_sum leaves in scratch and skips its work when it finds it:
   // with the scratch poisoned before every run it never finds it, and the answer is never stale.
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   ScratchSeen seen;
   const Outcome o = evaluate(gpu, two_kernels(partial_sums(&seen, true)), k_two_pass);
   INFO(o.reply.dump());
@@ -230,7 +234,7 @@ TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no 
 
   // And the poisoning is what keeps it honest: the same kernel with its scratch left as the last
   // run left it (no fill between two runs) skips its work and answers with the stale sums.
-  FakeGpu unpoisoned;
+  FakeGpu unpoisoned{k_exact};
   ScratchSeen seen2;
   unpoisoned.add_module("m", two_kernels(partial_sums(&seen2, true)));
   leap::sandbox::detail::ModuleHandle m = nullptr;
@@ -260,7 +264,7 @@ TEST_CASE("launch plans (fake GPU): scratch is poisoned before every run, so no 
 TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missing or a limit is broken",
           "[sandbox][harness][plan]") {
   SECTION("the second kernel is not in the module: the lookup fails before any launch") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, {{"partial_sums", partial_sums()}}, k_two_pass);
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "runtime_error");
@@ -268,7 +272,7 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("more threads per block than a GPU has") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o =
         evaluate(gpu, two_kernels(),
                  "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
@@ -282,7 +286,7 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
     CHECK(count_ops(gpu, "load") == 0);
   }
   SECTION("a grid expression that overflows") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, two_kernels(),
                                "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
                                "// leap-launch: partial_sums grid=n*n*n*n*n*n*n block=256 args=(x, partials, n)\n");
@@ -291,7 +295,7 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("dynamic shared memory within the task's bound but over this device's opt-in limit") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.shared_optin = 64 * 1024;
     const Outcome o =
         evaluate(gpu, two_kernels(),
@@ -303,14 +307,14 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a task that fixes its launch refuses the plan") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, two_kernels(), k_two_pass, sum_task(false));
     REQUIRE(verdict_of(o.result) == "compile_error");
     CHECK_THAT(o.result.detail, Catch::Contains("task 'sum' fixes its launch (leap-launch: sum grid=(1) block=(256))"));
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a malformed plan in the request") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, two_kernels(), "// leap-launch: partial_sums grid=(1 block=1\n");
     REQUIRE(verdict_of(o.result) == "compile_error");
     CHECK_THAT(o.result.detail, Catch::Contains("line 1") && Catch::Contains("without its ')'"));
@@ -320,7 +324,7 @@ TEST_CASE("launch plans (fake GPU): a plan never launches when a kernel is missi
 
 TEST_CASE("launch plans (fake GPU): more than 48 KiB of shared memory is opted in through the driver first",
           "[sandbox][harness][plan]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o =
       evaluate(gpu, two_kernels(),
                "// leap-scratch: partials float32 ceil_div(n, 256) + 1\n"
@@ -347,7 +351,7 @@ TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with 
       "// leap-launch: partial_sums grid=ceil_div(n, 256) block=256 shared=16*1024 args=(x, partials, n)\n"
       "// leap-launch: final_sum grid=1 block=32 args=(partials, out, n)\n";
   SECTION("40 KiB static and 16 KiB dynamic: over 48 KiB together, so the kernel is opted in") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.static_shared["partial_sums"] = 40 * 1024;
     const Outcome o = evaluate(gpu, two_kernels(), plan, sum_task(), false);
     INFO(o.reply.dump());
@@ -355,7 +359,7 @@ TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with 
     CHECK(count_ops(gpu, "allow_shared", "fake:candidate:partial_sums") > 0);
   }
   SECTION("200 KiB static and 40 KiB dynamic: over the device's 227 KiB, refused before any launch") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.static_shared["partial_sums"] = 200 * 1024;
     std::string big = plan;
     big.replace(big.find("shared=16*1024"), 14, "shared=40*1024");
@@ -370,7 +374,7 @@ TEST_CASE("launch plans (fake GPU): a kernel's static shared memory counts with 
 }
 
 TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by its guard", "[sandbox][harness][plan]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(gpu, two_kernels(partial_sums(nullptr, false, true)), k_two_pass);
   REQUIRE(verdict_of(o.result) == "wrong_answer");
   CHECK_THAT(o.result.detail,
@@ -380,7 +384,7 @@ TEST_CASE("launch plans (fake GPU): writing past a scratch buffer is caught by i
 TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel of a plan",
           "[sandbox][harness][plan]") {
   SECTION("the second kernel counts its calls and stops working after the checked ones: caught when timed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu,
                                {{"partial_sums", partial_sums()},
                                 {"final_sum",
@@ -398,7 +402,7 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     CHECK_THAT(o.result.detail, Catch::Contains("different result when timed"));
   }
   SECTION("the first kernel writes its input: caught after the trial") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, two_kernels([](FakeCall& c) {
                                  partial_sums()(c);
                                  if (float* x = c.floats(c.pointer(0), 1)) x[0] = 0.0f;
@@ -408,7 +412,7 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     CHECK_THAT(o.result.detail, Catch::Contains("modified its input 'x'"));
   }
   SECTION("the module is reloaded before timing, and every kernel of the plan looked up again") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
     REQUIRE(verdict_of(o.result) == "correct");
     std::size_t reload_at = 0;
@@ -425,7 +429,7 @@ TEST_CASE("launch plans (fake GPU): the existing defences hold for every kernel 
     CHECK(launched_after);
   }
   SECTION("the first kernel faults: a runtime_error that says where in the plan it surfaced") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o =
         evaluate(gpu, two_kernels([](FakeCall& c) { c.status = sb::test::k_illegal_address; }), k_two_pass);
     REQUIRE(verdict_of(o.result) == "runtime_error");
@@ -472,7 +476,7 @@ TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's par
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {
-      FakeGpu gpu;
+      FakeGpu gpu{k_exact};
       sb::KernelParams params = two_kernel_params();
       params["final_sum"] = c.final_sum;
       const Outcome o = evaluate(gpu, two_kernels(), k_two_pass, sum_task(), true, params);
@@ -492,7 +496,7 @@ TEST_CASE("launch plans (fake GPU): arguments that do not match the kernel's par
 TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same way, the candidate's and the reference's",
           "[sandbox][harness][plan]") {
   SECTION("a candidate kernel that takes a double for the task's int32 'n'") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.add_module("fake:candidate", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}, {16, 8}}}});
     gpu.add_module("fake:reference", {{"sum", reference}});
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
@@ -506,7 +510,7 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a candidate kernel that leaves out 'n'") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.add_module("fake:candidate", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}}}});
     gpu.add_module("fake:reference", {{"sum", reference}});
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
@@ -519,7 +523,7 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a reference that does not take the task's parameters is the task's fault, not the candidate's") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.add_module("fake:candidate", {{"sum", reference}});
     gpu.add_module("fake:reference", {{"sum", reference}}, {{"sum", {{0, 8}, {8, 8}}}});
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true);
@@ -530,7 +534,7 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
     CHECK(count_ops(gpu, "launch") == 0);
   }
   SECTION("a driver that cannot tell (before CUDA 12.4) and a module that is no CUBIN: refused, not guessed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.add_module("fake:candidate", two_kernels(), {});  // no parameters registered: CUDA_ERROR_NOT_SUPPORTED
     gpu.add_module("fake:reference", {{"sum", reference}});
     const Outcome o = sb::test::run_harness(gpu, sum_task(), 7, true, k_two_pass);
@@ -543,7 +547,7 @@ TEST_CASE("launch plans (fake GPU): the task's own launch is checked the same wa
 
 TEST_CASE("launch plans (fake GPU): every launch passes exactly one pointer per declared parameter",
           "[sandbox][harness][plan]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(gpu, two_kernels(), k_two_pass);
   REQUIRE(verdict_of(o.result) == "correct");
   std::size_t launches = 0;
@@ -557,7 +561,7 @@ TEST_CASE("launch plans (fake GPU): every launch passes exactly one pointer per 
 }
 
 TEST_CASE("fake GPU: cuFuncGetParamInfo's rules, as the driver has them", "[sandbox][harness][plan]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   gpu.add_module("m", two_kernels(), {{"partial_sums", k_pointer_pointer_int}});
   leap::sandbox::detail::ModuleHandle m = nullptr;
   REQUIRE(gpu.load_module("m", m) == 0);

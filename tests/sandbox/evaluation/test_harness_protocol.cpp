@@ -38,6 +38,10 @@ using sb::test::FakeCall;
 using sb::test::FakeGpu;
 using sb::test::FakeKernel;
 
+// These tests hold the protocol to exact figures (speedups, run counts, step orders), so they run
+// on the idealised fake; test_fake_rules.cpp holds the harness to the driver's real rules.
+constexpr sb::test::FakeRules k_exact = sb::test::FakeRules::idealised();
+
 namespace {
 
 // scale_add(x, y, out, alpha, n): out[i] = alpha * x[i] + y[i]. Three size sets, two trials each:
@@ -119,7 +123,7 @@ Outcome evaluate(FakeGpu& gpu, const FakeKernel& candidate, sb::TaskSpec task = 
 
 TEST_CASE("harness (fake GPU): an honest kernel is correct, with the speedup its emulation implies",
           "[sandbox][harness]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(gpu, honest(1.0));
   INFO(o.reply.dump());
   REQUIRE(verdict_of(o.result) == "correct");
@@ -141,7 +145,7 @@ TEST_CASE("harness (fake GPU): an honest kernel is correct, with the speedup its
 
 TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "[sandbox][harness]") {
   SECTION("memoising on (input pointer, first element) in __device__ globals: never hits, honest speed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       const int n = c.i32(4);
       const float* x = c.floats(c.pointer(0), static_cast<std::size_t>(n));
@@ -161,7 +165,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));  // what an honest 1 ms kernel gets, not 200x
   }
   SECTION("memoising on the input pointer alone: caught by the second trial") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       if (c.globals["last_x"] == c.pointer(0)) return;
       c.globals["last_x"] = c.pointer(0);
@@ -173,7 +177,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.detail.find("trial 2") != std::string::npos);
   }
   SECTION("counting calls and stopping work after the checked ones") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       c.duration_ms = 0.01;
       if (count_call(c) > k_checked_calls) return;
@@ -187,7 +191,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.feedback.rfind("Wrong answer when timed: ", 0) == 0);
   }
   SECTION("reading the clock (%globaltimer) and stopping work 30 ms after its first call") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       if (c.globals.count("t0") == 0) c.globals["t0"] = c.now_ns;
       c.duration_ms = 0.01;
@@ -201,7 +205,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.detail.find("different result when timed") != std::string::npos);
   }
   SECTION("writing past its buffer's end, into the guard, only when timed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       compute(c);
       c.duration_ms = 1.0;
@@ -215,7 +219,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
           std::string::npos);
   }
   SECTION("writing its input, only when timed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       compute(c);
       c.duration_ms = 1.0;
@@ -226,7 +230,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.detail.find("modified its input 'x' when timed") != std::string::npos);
   }
   SECTION("never writing its output") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) { c.duration_ms = 0.001; });
     REQUIRE(verdict_of(o.result) == "wrong_answer");
     CHECK(o.reply.at("when_timed") == false);
@@ -234,7 +238,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.detail.find("trial 1") != std::string::npos);
   }
   SECTION("sabotaging the reference: NaN over every other allocation, guards included, when timed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [&gpu](FakeCall& c) {
       compute(c);
       c.duration_ms = 1.0;
@@ -250,7 +254,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.detail.find("guard zones around the reference's buffer") != std::string::npos);
   }
   SECTION("sabotaging the reference's inputs precisely (guards spared): fresh inputs undo it, honest speed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [&gpu](FakeCall& c) {
       compute(c);
       c.duration_ms = 1.0;
@@ -267,7 +271,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
     CHECK(o.result.reference.median_ms == Approx(2.0).epsilon(1e-3));
   }
   SECTION("an illegal address only when timed") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) {
       compute(c);
       c.duration_ms = 1.0;
@@ -280,7 +284,7 @@ TEST_CASE("harness (fake GPU): every emulated cheat gets the verdict it must", "
 }
 
 TEST_CASE("harness (fake GPU): poison, fresh inputs, launch and comparison come in that order", "[sandbox][harness]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(gpu, honest(1.0));
   REQUIRE(verdict_of(o.result) == "correct");
   const std::vector<sb::test::FakeOp>& log = gpu.log;
@@ -400,7 +404,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
   // The warm-up's length: the same for every evaluation of a kernel of this emulated speed.
   int warmup_launches = 0;
   {
-    FakeGpu gpu({}, k_small_arena);
+    FakeGpu gpu(k_exact, k_small_arena);
     const Outcome o = evaluate(gpu, honest(1.0), task);
     REQUIRE(verdict_of(o.result) == "correct");
     warmup_launches = o.reply.at("timing").at("warmup").at("candidate").at("launches").get<int>();
@@ -451,7 +455,7 @@ TEST_CASE("harness (fake GPU): a kernel that skips work on any timed run is caug
       }
       compute(c);
     };
-    FakeGpu gpu({}, k_small_arena);
+    FakeGpu gpu(k_exact, k_small_arena);
     const Outcome o = evaluate(gpu, cheat, task);
     ++evaluations[strategy];
     INFO("seed " << seed << ", skipping " << strategies[strategy] << ": " << o.reply.dump());
@@ -474,7 +478,7 @@ TEST_CASE("harness (fake GPU): every timed run checked leaves an honest kernel i
   task.sizes = {{"n", 256}};
   task.check_sizes = {{{"n", 5}}};
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    FakeGpu gpu({}, k_small_arena);
+    FakeGpu gpu(k_exact, k_small_arena);
     gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     const Outcome o = sb::test::run_harness(gpu, task, seed, true);
@@ -489,7 +493,7 @@ TEST_CASE("harness (fake GPU): timed inputs differ between evaluations with the 
           "[sandbox][harness]") {
   // The loop example fixes its seed; OS randomness in every timed run's seed keeps those inputs unknown.
   auto timed_seeds = [] {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(1.0));
     REQUIRE(verdict_of(o.result) == "correct");
     std::set<std::uint64_t> seeds;
@@ -513,7 +517,7 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
   // can take less than 32768 / 1.5e12 s = 2.18e-5 ms.
   const double floor_ms = 32768.0 / (1e12 * 1.5) * 1e3;
   SECTION("an honest kernel: the floor is reported and far below it") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(1.0));
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "correct");
@@ -525,7 +529,7 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
     CHECK(o.result.speedup == Approx(2.0));
   }
   SECTION("a kernel whose timed runs all claim too little time: correct, flagged, no speedup") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(floor_ms / 10));
     INFO(o.reply.dump());
     REQUIRE(verdict_of(o.result) == "correct");
@@ -538,7 +542,7 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
     CHECK(result.at("speedup").is_null());
   }
   SECTION("one run below the floor is enough") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [floor_ms](FakeCall& c) {
       compute(c);
       c.duration_ms = ++c.globals["calls"] == 66 ? floor_ms / 2 : 1.0;  // 63 warm-up launches, then the third timed run
@@ -549,7 +553,7 @@ TEST_CASE("harness (fake GPU): a timing faster than the physical floor is flagge
     CHECK(std::isnan(o.result.speedup));
   }
   SECTION("a device that does not report its bandwidth: no floor rather than a made-up one") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.peak_bandwidth = 0.0;
     const Outcome o = evaluate(gpu, honest(floor_ms / 10));
     REQUIRE(verdict_of(o.result) == "correct");
@@ -588,7 +592,7 @@ struct Honest {
   sb::EvalResult slow, fast;
 };
 Honest honest_pair(const sb::TaskSpec& task) {
-  FakeGpu slow_gpu, fast_gpu;
+  FakeGpu slow_gpu{k_exact}, fast_gpu{k_exact};
   Honest h{evaluate(slow_gpu, honest(4.0), task).result, evaluate(fast_gpu, honest(0.2), task).result};
   REQUIRE(verdict_of(h.slow) == "correct");
   REQUIRE(verdict_of(h.fast) == "correct");
@@ -609,7 +613,7 @@ TEST_CASE(
   // The same 0.5x kernel, 100 ms slow in the one correctness trial at the timing sizes (it can count
   // its launches in __device__ state, which lasts until the module reload before timing): the trials
   // then seem to take most of the time limit, and timing is skipped.
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(
       gpu,
       [](FakeCall& c) {
@@ -641,7 +645,7 @@ TEST_CASE("hiding speed does not pay: a kernel below the physical floor once ran
   // The same 0.5x kernel, except one launch in twenty that claims less time than reading its inputs
   // once would take: after 15 warm-up launches (60 ms of GPU time), the fifth timed run.
   const double floor_ms = 32768.0 / (1e12 * 1.5) * 1e3;  // as in the floor test above
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   const Outcome o = evaluate(
       gpu,
       [floor_ms](FakeCall& c) {
@@ -670,7 +674,7 @@ TEST_CASE("harness (fake GPU): a result says why its speedup is unknown, and not
                                              : j.at("speedup_unknown").at("reason").get<std::string>();
   };
   SECTION("measured: none, and null in the JSON") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(1.0));
     REQUIRE(verdict_of(o.result) == "correct");
     CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
@@ -679,7 +683,7 @@ TEST_CASE("harness (fake GPU): a result says why its speedup is unknown, and not
     CHECK(reason_in_json(o.result) == "null");
   }
   SECTION("timing turned off: not_requested") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(1.0), fake_task(), reference, false);
     REQUIRE(verdict_of(o.result) == "correct");
     CHECK(std::isnan(o.result.speedup));
@@ -708,7 +712,7 @@ TEST_CASE("harness (fake GPU): a result says why its speedup is unknown, and not
     }
   }
   SECTION("not correct: not_correct") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, [](FakeCall& c) { c.duration_ms = 0.001; });
     REQUIRE(verdict_of(o.result) == "wrong_answer");
     CHECK(o.result.speedup_unknown == sb::SpeedupUnknown::not_correct);
@@ -733,27 +737,27 @@ TEST_CASE("harness (fake GPU): special values in the trials catch a kernel that 
     c.duration_ms = 1.0;
   };
   SECTION("without special values the mishandling goes unseen") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     CHECK(verdict_of(evaluate(gpu, squashing, fake_task(), reference, false).result) == "correct");
   }
   SECTION("with them, the first trial catches it, and an honest kernel still passes") {
     sb::TaskSpec t = fake_task();
     t.params[0].generator.special = true;
     {
-      FakeGpu gpu;
+      FakeGpu gpu{k_exact};
       const Outcome o = evaluate(gpu, squashing, t, reference, false);
       INFO(o.reply.dump());
       REQUIRE(verdict_of(o.result) == "wrong_answer");
       CHECK(o.result.detail.find("trial 1") != std::string::npos);
     }
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     CHECK(verdict_of(evaluate(gpu, honest(1.0), t, reference, false).result) == "correct");
   }
 }
 
 TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a timeout", "[sandbox][harness]") {
   SECTION("GPU time: a slow correct kernel stops after the budget") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(400.0), fake_task(), [](FakeCall& c) {
       compute(c);
       c.duration_ms = 800.0;
@@ -765,7 +769,7 @@ TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a
     CHECK(o.result.timing_note.find("timed 3 of the minimum 10 runs") != std::string::npos);
   }
   SECTION("wall time: a kernel that really takes 15 ms a run stops before the task's time limit") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     sb::TaskSpec t = fake_task();
     t.time_limit_ms = 1000;
     t.timing.min_reps = 100;
@@ -791,7 +795,7 @@ TEST_CASE("harness (fake GPU): the timing budget reports fewer runs instead of a
 
 TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict untimed, not a timeout",
           "[sandbox][harness]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   sb::TaskSpec t = fake_task();
   t.check_sizes.clear();
   t.trials = 1;
@@ -812,7 +816,7 @@ TEST_CASE("harness (fake GPU): trials that fill the time limit leave the verdict
 
 TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, lost, or off", "[sandbox][harness]") {
   SECTION("records without external ids are matched by the timed window") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.external_ids = false;
     const Outcome o = evaluate(gpu, honest(1.0));
     REQUIRE(verdict_of(o.result) == "correct");
@@ -820,7 +824,7 @@ TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, los
     CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
   }
   SECTION("dropped records are counted and reported, and events stand in") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.drop_every = 7;
     const Outcome o = evaluate(gpu, honest(1.0));
     INFO(o.reply.dump());
@@ -831,7 +835,7 @@ TEST_CASE("harness (fake GPU): CUPTI records by external id, by time window, los
     CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
   }
   SECTION("CUPTI off: events, and the note says why") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.activity_on = false;
     const Outcome o = evaluate(gpu, honest(1.0));
     REQUIRE(verdict_of(o.result) == "correct");
@@ -850,7 +854,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
     return std::pair{t.at("matched_by_id").get<int>(), t.at("matched_by_window").get<int>()};
   };
   SECTION("the kinds the real driver enables: every run matched by its id") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     REQUIRE(gpu.driver_api_records);
     const Outcome o = evaluate(gpu, honest(1.0));
     INFO(o.reply.dump());
@@ -862,7 +866,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
   }
   for (const bool api_records : {false, true}) {
     DYNAMIC_SECTION("driver API records " << (api_records ? "on" : "off") << ", external correlation off") {
-      FakeGpu gpu;
+      FakeGpu gpu{k_exact};
       gpu.driver_api_records = api_records;
       gpu.external_ids = false;
       const Outcome o = evaluate(gpu, honest(1.0));
@@ -874,7 +878,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
     }
   }
   SECTION("driver API records off: no id arrives, every run is matched by window, and the note says so") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.driver_api_records = false;
     const Outcome o = evaluate(gpu, honest(1.0));
     INFO(o.reply.dump());
@@ -887,7 +891,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
     CHECK(o.result.speedup == Approx(2.0).epsilon(1e-3));
   }
   SECTION("runs CUPTI could not time count neither way") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.drop_every = 7;
     const Outcome o = evaluate(gpu, honest(1.0));
     INFO(o.reply.dump());
@@ -899,7 +903,7 @@ TEST_CASE("harness (fake GPU): CUPTI ties a run to its id only with driver API r
 TEST_CASE("runner rules (fake GPU): a device whose kernels reach pageable host memory is refused unless allowed",
           "[sandbox][harness]") {
   const auto request = [] { return untimed_request(); };
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   gpu.pageable_host_access = true;
   gpu.add_module("fake:candidate", {{"scale_add", honest(1.0)}});
   gpu.add_module("fake:reference", {{"scale_add", reference}});
@@ -937,7 +941,7 @@ TEST_CASE("runner rules (fake GPU): a device whose kernels reach pageable host m
 TEST_CASE("runner rules (fake GPU): a candidate with much local memory gets the runner replaced after it",
           "[sandbox][harness]") {
   const auto run = [](std::size_t local_bytes, std::size_t threshold, const FakeKernel& kernel) {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.local_bytes["scale_add"] = local_bytes;
     gpu.add_module("fake:candidate", {{"scale_add", kernel}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
@@ -975,7 +979,7 @@ TEST_CASE("runner rules (fake GPU): a candidate with much local memory gets the 
 
 TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failures", "[sandbox][harness]") {
   SECTION("untimed: correct after the trials, no reload, no timing") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     const Outcome o = evaluate(gpu, honest(1.0), fake_task(), reference, false);
     REQUIRE(verdict_of(o.result) == "correct");
     CHECK(o.result.feedback == "Correct (not timed).");
@@ -983,7 +987,7 @@ TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failur
     CHECK(gpu.unscrubbed_frees == 0);
   }
   SECTION("a candidate module without the entry point is a runtime error naming the kernel") {
-    FakeGpu gpu;
+    FakeGpu gpu{k_exact};
     gpu.add_module("fake:candidate", {{"other_name", honest(1.0)}});
     gpu.add_module("fake:reference", {{"scale_add", reference}});
     sb::detail::EvaluationRequest request;  // seed and time as the request's defaults
@@ -998,7 +1002,7 @@ TEST_CASE("harness (fake GPU): untimed evaluations, and module and launch failur
 
 TEST_CASE("harness: the input generator gives the same bytes for the same seed, fresh ones for another",
           "[sandbox][harness]") {
-  FakeGpu gpu;
+  FakeGpu gpu{k_exact};
   sb::detail::DevicePtr p = 0;
   REQUIRE(gpu.allocate(4096 * 4, p) == 0);
   std::vector<float> a(4096), b(4096), c(4096);

@@ -93,7 +93,7 @@ void FakeGpu::write_record(const RawRecord& r) {
   }
   open_buffer_.records.push_back(r);
   if (open_buffer_.records.size() < rules_.records_per_buffer) return;
-  open_buffer_.flushes_left = rules_.buffer_delay_flushes;
+  open_buffer_.flushes_left = std::uniform_int_distribution<int>(0, std::max(0, rules_.buffer_delay_flushes))(random_);
   full_buffers_.push_back(std::move(open_buffer_));
   open_buffer_ = {};
 }
