@@ -184,6 +184,7 @@ TEST_CASE("verify: built-in rules name the missing library field", "[verify]") {
   sb::TaskSpec spec = t->spec;
   spec.library.split.clear();
   std::ofstream(dir / "task.json") << sb::task_to_json(spec);
+  std::ofstream(dir / "oracle.cpp") << t->oracle_source;
   const std::string path = (dir / "task.json").string();
   CHECK_NOTHROW(vf::load_target_file(path, false));  // a user's spec need not carry them
   CHECK_THROWS_WITH(vf::load_target_file(path, true), Catch::Contains("split: missing"));
