@@ -3,5 +3,5 @@ extern "C" __global__ void matmul_diag(const float* d, const float* B, float* C,
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int i = blockIdx.y;
   if (j >= M) return;
-  C[static_cast<long long>(i) * M + j] = d[i] * B[static_cast<long long>(i) * M + j];
+  C[static_cast<long long>(i) * M + j] = d[j % N] * B[static_cast<long long>(i) * M + j];
 }
