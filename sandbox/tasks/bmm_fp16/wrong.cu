@@ -1,0 +1,14 @@
+// Wrong: A's batch stride is taken as M * N instead of M * K.
+#include <cuda_fp16.h>
+extern "C" __global__ void bmm_fp16(const __half* A, const __half* B, __half* C, int batch, int M, int N, int K) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const long long b = blockIdx.z;
+  A += b * M * N;
+  B += b * K * N;
+  C += b * M * N;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += __half2float(A[static_cast<long long>(row) * K + k]) * __half2float(B[static_cast<long long>(k) * N + col]);
+  C[static_cast<long long>(row) * N + col] = __float2half(acc);
+}

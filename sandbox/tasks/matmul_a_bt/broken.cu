@@ -1,0 +1,9 @@
+// Does not compile: a __global__ function returns a value.
+extern "C" __global__ void matmul_a_bt(const float* A, const float* B, float* C, int M, int N, int K) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return 0;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[static_cast<long long>(row) * K + k] * B[static_cast<long long>(col) * K + k];
+  C[static_cast<long long>(row) * N + col] = acc;
+}

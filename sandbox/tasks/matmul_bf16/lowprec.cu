@@ -1,0 +1,10 @@
+// Low precision: the running sum is kept in bfloat16, rounded after every product; everything else is right.
+#include <cuda_bf16.h>
+extern "C" __global__ void matmul_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  __nv_bfloat16 acc = __float2bfloat16(0.0f);
+  for (int k = 0; k < K; ++k) acc = __float2bfloat16(__bfloat162float(acc) + __bfloat162float(A[static_cast<long long>(row) * K + k]) * __bfloat162float(B[static_cast<long long>(k) * N + col]));
+  C[static_cast<long long>(row) * N + col] = acc;
+}

@@ -1,0 +1,7 @@
+// Reference: one output per thread, C[i][j] = d[i] * B[i][j].
+extern "C" __global__ void matmul_diag(const float* d, const float* B, float* C, int N, int M) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = blockIdx.y;
+  if (j >= M) return;
+  C[static_cast<long long>(i) * M + j] = d[i] * B[static_cast<long long>(i) * M + j];
+}

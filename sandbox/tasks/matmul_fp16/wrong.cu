@@ -1,0 +1,19 @@
+// Wrong: the tile loop stops at the last full tile, dropping K % 16 terms.
+#include <cuda_fp16.h>
+#define TILE 16
+extern "C" __global__ void matmul_fp16(const __half* A, const __half* B, __half* C, int M, int N, int K) {
+  __shared__ float As[TILE][TILE + 1];
+  __shared__ float Bs[TILE][TILE + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 + TILE <= K; k0 += TILE) {
+    As[ty][tx] = (row < M && k0 + tx < K) ? __half2float(A[static_cast<long long>(row) * K + k0 + tx]) : 0.0f;
+    Bs[ty][tx] = (k0 + ty < K && col < N) ? __half2float(B[static_cast<long long>(k0 + ty) * N + col]) : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  if (row < M && col < N) C[static_cast<long long>(row) * N + col] = __float2half(acc);
+}

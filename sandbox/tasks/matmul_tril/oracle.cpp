@@ -1,0 +1,25 @@
+// Oracle: C = tril(tril(A) @ tril(B)) in double: mask the inputs to their triangles, multiply in full,
+// then mask the product.
+#include <leap/oracle.hpp>
+#include <cstdint>
+#include <vector>
+
+LEAP_ORACLE(problem) {
+  const std::int64_t N = problem.size("N");
+  const auto A = problem.in("A");
+  const auto B = problem.in("B");
+  auto C = problem.out("C");
+  auto keep = [](std::int64_t r, std::int64_t c) { return c <= r; };
+  std::vector<double> a(static_cast<std::size_t>(N * N)), b(a.size());
+  for (std::int64_t r = 0; r < N; ++r)
+    for (std::int64_t c = 0; c < N; ++c) {
+      a[static_cast<std::size_t>(r * N + c)] = keep(r, c) ? A[r * N + c] : 0.0;
+      b[static_cast<std::size_t>(r * N + c)] = keep(r, c) ? B[r * N + c] : 0.0;
+    }
+  for (std::int64_t r = 0; r < N; ++r)
+    for (std::int64_t c = 0; c < N; ++c) {
+      double sum = 0.0;
+      for (std::int64_t k = 0; k < N; ++k) sum += a[static_cast<std::size_t>(r * N + k)] * b[static_cast<std::size_t>(k * N + c)];
+      C[r * N + c] = keep(r, c) ? sum : 0.0;
+    }
+}
