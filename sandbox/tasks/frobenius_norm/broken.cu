@@ -1,7 +1,7 @@
 // Does not compile: block_sum takes one argument, not two.
 // leap-scratch: partials float32 1024
-// leap-launch: partial_squares grid=min(ceil_div(n, 4096), 1024) block=256 args=(x, partials, n)
-// leap-launch: scale_by_norm grid=ceil_div(n, 1024) block=256 args=(x, partials, out, n)
+// leap-launch: partial_squares grid=min(ceil_div(batch * features * height * width, 4096), 1024) block=256 args=(x, partials, n)
+// leap-launch: scale_by_norm grid=ceil_div(batch * features * height * width, 1024) block=256 args=(x, partials, out, n)
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;

@@ -1,5 +1,5 @@
 // Does not compile: a missing semicolon after a vector load.
-// leap-launch: instance_norm grid=planes block=512
+// leap-launch: instance_norm grid=batch * channels block=512
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -1,7 +1,7 @@
 // Faster: 512 threads per plane, 16-byte loads when the plane is a multiple of 4 floats, one pass for
 // the sum and the sum of squares around the plane's first value (a shift that keeps the subtraction
 // well conditioned), warp shuffles instead of a barrier per tree level.
-// leap-launch: instance_norm grid=planes block=512
+// leap-launch: instance_norm grid=batch * channels block=512
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);

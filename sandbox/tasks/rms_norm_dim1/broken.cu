@@ -1,5 +1,5 @@
 // Does not compile: count is declared twice, the second time from an undeclared s.
-// leap-launch: rms_norm_dim1 grid=(ceil_div(hw, 1024), batch) block=256
+// leap-launch: rms_norm_dim1 grid=(ceil_div(height * width, 1024), batch) block=256
 extern "C" __global__ void rms_norm_dim1(const float* x, float* out, int batch, int features, int hw, float eps) {
   const int n = blockIdx.y;
   const int j0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;

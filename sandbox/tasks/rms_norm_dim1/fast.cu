@@ -1,6 +1,6 @@
 // Faster: each thread owns 4 adjacent positions and moves them as one 16-byte float4 when hw is a
 // multiple of 4 (every row then starts 16-byte aligned); otherwise the same walk one float at a time.
-// leap-launch: rms_norm_dim1 grid=(ceil_div(hw, 1024), batch) block=256
+// leap-launch: rms_norm_dim1 grid=(ceil_div(height * width, 1024), batch) block=256
 extern "C" __global__ void rms_norm_dim1(const float* x, float* out, int batch, int features, int hw, float eps) {
   const int n = blockIdx.y;
   const int j0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
