@@ -1,0 +1,17 @@
+// Reference: one thread per output element (a flat index over planes and output positions) visits
+// the window's taps in order, skips those in the padding, and writes the sum of the in-range taps over the whole window.
+extern "C" __global__ void avg_pool1d(const float* x, float* out, int planes, int length, int out_length) {
+  const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<long long>(planes) * out_length) return;
+  const int ol = static_cast<int>(idx % out_length);
+  const long long plane = (idx / out_length);
+  const float* p = x + plane * static_cast<long long>(length);
+  float acc = 0.0f;
+  for (int kl = 0; kl < 4; ++kl) {
+    const int il = ol * 2 - 1 + kl;
+    if (il < 0 || il >= length) continue;
+    const float v = p[il];
+    acc += v;
+  }
+  out[idx] = acc / 4.0f;  // padding counts: the divisor is always the window's 4 taps
+}

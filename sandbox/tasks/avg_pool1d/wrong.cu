@@ -1,0 +1,18 @@
+// Subtly wrong: divides by the taps inside the input (count_include_pad=False), not by the window's 4.
+// leap-launch: avg_pool1d grid=(ceil_div((length + 2 - 4) / 2 + 1, 128), batch * channels) block=128
+extern "C" __global__ void avg_pool1d(const float* x, float* out, int planes, int length, int out_length) {
+  const int ol = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ol >= out_length) return;
+  const long long plane = blockIdx.y;
+  const float* p = x + plane * static_cast<long long>(length);
+  const int start_l = ol * 2 - 1;
+  int lo_l = 0, hi_l = 4;  // the taps k with 0 <= start + k < length
+  while (lo_l < 4 && start_l + lo_l < 0) ++lo_l;
+  while (hi_l > lo_l && start_l + (hi_l - 1) >= length) --hi_l;
+  float acc = 0.0f;
+  for (int kl = lo_l; kl < hi_l; ++kl) {
+    const float v = __ldg(p + start_l + kl);
+    acc += v;
+  }
+  out[(plane) * out_length + ol] = acc / (hi_l - lo_l);
+}

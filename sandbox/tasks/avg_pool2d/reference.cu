@@ -1,0 +1,22 @@
+// Reference: one thread per output element (a flat index over planes and output positions) visits
+// the window's taps in order, skips those in the padding, and writes the sum of the in-range taps over the whole window.
+extern "C" __global__ void avg_pool2d(const float* x, float* out, int planes, int height, int width, int out_height, int out_width) {
+  const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= static_cast<long long>(planes) * out_height * out_width) return;
+  const int ow = static_cast<int>(idx % out_width);
+  const int oh = static_cast<int>((idx / out_width) % out_height);
+  const long long plane = (idx / out_width / out_height);
+  const float* p = x + plane * static_cast<long long>(height) * width;
+  float acc = 0.0f;
+  for (int kh = 0; kh < 3; ++kh) {
+    const int ih = oh * 3 + kh;
+    if (ih < 0 || ih >= height) continue;
+    for (int kw = 0; kw < 3; ++kw) {
+      const int iw = ow * 3 + kw;
+      if (iw < 0 || iw >= width) continue;
+      const float v = p[ih * width + iw];
+      acc += v;
+    }
+  }
+  out[idx] = acc / 9.0f;  // padding counts: the divisor is always the window's 9 taps
+}

@@ -1,0 +1,35 @@
+// Does not compile: plane is const and is assigned to.
+// leap-launch: avg_pool3d grid=(ceil_div((width + 2 - 3) / 2 + 1, 128), (height + 2 - 3) / 2 + 1, batch * channels * ((depth + 2 - 3) / 2 + 1)) block=128
+extern "C" __global__ void avg_pool3d(const float* x, float* out, int planes, int depth, int height, int width, int out_depth, int out_height, int out_width) {
+  const int ow = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ow >= out_width) return;
+  const int oh = blockIdx.y;
+  const int od = blockIdx.z % out_depth;
+  const long long plane = blockIdx.z / out_depth;
+  plane += 1;
+  const float* p = x + plane * static_cast<long long>(depth) * height * width;
+  const int start_d = od * 2 - 1;
+  int lo_d = 0, hi_d = 3;  // the taps k with 0 <= start + k < depth
+  while (lo_d < 3 && start_d + lo_d < 0) ++lo_d;
+  while (hi_d > lo_d && start_d + (hi_d - 1) >= depth) --hi_d;
+  const int start_h = oh * 2 - 1;
+  int lo_h = 0, hi_h = 3;  // the taps k with 0 <= start + k < height
+  while (lo_h < 3 && start_h + lo_h < 0) ++lo_h;
+  while (hi_h > lo_h && start_h + (hi_h - 1) >= height) --hi_h;
+  const int start_w = ow * 2 - 1;
+  int lo_w = 0, hi_w = 3;  // the taps k with 0 <= start + k < width
+  while (lo_w < 3 && start_w + lo_w < 0) ++lo_w;
+  while (hi_w > lo_w && start_w + (hi_w - 1) >= width) --hi_w;
+  float acc = 0.0f;
+  for (int kd = lo_d; kd < hi_d; ++kd) {
+    const long long row_d = static_cast<long long>(start_d + kd) * height;
+    for (int kh = lo_h; kh < hi_h; ++kh) {
+      const long long row_h = (row_d + start_h + kh) * width;
+      for (int kw = lo_w; kw < hi_w; ++kw) {
+        const float v = __ldg(p + row_h + start_w + kw);
+        acc += v;
+      }
+    }
+  }
+  out[((plane * out_depth + od) * out_height + oh) * out_width + ow] = acc * (1.0f / 27.0f);
+}

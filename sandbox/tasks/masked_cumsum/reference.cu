@@ -1,0 +1,31 @@
+// Reference: the masked input (x where mask is 1, else 0) is scanned.
+// The row goes in 256-element chunks, each scanned Hillis-Steele style with a double buffer and a
+// barrier per step; a running carry joins the chunks.
+extern "C" __global__ void masked_cumsum(const float* x, const int* mask, float* out, int rows, int cols) {
+  __shared__ float buf[2][256];
+  __shared__ float carry;
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const long long offset = static_cast<long long>(row) * cols;
+  const float* p = x + offset;
+  float* q = out + offset;
+  const int t = threadIdx.x;
+  if (t == 0) carry = 0.0f;
+  __syncthreads();
+  for (int base = 0; base < cols; base += 256) {
+    const int c = base + t;
+    int src = 0;
+    buf[src][t] = c < cols && mask[offset + c] != 0 ? p[c] : 0.0f;
+    __syncthreads();
+    for (int step = 1; step < 256; step *= 2) {
+      buf[1 - src][t] = t >= step ? buf[src][t] + buf[src][t - step] : buf[src][t];
+      src = 1 - src;
+      __syncthreads();
+    }
+    const float v = buf[src][t] + carry;
+    if (base + t < cols) q[c] = v;
+    __syncthreads();
+    if (t == 255) carry = v;
+    __syncthreads();
+  }
+}

@@ -1,0 +1,13 @@
+// Subtly wrong: the product starts at d = 1, so the first factor is dropped.
+extern "C" __global__ void prod_dim1(const float* x, float* out, int batch, int dim, int inner) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int b = blockIdx.y;
+  if (i >= inner || b >= batch) return;
+  const float* p = x + static_cast<long long>(b) * dim * inner + i;
+  float acc = 1.0f;
+  for (int d = 1; d < dim; ++d) {
+    const float v = p[static_cast<long long>(d) * inner];
+    acc *= v;
+  }
+  out[static_cast<long long>(b) * inner + i] = acc;
+}

@@ -1,0 +1,29 @@
+// Does not compile: ty is used but never declared.
+// leap-launch: sum_dim1 grid=(ceil_div(inner, 32), batch) block=(32, 8)
+__device__ __forceinline__ float combine(float a, float b) { return a + b; }
+
+extern "C" __global__ void sum_dim1(const float* x, float* out, int batch, int dim, int inner) {
+  __shared__ float part[8][32];
+  const int tx = threadIdx.x;
+  const int i = blockIdx.x * 32 + tx;
+  const int b = blockIdx.y;
+  const bool live = i < inner && b < batch && ty < dim;
+  float acc = 0.0f;
+  if (live) {
+    const float* p = x + static_cast<long long>(b) * dim * inner + i;
+    acc = 0.0f;
+#pragma unroll 4
+    for (int d = ty; d < dim; d += 8) {
+      const float v = p[static_cast<long long>(d) * inner];
+      acc += v;
+    }
+  }
+  part[ty][tx] = acc;
+  __syncthreads();
+  if (ty == 0 && i < inner && b < batch) {
+    float r = part[0][tx];
+    const int used = dim < 8 ? dim : 8;
+    for (int k = 1; k < used; ++k) r = combine(r, part[k][tx]);
+    out[static_cast<long long>(b) * inner + i] = r;
+  }
+}
