@@ -1,8 +1,10 @@
 // Faster: float4 copies when a token's row (kv_heads * head_dim) is a multiple of 4, key and value interleaved.
 extern "C" __global__ void kv_cache_append(const float* key, const float* value, const int* positions, float* key_cache,
-                                           float* value_cache, int seqs, int new_tokens, int kv_heads, int head_dim) {
+                                           float* value_cache, int* new_lengths, int seqs, int new_tokens, int kv_heads,
+                                           int head_dim) {
   const int i = blockIdx.x, s = blockIdx.y;
   if (i >= new_tokens || s >= seqs) return;
+  if (i == 0 && threadIdx.x == 0) new_lengths[s] = positions[s] + new_tokens;
   const int row = kv_heads * head_dim;
   const long long src = (static_cast<long long>(s) * new_tokens + i) * row;
   const long long dst = (static_cast<long long>(s) * 2048 + positions[s] + i) * row;

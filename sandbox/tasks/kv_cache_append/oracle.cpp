@@ -1,4 +1,5 @@
-// Oracle: cache[s][positions[s] + i] = new[s][i] for key and value; the caches arrive holding their old contents.
+// Oracle: cache[s][positions[s] + i] = new[s][i] for key and value (the caches arrive holding their old
+// contents), and new_lengths[s] = positions[s] + new_tokens.
 #include <leap/oracle.hpp>
 
 namespace {
@@ -21,4 +22,6 @@ LEAP_ORACLE(problem) {
   const auto positions = problem.in("positions");
   append(problem.out("key_cache"), problem.in("key"), positions, seqs, new_tokens, row);
   append(problem.out("value_cache"), problem.in("value"), positions, seqs, new_tokens, row);
+  auto new_lengths = problem.out("new_lengths");
+  for (std::int64_t s = 0; s < seqs; ++s) new_lengths[s] = positions[s] + static_cast<double>(new_tokens);
 }
