@@ -7,6 +7,7 @@
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
+#include "cmd_tasks.hpp"
 #include "common/shortened.hpp"
 
 namespace leap_cli {
@@ -24,6 +25,8 @@ json task_json(const sb::BuiltinTask& t) {
 }
 
 int run_tasks(const Arguments& args) {
+  if (!args.empty() && args[0] == tasks_verify_subcommand.name)
+    return tasks_verify_subcommand.run(Arguments(args.begin() + 1, args.end()));
   bool as_json = false;
   for (const std::string& a : args) {
     if (a == "--json") as_json = true;
