@@ -1,0 +1,7 @@
+// Does not compile: atomicAdd is given the count by value rather than its address.
+extern "C" __global__ void histogram_int32(const int* values, int* counts, int n, int bins) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int v = values[i];
+  if (v >= 0 && v < bins) atomicAdd(counts[v], 1);
+}

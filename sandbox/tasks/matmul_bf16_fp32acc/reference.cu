@@ -1,0 +1,12 @@
+// Reference: one float32 dot product per thread straight from global memory.
+#include <cuda_bf16.h>
+
+extern "C" __global__ void matmul_bf16_fp32acc(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int M, int N, int K) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k)
+    acc += __bfloat162float(A[static_cast<long long>(row) * K + k]) * __bfloat162float(B[static_cast<long long>(k) * N + col]);
+  C[static_cast<long long>(row) * N + col] = acc;
+}

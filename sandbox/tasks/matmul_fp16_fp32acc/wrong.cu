@@ -1,0 +1,12 @@
+// Subtly wrong: B is read as if it were stored column-major (B[n][k]), a transposed-operand mix-up.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void matmul_fp16_fp32acc(const __half* A, const __half* B, float* C, int M, int N, int K) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k)
+    acc += __half2float(A[static_cast<long long>(row) * K + k]) * __half2float(B[static_cast<long long>(col) * K + k]);
+  C[static_cast<long long>(row) * N + col] = acc;
+}

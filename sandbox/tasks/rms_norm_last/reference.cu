@@ -1,0 +1,25 @@
+// Reference: the sum of squares reduced through a shared-memory tree, then one pass to scale.
+__device__ float block_sum(float v, float* partial) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  const float total = partial[0];
+  __syncthreads();
+  return total;
+}
+
+extern "C" __global__ void rms_norm_last(const float* x, const float* weight, float* out, int rows, int cols,
+                                         float eps) {
+  __shared__ float partial[256];
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const float* p = x + static_cast<long long>(row) * cols;
+  float* q = out + static_cast<long long>(row) * cols;
+  float s = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += p[c] * p[c];
+  const float inv = 1.0f / sqrtf(block_sum(s, partial) / cols + eps);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) q[c] = p[c] * inv * weight[c];
+}

@@ -1,0 +1,36 @@
+// Low precision: the sum of exponentials is accumulated in __half (per thread, then through the warps);
+// everything else is right.
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ __half warp_sum(__half v) {
+  for (int o = 16; o > 0; o /= 2) v = __hadd(v, __float2half(__shfl_xor_sync(0xffffffffu, __half2float(v), o)));
+  return v;
+}
+
+extern "C" __global__ void temperature_softmax(const float* logits, float* out, int rows, int vocab, float temperature) {
+  __shared__ float scratch[32];
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const float* p = logits + static_cast<long long>(row) * vocab;
+  float* q = out + static_cast<long long>(row) * vocab;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  float m = -INFINITY;
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, p[c] / temperature);
+  m = warp_max(m);
+  if (lane == 0) scratch[warp] = m;
+  __syncthreads();
+  m = warp_max(lane < warps ? scratch[lane] : -INFINITY);
+  __syncthreads();
+  __half s = __float2half(0.0f);
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x) s = __hadd(s, __float2half(expf(p[c] / temperature - m)));
+  s = warp_sum(s);
+  if (lane == 0) scratch[warp] = __half2float(s);
+  __syncthreads();
+  s = warp_sum(__float2half(lane < warps ? scratch[lane] : 0.0f));
+  const float total = __half2float(s);
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x) q[c] = expf(p[c] / temperature - m) / total;
+}

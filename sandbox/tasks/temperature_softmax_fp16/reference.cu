@@ -1,0 +1,35 @@
+// Reference: three passes over the row in float (max of x / T, sum of exponentials, normalise); thread 0
+// combines the per-thread partials serially; one rounding to half at the end.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half* out, int rows, int vocab,
+                                                    float temperature) {
+  __shared__ float partial[128];
+  __shared__ float row_max, row_sum;
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const __half* p = logits + static_cast<long long>(row) * vocab;
+  __half* q = out + static_cast<long long>(row) * vocab;
+  float m = -INFINITY;
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, __half2float(p[c]) / temperature);
+  partial[threadIdx.x] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float v = -INFINITY;
+    for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
+    row_max = v;
+  }
+  __syncthreads();
+  float s = 0.0f;
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x) s += expf(__half2float(p[c]) / temperature - row_max);
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float v = 0.0f;
+    for (int t = 0; t < blockDim.x; ++t) v += partial[t];
+    row_sum = v;
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < vocab; c += blockDim.x)
+    q[c] = __float2half(expf(__half2float(p[c]) / temperature - row_max) / row_sum);
+}
