@@ -325,11 +325,10 @@ TEST_CASE("fake rules (c): events include the launch gap, come in 0.5 us steps a
 }
 
 TEST_CASE("fake rules (c): under event jitter the stopping rule still stops for a short kernel",
-          "[sandbox][fake_rules][harness][!shouldfail]") {
-  // Known fault (issue 34, item 5): the stopping rule reads the events' spread, and for a 5 us kernel
-  // the events' jitter alone keeps it above the target, so the kernel is run to max_reps. Only the
-  // honest fake shows it; the fix (a rule that does not depend on event jitter) lands with that item,
-  // which then drops [!shouldfail] here.
+          "[sandbox][fake_rules][harness]") {
+  // A stopping rule that read the events' spread ran a 5 us kernel to max_reps: the events' jitter
+  // alone kept the spread above the target. Only the honest fake shows it; the rule now reads
+  // CUPTI's durations when CUPTI times the runs.
   FakeRules rules;
   rules.duration_spread = 0.002;
   FakeGpu gpu(rules);
