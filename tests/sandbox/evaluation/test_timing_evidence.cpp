@@ -32,6 +32,11 @@ using sb::test::FakeKernel;
 
 namespace {
 
+// These tests hold exact run counts and matches, and add the jitter they study themselves
+// (EventJitter), so they run on the idealised fake; test_fake_rules.cpp holds the harness to the
+// driver's real rules.
+constexpr sb::test::FakeRules k_exact = sb::test::FakeRules::idealised();
+
 // scale_add(x, y, out, alpha, n) on 4096 elements; two size sets checked, two trials each.
 sb::TaskSpec task() {
   return sb::parse_task(R"json({
@@ -93,7 +98,7 @@ TEST_CASE("timing evidence: every figure of the runner's reply is in the result,
           "[sandbox][harness][timing]") {
   for (const bool ids : {true, false}) {
     DYNAMIC_SECTION("external ids " << (ids ? "on" : "off")) {
-      FakeGpu gpu;
+      FakeGpu gpu(k_exact);
       gpu.external_ids = ids;
       const sb::test::HarnessOutcome o = run(gpu, gpu, task(), honest(1.0), honest(2.0));
       INFO(o.reply.dump());
@@ -137,7 +142,7 @@ TEST_CASE("timing evidence: every figure of the runner's reply is in the result,
     }
   }
   SECTION("records lost: the count is in the JSON, and no run counts as matched") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     gpu.drop_every = 7;
     const sb::test::HarnessOutcome o = run(gpu, gpu, task(), honest(1.0), honest(2.0));
     REQUIRE(sb::test::verdict_of(o.result) == "correct");
@@ -158,7 +163,7 @@ TEST_CASE("timing: the stopping rule reads CUPTI's durations, not events carryin
   // Events with up to 0.4 ms of jitter around a 1 ms kernel: their spread never gets near 2 %, so a
   // rule that read them ran every kernel to max_reps (40). CUPTI's durations are the kernel's own.
   SECTION("CUPTI on: steady at min_reps, by CUPTI, harvested once at the checkpoint") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     sb::test::EventJitter jittery(gpu, 0.4);
     const sb::test::HarnessOutcome o = run(gpu, jittery, task(), honest(1.0), honest(2.0));
     INFO(o.reply.dump());
@@ -172,7 +177,7 @@ TEST_CASE("timing: the stopping rule reads CUPTI's durations, not events carryin
     CHECK(jittery.harvests[0].size() == 20);
   }
   SECTION("CUPTI off: events decide, and the jitter keeps timing to max_reps") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     gpu.activity_on = false;
     sb::test::EventJitter jittery(gpu, 0.4);
     const sb::test::HarnessOutcome o = run(gpu, jittery, task(), honest(1.0), honest(2.0));
@@ -182,7 +187,7 @@ TEST_CASE("timing: the stopping rule reads CUPTI's durations, not events carryin
     CHECK(o.result.candidate.method == "events");
   }
   SECTION("CUPTI loses records: the rule falls back to events for the rest of the runs") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     gpu.drop_every = 7;
     sb::test::EventJitter jittery(gpu, 0.4);
     const sb::test::HarnessOutcome o = run(gpu, jittery, task(), honest(1.0), honest(2.0));
@@ -191,7 +196,7 @@ TEST_CASE("timing: the stopping rule reads CUPTI's durations, not events carryin
     CHECK(o.result.candidate.runs == 40);
   }
   SECTION("a genuinely noisy kernel still runs until CUPTI sees it steady, checked at growing intervals") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     int call = 0;
     const FakeKernel noisy = [&call](FakeCall& c) {
       compute(c);
@@ -222,7 +227,7 @@ TEST_CASE("timing: slow correctness trials do not starve the warm-up", "[sandbox
       c.duration_ms = ms;
     };
   };
-  FakeGpu gpu;
+  FakeGpu gpu(k_exact);
   sb::TaskSpec t = task();
   t.time_limit_ms = 2000;
   const sb::test::HarnessOutcome o =
@@ -270,7 +275,7 @@ TEST_CASE("CUPTI records: a run's records, and a harvest that counts the plan's 
     CHECK(sb::detail::plan_records_delivered(records, runs) == 2);
   }
   SECTION("the harness asks each harvest for the timed runs' plan kernels alone") {
-    FakeGpu gpu;
+    FakeGpu gpu(k_exact);
     gpu.external_ids = false;
     sb::test::EventJitter driver(gpu, 0.0);
     const sb::test::HarnessOutcome o = run(gpu, driver, task(), honest(1.0), honest(2.0));
@@ -286,19 +291,19 @@ TEST_CASE("CUPTI records: a run's records, and a harvest that counts the plan's 
 
 TEST_CASE("bench_timing: a run fails unless the kernel is correct and timed by the method expected",
           "[sandbox][timing]") {
-  FakeGpu gpu;
+  FakeGpu gpu(k_exact);
   const sb::test::HarnessOutcome o = run(gpu, gpu, task(), honest(1.0), honest(2.0));
   REQUIRE(sb::test::verdict_of(o.result) == "correct");
   CHECK(leap_bench::timing_run_failure(o.result, "cupti").empty());
   CHECK(leap_bench::timing_run_failure(o.result, "events").find("timed by cupti/cupti, not events") == 0);
 
-  FakeGpu off;
+  FakeGpu off(k_exact);
   off.activity_on = false;
   const sb::test::HarnessOutcome events = run(off, off, task(), honest(1.0), honest(2.0));
   CHECK(leap_bench::timing_run_failure(events.result, "cupti").find("timed by events/events, not cupti") == 0);
   CHECK(leap_bench::timing_run_failure(events.result, "events").empty());
 
-  FakeGpu wrong;
+  FakeGpu wrong(k_exact);
   const sb::test::HarnessOutcome w = run(wrong, wrong, task(), [](FakeCall& c) { c.duration_ms = 1.0; }, honest(2.0));
   REQUIRE(sb::test::verdict_of(w.result) == "wrong_answer");
   CHECK(leap_bench::timing_run_failure(w.result, "cupti").find("not correct: wrong_answer") == 0);
