@@ -30,9 +30,10 @@ int main(int argc, char** argv) {
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--expect-method" && i + 1 < argc) expect_method = argv[++i];
     else if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "bench_timing: unknown option '%s'\nusage: bench_timing [--repeats N] [--json FILE] "
-                   "[--expect-method cupti|events] [switches] [TASK...]\n%s", a.c_str(),
-                   std::string(sb::run_switches_help()).c_str());
+      std::fprintf(stderr,
+                   "bench_timing: unknown option '%s'\nusage: bench_timing [--repeats N] [--json FILE] "
+                   "[--expect-method cupti|events] [switches] [TASK...]\n%s",
+                   a.c_str(), std::string(sb::run_switches_help()).c_str());
       return 2;
     } else tasks.push_back(a);
   }
@@ -90,10 +91,11 @@ int main(int argc, char** argv) {
         first = false;
       }
       const sb::TimingEvidence& e = r.timing_evidence;
-      std::printf("  evidence: stopping rule read %s, %d runs checked, matched %zu by id and %zu by window, %zu "
-                  "dropped, warm-up %d/%d launches\n",
-                  e.stopping_rule_source.c_str(), e.checked_runs, e.matched_by_id, e.matched_by_window,
-                  e.dropped_records, e.warmup_candidate.launches, e.warmup_reference.launches);
+      std::printf(
+          "  evidence: stopping rule read %s, %d runs checked, matched %zu by id and %zu by window, %zu "
+          "dropped, warm-up %d/%d launches\n",
+          e.stopping_rule_source.c_str(), e.checked_runs, e.matched_by_id, e.matched_by_window, e.dropped_records,
+          e.warmup_candidate.launches, e.warmup_reference.launches);
       if (!r.timing_note.empty()) std::printf("  note: %s\n", r.timing_note.c_str());
     }
   }

@@ -43,11 +43,11 @@ std::optional<sb::TaskSpec> find_task(const std::string& name_or_file, std::stri
 std::string timing_evidence_text(const sb::EvalResult& r) {
   const sb::TimingEvidence& e = r.timing_evidence;
   std::ostringstream os;
-  os << "timing: " << e.method << " (stopping rule read " << e.stopping_rule_source << "), " << e.reps
-     << " run pairs, " << e.checked_runs << " checked on the device; CUPTI matched " << e.matched_by_id
-     << " runs by id, " << e.matched_by_window << " by time window, " << e.dropped_records
-     << " records dropped; warm-up " << e.warmup_candidate.launches << " launches (" << e.warmup_candidate.gpu_ms
-     << " ms) candidate, " << e.warmup_reference.launches << " (" << e.warmup_reference.gpu_ms << " ms) reference";
+  os << "timing: " << e.method << " (stopping rule read " << e.stopping_rule_source << "), " << e.reps << " run pairs, "
+     << e.checked_runs << " checked on the device; CUPTI matched " << e.matched_by_id << " runs by id, "
+     << e.matched_by_window << " by time window, " << e.dropped_records << " records dropped; warm-up "
+     << e.warmup_candidate.launches << " launches (" << e.warmup_candidate.gpu_ms << " ms) candidate, "
+     << e.warmup_reference.launches << " (" << e.warmup_reference.gpu_ms << " ms) reference";
   if (e.floor) os << "; floor " << e.floor->floor_ms << " ms (" << e.floor->bytes << " bytes at peak)";
   if (!e.stopped_early.empty()) os << "; stopped early: " << e.stopped_early;
   if (!r.timing_note.empty()) os << "; note: " << r.timing_note;

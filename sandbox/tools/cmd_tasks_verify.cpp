@@ -48,7 +48,8 @@ VerifyArgs parse_verify_args(const Arguments& args) {
     else if (a == "--no-degeneracy") v.options.degeneracy = false;
     else if (a == "-j" || a == "--jobs") v.jobs = static_cast<unsigned>(parse_number(a, option_value(args, i), 1, 64));
     else if (a == "--cache-dir") v.cache_dir = option_value(args, i);
-    else if (a == "--seed") v.options.seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, 1L << 62));
+    else if (a == "--seed")
+      v.options.seed = static_cast<std::uint64_t>(parse_number(a, option_value(args, i), 0, 1L << 62));
     else if (a == "--random-schedules")
       v.options.random_schedules = static_cast<int>(parse_number(a, option_value(args, i), 0, 16));
     else if (a == "-O0" || a == "-O1" || a == "-O2") v.optimization = a;
@@ -63,9 +64,7 @@ VerifyArgs parse_verify_args(const Arguments& args) {
   return v;
 }
 
-bool is_spec_file(const std::string& name) {
-  return name.find('/') != std::string::npos || name.ends_with(".json");
-}
+bool is_spec_file(const std::string& name) { return name.find('/') != std::string::npos || name.ends_with(".json"); }
 
 // One task's verification, in this process; a task that cannot be loaded is a report of one failed check.
 vf::TaskReport verify_one(const std::string& name, const VerifyArgs& v) {
@@ -153,9 +152,10 @@ vf::TaskReport finish(Child& c) {
   vf::TaskReport r;
   r.task = c.name;
   r.add("crash", false,
-        WIFSIGNALED(status) ? "the verification died of signal " + std::to_string(WTERMSIG(status)) + " (" +
-                                  strsignal(WTERMSIG(status)) + "): a kernel or the oracle crashed the process"
-                            : "the verification ended without a report (exit " + std::to_string(WEXITSTATUS(status)) + ")");
+        WIFSIGNALED(status)
+            ? "the verification died of signal " + std::to_string(WTERMSIG(status)) + " (" +
+                  strsignal(WTERMSIG(status)) + "): a kernel or the oracle crashed the process"
+            : "the verification ended without a report (exit " + std::to_string(WEXITSTATUS(status)) + ")");
   return r;
 }
 
@@ -201,8 +201,7 @@ int run_tasks_verify(const Arguments& args) {
     for (const vf::TaskReport& r : reports) all.push_back(vf::to_json(r));
     std::cout << all.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << reports.size() - failed << " of " << reports.size() << " tasks verified (" << cpu
-              << " CPU s)\n";
+    std::cout << reports.size() - failed << " of " << reports.size() << " tasks verified (" << cpu << " CPU s)\n";
   }
   return failed == 0 ? 0 : 1;
 }

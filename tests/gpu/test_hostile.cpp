@@ -136,12 +136,13 @@ int main(int argc, char** argv) {
     const sb::EvalResult r = timed.evaluate(t.spec, t.variant("fast")->source);
     expect(std::string("[timed] ") + name + "/fast", r, "correct");
     const sb::TimingEvidence& e = r.timing_evidence;
-    std::printf("     %s: events median %.4f ms, wall median %.4f ms; %s, stopping rule read %s, matched %zu by id, "
-                "%zu by window, %zu dropped, warm-up %d/%d launches%s%s\n",
-                name, r.candidate.events_median_ms, r.candidate.wall_median_ms, e.method.c_str(),
-                e.stopping_rule_source.c_str(), e.matched_by_id, e.matched_by_window, e.dropped_records,
-                e.warmup_candidate.launches, e.warmup_reference.launches, r.timing_note.empty() ? "" : "; note: ",
-                r.timing_note.c_str());
+    std::printf(
+        "     %s: events median %.4f ms, wall median %.4f ms; %s, stopping rule read %s, matched %zu by id, "
+        "%zu by window, %zu dropped, warm-up %d/%d launches%s%s\n",
+        name, r.candidate.events_median_ms, r.candidate.wall_median_ms, e.method.c_str(),
+        e.stopping_rule_source.c_str(), e.matched_by_id, e.matched_by_window, e.dropped_records,
+        e.warmup_candidate.launches, e.warmup_reference.launches,
+        r.timing_note.empty() ? "" : "; note: ", r.timing_note.c_str());
     if (!(r.speedup > 0)) ++failures;
   }
   std::printf("%d failure(s)\n", failures);

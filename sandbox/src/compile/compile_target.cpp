@@ -44,8 +44,8 @@ std::string arch_specific_advice(std::string_view log, std::string_view arch) {
   // The instruction ptxas names, from "Instruction 'wgmma.fence' not supported ...".
   std::string instruction = "an instruction";
   const std::size_t close = log.rfind('\'', at);
-  const std::size_t open = close == std::string_view::npos || close == 0 ? std::string_view::npos
-                                                                          : log.rfind('\'', close - 1);
+  const std::size_t open =
+      close == std::string_view::npos || close == 0 ? std::string_view::npos : log.rfind('\'', close - 1);
   if (open != std::string_view::npos && close - open > 1 && close - open < 64)
     instruction = "'" + std::string(log.substr(open + 1, close - open - 1)) + "'";
   const std::string specific = std::string(arch) + "a";

@@ -13,8 +13,8 @@ RunRecords records_of_run(const std::vector<KernelActivity>& records, const RunW
   RunRecords r;
   std::uint64_t lo = UINT64_MAX, hi = 0;
   for (const KernelActivity& k : records) {
-    const bool in_run = by_id ? k.external_id != 0 && k.external_id == run.external_id
-                              : k.start_ns >= run.t0 && k.start_ns <= run.t1;
+    const bool in_run =
+        by_id ? k.external_id != 0 && k.external_id == run.external_id : k.start_ns >= run.t0 && k.start_ns <= run.t1;
     if (!in_run) continue;
     lo = std::min(lo, k.start_ns);
     hi = std::max(hi, k.end_ns);

@@ -19,7 +19,7 @@ namespace leap::sandbox::detail {
 bool records_carry_ids(const std::vector<KernelActivity>& records);
 
 struct RunRecords {
-  std::size_t records = 0;       // kernel records found for the run
+  std::size_t records = 0;        // kernel records found for the run
   std::uint64_t first_start = 0;  // earliest start and latest end among them (0, 0 when none)
   std::uint64_t last_end = 0;
   // The run's duration by CUPTI: first start to last end, when every kernel of its plan has a record.

@@ -885,9 +885,7 @@ class EvaluationRun {
   bool steady(int reps, int& next_cupti_check) {
     const TimingSettings& ts = task_.timing;
     if (reps < ts.min_reps) return false;
-    const auto within = [&](const std::vector<double>& ms) {
-      return timing_statistics(ms).spread <= ts.target_spread;
-    };
+    const auto within = [&](const std::vector<double>& ms) { return timing_statistics(ms).spread <= ts.target_spread; };
     if (stopping_by_cupti_) {
       if (reps < next_cupti_check) return false;
       next_cupti_check = reps + std::max(1, reps / 4);

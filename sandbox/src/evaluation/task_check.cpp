@@ -61,13 +61,15 @@ void validate_library_fields(const TaskSpec& t, const std::vector<const Sizes*>&
     fail(n, "split", "unknown split \"" + lib.split + "\" (" + listed(k_task_splits) + ")");
   if (lib.provenance) {
     if (!one_of(k_task_origins, lib.provenance->origin))
-      fail(n, "provenance.origin", "unknown origin \"" + lib.provenance->origin + "\" (" + listed(k_task_origins) + ")");
+      fail(n, "provenance.origin",
+           "unknown origin \"" + lib.provenance->origin + "\" (" + listed(k_task_origins) + ")");
     if (lib.provenance->semantics.empty()) fail(n, "provenance.semantics", "empty: name the formula followed");
     if (!one_of(k_task_licences, lib.provenance->licence))
       fail(n, "provenance.licence",
            "unknown licence \"" + lib.provenance->licence + "\" (" + listed(k_task_licences) + ")");
   }
-  if (lib.compile_cpu_seconds != 0 && (lib.compile_cpu_seconds < 1 || lib.compile_cpu_seconds > k_max_compile_cpu_seconds))
+  if (lib.compile_cpu_seconds != 0 &&
+      (lib.compile_cpu_seconds < 1 || lib.compile_cpu_seconds > k_max_compile_cpu_seconds))
     fail(n, "compile_cpu_seconds", "expected [1, " + std::to_string(k_max_compile_cpu_seconds) + "]");
 }
 

@@ -63,30 +63,29 @@ std::string task_to_json(const TaskSpec& t, int indent) {
     tol[std::string(to_string(d))] = {{"atol", t.tolerance_for(d).atol}, {"rtol", t.tolerance_for(d).rtol}};
   json checks = json::array();
   for (const Sizes& s : t.check_sizes) checks.push_back(s);
-  json doc = {
-      {"name", t.name},
-      {"description", t.description},
-      {"entry", t.entry},
-      {"params", params},
-      {"sizes", t.sizes},
-      {"check_sizes", checks},
-      {"launch", {{"grid", t.launch.grid}, {"block", t.launch.block}, {"shared_bytes", t.launch.shared_bytes}}},
-      {"candidate_launch",
-       {{"allowed", t.candidate_launch.allowed},
-        {"max_kernels", t.candidate_launch.max_kernels},
-        {"max_threads_per_block", t.candidate_launch.max_threads_per_block},
-        {"max_shared_bytes", t.candidate_launch.max_shared_bytes},
-        {"max_scratch_bytes", t.candidate_launch.max_scratch_bytes}}},
-      {"reference", t.reference_source},
-      {"tolerance", tol},
-      {"trials", t.trials},
-      {"timing",
-       {{"warmup", t.timing.warmup},
-        {"min_reps", t.timing.min_reps},
-        {"max_reps", t.timing.max_reps},
-        {"target_spread", t.timing.target_spread},
-        {"budget_ms", t.timing.budget_ms}}},
-      {"time_limit_ms", t.time_limit_ms}};
+  json doc = {{"name", t.name},
+              {"description", t.description},
+              {"entry", t.entry},
+              {"params", params},
+              {"sizes", t.sizes},
+              {"check_sizes", checks},
+              {"launch", {{"grid", t.launch.grid}, {"block", t.launch.block}, {"shared_bytes", t.launch.shared_bytes}}},
+              {"candidate_launch",
+               {{"allowed", t.candidate_launch.allowed},
+                {"max_kernels", t.candidate_launch.max_kernels},
+                {"max_threads_per_block", t.candidate_launch.max_threads_per_block},
+                {"max_shared_bytes", t.candidate_launch.max_shared_bytes},
+                {"max_scratch_bytes", t.candidate_launch.max_scratch_bytes}}},
+              {"reference", t.reference_source},
+              {"tolerance", tol},
+              {"trials", t.trials},
+              {"timing",
+               {{"warmup", t.timing.warmup},
+                {"min_reps", t.timing.min_reps},
+                {"max_reps", t.timing.max_reps},
+                {"target_spread", t.timing.target_spread},
+                {"budget_ms", t.timing.budget_ms}}},
+              {"time_limit_ms", t.time_limit_ms}};
   add_library_fields(t.library, doc);
   return doc.dump(indent, ' ', false, json::error_handler_t::replace);
 }

@@ -376,10 +376,10 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   if (doc.is_object() && doc.contains("name") && doc.at("name").is_string()) r.task = doc.at("name").get<std::string>();
   r.object(doc, "spec");
   r.only_keys(doc, "",
-              {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "candidate_launch",
-               "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants",
-               "category", "tier", "bytes", "flops", "provenance", "split", "tolerance_reason", "oracle_file",
-               "compile_cpu_seconds"});
+              {"name",   "description",      "entry",     "params",           "sizes",       "check_sizes",
+               "launch", "candidate_launch", "reference", "reference_file",   "tolerance",   "trials",
+               "timing", "time_limit_ms",    "variants",  "category",         "tier",        "bytes",
+               "flops",  "provenance",       "split",     "tolerance_reason", "oracle_file", "compile_cpu_seconds"});
   t.name = r.string(s.need("name"), "name");
   if (doc.contains("description")) t.description = r.string(doc.at("description"), "description");
   t.entry = r.string(s.need("entry"), "entry");

@@ -67,8 +67,9 @@ void check_degeneracy(VerifyContext& c) {
       Trial changed = run.trial;
       const double v = changed.scalars[i];
       changed.scalars[i] = static_cast<float>(v + 0.5 + 0.5 * std::abs(v));
-      require_change(c, run, changed, "degenerate:scalar:" + p.name,
-                     "changing '" + p.name + "' from " + std::to_string(v) + " to " + std::to_string(changed.scalars[i]));
+      require_change(
+          c, run, changed, "degenerate:scalar:" + p.name,
+          "changing '" + p.name + "' from " + std::to_string(v) + " to " + std::to_string(changed.scalars[i]));
     }
   }
 }

@@ -62,7 +62,9 @@ bool partial_output(const TaskSpec& t, const SizeSetRun& run, std::vector<Bytes>
     }
     Bytes tail(last * width);
     if (p.role == Role::out) poison(p.dtype, run.trial.seed, tail);
-    else std::copy(run.trial.buffers[o].end() - static_cast<std::ptrdiff_t>(last * width), run.trial.buffers[o].end(), tail.begin());
+    else
+      std::copy(run.trial.buffers[o].end() - static_cast<std::ptrdiff_t>(last * width), run.trial.buffers[o].end(),
+                tail.begin());
     std::copy(tail.begin(), tail.end(), out[o].end() - static_cast<std::ptrdiff_t>(tail.size()));
   }
   return true;
@@ -72,8 +74,9 @@ bool partial_output(const TaskSpec& t, const SizeSetRun& run, std::vector<Bytes>
 
 void check_negatives(VerifyContext& c) {
   const TaskSpec& t = c.spec();
-  const std::pair<const char*, Forge> forges[] = {
-      {"negative:zeros", zeros}, {"negative:copy_of_input", copy_of_input}, {"negative:partial_output", partial_output}};
+  const std::pair<const char*, Forge> forges[] = {{"negative:zeros", zeros},
+                                                  {"negative:copy_of_input", copy_of_input},
+                                                  {"negative:partial_output", partial_output}};
   for (const auto& [name, forge] : forges) {
     bool applicable = false;
     std::string caught;
@@ -92,8 +95,9 @@ void check_negatives(VerifyContext& c) {
     if (!applicable) c.report.add(name, true, "not applicable: the task has no input buffer");
     else if (caught.empty())
       c.report.add(name, false,
-                   "task '" + t.name + "': passes the comparison at every size set; the inputs or the tolerance "
-                   "let it through");
+                   "task '" + t.name +
+                       "': passes the comparison at every size set; the inputs or the tolerance "
+                       "let it through");
     else c.report.add(name, true, "caught at " + caught);
   }
 }

@@ -42,10 +42,10 @@ namespace {
 
 // The arguments of one launch, pointing into the run's own buffers and scalar values.
 struct ArgumentStore {
-  std::vector<void*> pointers;        // by parameter
-  std::vector<std::int32_t> ints;     // by parameter
-  std::vector<float> floats;          // by parameter
-  std::vector<Bytes> scratch;         // by scratch buffer
+  std::vector<void*> pointers;     // by parameter
+  std::vector<std::int32_t> ints;  // by parameter
+  std::vector<float> floats;       // by parameter
+  std::vector<Bytes> scratch;      // by scratch buffer
   std::vector<void*> scratch_pointers;
 };
 
@@ -108,10 +108,9 @@ KernelRun run_kernels(const rt::Module& module, const SourcePlan& plan, const Ta
     }
     const std::vector<void*> args = arguments_of(k, task, s);
     try {
-      const rt::LaunchResult r =
-          rt::launch(*kernel, {k.shape.grid[0], k.shape.grid[1], k.shape.grid[2]},
-                     {k.shape.block[0], k.shape.block[1], k.shape.block[2]}, k.shape.shared_bytes,
-                     std::span<void* const>(args), schedule, options);
+      const rt::LaunchResult r = rt::launch(*kernel, {k.shape.grid[0], k.shape.grid[1], k.shape.grid[2]},
+                                            {k.shape.block[0], k.shape.block[1], k.shape.block[2]},
+                                            k.shape.shared_bytes, std::span<void* const>(args), schedule, options);
       if (!r.ok()) {
         run.failure = "kernel '" + k.kernel + "': " + std::string(rt::to_string(r.failure)) + ": " + r.message;
         return run;

@@ -15,8 +15,8 @@
 namespace leap::sandbox::verify {
 
 struct KernelRun {
-  std::string failure;          // empty: ran; else what failed (a deadlock, a trap, a refused plan), and where
-  std::vector<Bytes> outputs;   // by parameter: the out and inout buffers after the run; empty for others
+  std::string failure;         // empty: ran; else what failed (a deadlock, a trap, a refused plan), and where
+  std::vector<Bytes> outputs;  // by parameter: the out and inout buffers after the run; empty for others
   bool ok() const noexcept { return failure.empty(); }
 };
 

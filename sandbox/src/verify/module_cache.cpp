@@ -114,7 +114,8 @@ BuiltModule ModuleCache::build(const std::string& key, Build&& compile) {
 }
 
 BuiltModule ModuleCache::kernel_module(std::string_view source, std::string_view file_name) {
-  const std::string key = key_of({"kernel", cpu_runtime::host_compiler(), optimization_, kernel_headers_digest(), source});
+  const std::string key =
+      key_of({"kernel", cpu_runtime::host_compiler(), optimization_, kernel_headers_digest(), source});
   return build(key, [&](const fs::path& out) {
     cpu_runtime::CompileOptions o;
     o.optimization = optimization_;

@@ -11,7 +11,7 @@ namespace leap::sandbox::verify {
 
 struct NvrtcOutcome {
   bool compiled = false;
-  std::string log;  // NVRTC's words (or why NVRTC could not be used)
+  std::string log;        // NVRTC's words (or why NVRTC could not be used)
   bool available = true;  // false: no usable NVRTC here
 };
 

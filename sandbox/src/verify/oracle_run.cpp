@@ -80,7 +80,8 @@ OracleRun run_oracle(ModuleCache::OracleEntry entry, const TaskSpec& task, const
     if (!is_output(p)) continue;
     run.values[i] = std::move(problem.values()[i]);
     run.outputs[i].assign(trial.counts[i] * dtype_size(p.dtype), 0);
-    for (std::size_t k = 0; k < trial.counts[i]; ++k) store_element(p.dtype, run.outputs[i].data(), k, run.values[i][k]);
+    for (std::size_t k = 0; k < trial.counts[i]; ++k)
+      store_element(p.dtype, run.outputs[i].data(), k, run.values[i][k]);
   }
   return run;
 }

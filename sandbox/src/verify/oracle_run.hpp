@@ -13,8 +13,8 @@
 namespace leap::sandbox::verify {
 
 struct OracleRun {
-  std::string failure;         // empty: ran; else the exception the oracle threw
-  std::vector<Bytes> outputs;  // by parameter: out and inout buffers in their dtype; empty for others
+  std::string failure;                      // empty: ran; else the exception the oracle threw
+  std::vector<Bytes> outputs;               // by parameter: out and inout buffers in their dtype; empty for others
   std::vector<std::vector<double>> values;  // the same in double, as the oracle wrote them
   bool ok() const noexcept { return failure.empty(); }
 };

@@ -18,8 +18,8 @@ void TaskReport::add(std::string name, bool ok_, std::string detail) {
 
 std::string to_text(const TaskReport& r, bool brief) {
   char head[160];
-  std::snprintf(head, sizeof head, "%s %s (%zu checks, %.1f s, %.1f CPU s)\n", r.ok() ? "PASS" : "FAIL",
-                r.task.c_str(), r.checks.size(), r.seconds, r.cpu_seconds);
+  std::snprintf(head, sizeof head, "%s %s (%zu checks, %.1f s, %.1f CPU s)\n", r.ok() ? "PASS" : "FAIL", r.task.c_str(),
+                r.checks.size(), r.seconds, r.cpu_seconds);
   std::string s = head;
   for (const CheckResult& c : r.checks) {
     if (brief && c.ok) continue;

@@ -10,7 +10,7 @@
 namespace leap::sandbox::verify {
 
 struct CheckResult {
-  std::string name;    // "reference_vs_oracle", "negative:zeros", "variant:fast", "degenerate:input:x", ...
+  std::string name;  // "reference_vs_oracle", "negative:zeros", "variant:fast", "degenerate:input:x", ...
   bool ok = false;
   std::string detail;  // what was checked and, on failure, the first difference: sizes, element, values
 };

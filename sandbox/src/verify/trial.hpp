@@ -17,8 +17,8 @@ using Bytes = std::vector<unsigned char>;
 struct Trial {
   Sizes sizes;
   std::uint64_t seed = 0;
-  std::vector<Bytes> buffers;   // by parameter; empty for scalars; out buffers zero-filled
-  std::vector<double> scalars;  // by parameter; 0 for buffers
+  std::vector<Bytes> buffers;       // by parameter; empty for scalars; out buffers zero-filled
+  std::vector<double> scalars;      // by parameter; 0 for buffers
   std::vector<std::size_t> counts;  // element counts by parameter; 0 for scalars
 };
 

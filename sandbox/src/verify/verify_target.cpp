@@ -9,14 +9,13 @@ namespace leap::sandbox::verify {
 
 namespace fs = std::filesystem;
 
-VerifyTarget target_of(const BuiltinTask& task) {
-  return {task.spec, task.variants, task.oracle_source, "built-in"};
-}
+VerifyTarget target_of(const BuiltinTask& task) { return {task.spec, task.variants, task.oracle_source, "built-in"}; }
 
 namespace {
 
 // The variants a spec lists, read beside it: {"NAME": {"file": "fast.cu", "expect": "correct"}}.
-std::vector<TaskVariant> read_variants(const nlohmann::json& doc, const FileResolver& resolve, const std::string& task) {
+std::vector<TaskVariant> read_variants(const nlohmann::json& doc, const FileResolver& resolve,
+                                       const std::string& task) {
   std::vector<TaskVariant> out;
   if (!doc.contains("variants")) return out;
   const std::string where = "task '" + task + "': variants";

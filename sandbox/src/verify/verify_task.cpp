@@ -45,8 +45,9 @@ void check_reference_has_no_plan(VerifyContext& c) {
   const SourcePlan plan = plan_of(c.spec(), c.spec().reference_source);
   if (!plan.error.empty()) c.report.add("reference_launch", false, "a malformed launch-plan line: " + plan.error);
   else if (!plan.own_launch)
-    c.report.add("reference_launch", false,
-                 "the reference declares `// leap-launch:` lines; a reference runs with the task's launch: remove them");
+    c.report.add(
+        "reference_launch", false,
+        "the reference declares `// leap-launch:` lines; a reference runs with the task's launch: remove them");
   else c.report.add("reference_launch", true, "the task's own launch");
 }
 
@@ -69,7 +70,8 @@ void compile_reference_and_oracle(VerifyContext& c) {
     c.report.add("compile:reference", false, ref.log);
   }
   if (c.target.oracle_source.empty()) {
-    c.report.add("compile:oracle", false, "the task has no oracle_file (an oracle is what the reference is checked against)");
+    c.report.add("compile:oracle", false,
+                 "the task has no oracle_file (an oracle is what the reference is checked against)");
     return;
   }
   const BuiltModule orc = c.cache.oracle_module(c.target.oracle_source, c.spec().library.oracle_file);

@@ -1,8 +1,9 @@
+#include <math_constants.h>
 // Faster: one read for an online max-and-sum (float4 loads where rows are 16-byte aligned), warp-shuffle merges,
 // and a second read to write.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   const float mm = fmaxf(m, m2);
-  if (mm == -INFINITY) return;
+  if (mm == -CUDART_INF_F) return;
   s = s * __expf(m - mm) + s2 * __expf(m2 - mm);
   m = mm;
 }
@@ -22,7 +23,7 @@ extern "C" __global__ void log_softmax_vocab(const float* logits, float* out, in
   const float* p = logits + static_cast<long long>(row) * vocab;
   float* q = out + static_cast<long long>(row) * vocab;
   const bool vec = vocab % 4 == 0;
-  float m = -INFINITY, s = 0.0f;
+  float m = -CUDART_INF_F, s = 0.0f;
   if (vec) {
     for (int c = threadIdx.x * 4; c < vocab; c += blockDim.x * 4) {
       const float4 v = *reinterpret_cast<const float4*>(p + c);
@@ -41,7 +42,7 @@ extern "C" __global__ void log_softmax_vocab(const float* logits, float* out, in
     ss[warp] = s;
   }
   __syncthreads();
-  m = lane < warps ? sm[lane] : -INFINITY;
+  m = lane < warps ? sm[lane] : -CUDART_INF_F;
   s = lane < warps ? ss[lane] : 0.0f;
   for (int o = 16; o > 0; o /= 2) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
   const float shift = m + logf(s);

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Low precision: the sum of exponentials is accumulated in __half (per thread, then through the warps);
 // everything else is right.
 #include <cuda_fp16.h>
@@ -18,12 +19,12 @@ extern "C" __global__ void log_softmax_vocab(const float* logits, float* out, in
   const float* p = logits + static_cast<long long>(row) * vocab;
   float* q = out + static_cast<long long>(row) * vocab;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, p[c]);
   m = warp_max(m);
   if (lane == 0) scratch[warp] = m;
   __syncthreads();
-  m = warp_max(lane < warps ? scratch[lane] : -INFINITY);
+  m = warp_max(lane < warps ? scratch[lane] : -CUDART_INF_F);
   __syncthreads();
   __half s = __float2half(0.0f);
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) s = __hadd(s, __float2half(expf(p[c] - m)));

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Faster: the query staged in shared memory, one warp per token for the scores (coalesced key reads and a
 // shuffle reduction instead of one thread walking a whole key row), warp-shuffle maximum and sum.
 __device__ __forceinline__ float warp_sum(float v) {
@@ -27,7 +28,7 @@ extern "C" __global__ void paged_attention_decode(const float* q, const float* k
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = qv[d];
   __syncthreads();
   const float* qq = staged ? qs : qv;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int t = warp; t < ctx; t += warps) {
     const float* kv = k_cache + ((static_cast<long long>(table[t / 16]) * 16 + t % 16) * kv_heads + kvh) * head_dim;
     float dot = 0.0f;
@@ -38,7 +39,7 @@ extern "C" __global__ void paged_attention_decode(const float* q, const float* k
   }
   if (lane == 0) scratch[warp] = m;
   __syncthreads();
-  m = warp_max(lane < warps ? scratch[lane] : -INFINITY);
+  m = warp_max(lane < warps ? scratch[lane] : -CUDART_INF_F);
   __syncthreads();
   float l = 0.0f;
   for (int t = threadIdx.x; t < ctx; t += blockDim.x) {

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Low precision: the weighted sum of values is accumulated in __half; everything else is right.
 #include <cuda_fp16.h>
 
@@ -26,7 +27,7 @@ extern "C" __global__ void paged_attention_decode(const float* q, const float* k
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    float m = -INFINITY;
+    float m = -CUDART_INF_F;
     for (int t = 0; t < ctx; ++t) m = fmaxf(m, weight[t]);
     row_max = m;
   }

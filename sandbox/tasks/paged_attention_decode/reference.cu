@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Reference: block (h, s); each thread scores some tokens into shared memory, thread 0 takes the maximum and
 // the sum of exponentials serially, then each thread owns output dimensions and sums over the tokens.
 __device__ __forceinline__ long long cache_row(const int* table, int t, int kv_heads, int kvh, int head_dim) {
@@ -25,7 +26,7 @@ extern "C" __global__ void paged_attention_decode(const float* q, const float* k
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    float m = -INFINITY;
+    float m = -CUDART_INF_F;
     for (int t = 0; t < ctx; ++t) m = fmaxf(m, weight[t]);
     row_max = m;
   }

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Subtly wrong: the scale comes from the row's maximum, not its absolute maximum, so rows whose largest magnitude
 // is negative are scaled too finely and clamp.
 extern "C" __global__ void quantize_int8(const float* x, int* q, float* scale, int rows, int cols) {
@@ -7,12 +8,12 @@ extern "C" __global__ void quantize_int8(const float* x, int* q, float* scale, i
   if (row >= rows) return;
   const float* p = x + static_cast<long long>(row) * cols;
   int* o = q + static_cast<long long>(row) * cols;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, p[c]);
   partial[threadIdx.x] = m;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float v = -INFINITY;
+    float v = -CUDART_INF_F;
     for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
     row_scale = v / 127.0f;
     scale[row] = row_scale;

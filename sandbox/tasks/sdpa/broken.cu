@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Does not compile: sqrtf is called with two arguments.
 extern "C" __global__ void sdpa(const float* Q, const float* K, const float* V, float* O, int B, int H, int S, int D) {
   extern __shared__ float smem[];
@@ -15,7 +16,7 @@ extern "C" __global__ void sdpa(const float* Q, const float* K, const float* V, 
     scores[j] = dot * scale;
   }
   __syncthreads();
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, scores[j]);
   red[threadIdx.x] = m;
   __syncthreads();

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Reference: one block per query row. Scores go to dynamic shared memory (S floats), then a
 // shared-memory tree finds their maximum and the sum of exponentials, then each thread forms
 // output dimensions d = t, t + 128, ... as the probability-weighted sum of V's rows.
@@ -17,7 +18,7 @@ extern "C" __global__ void sdpa(const float* Q, const float* K, const float* V, 
     scores[j] = dot * scale;
   }
   __syncthreads();
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, scores[j]);
   red[threadIdx.x] = m;
   __syncthreads();

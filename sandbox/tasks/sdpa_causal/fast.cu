@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Faster: a warp per key with the lanes splitting the head dimension (coalesced reads of K, a shuffle
 // reduction), warp-shuffle max and sum, and only the keys a row can see are visited.
 extern "C" __global__ void sdpa_causal(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V, float* __restrict__ O, int B, int H, int S, int D) {
@@ -21,7 +22,7 @@ extern "C" __global__ void sdpa_causal(const float* __restrict__ Q, const float*
     if (lane == 0) scores[j] = dot * scale;
   }
   __syncthreads();
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int j = threadIdx.x; j < visible; j += blockDim.x) m = fmaxf(m, scores[j]);
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
   if (lane == 0) red[warp] = m;

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Reference: one block per query row. Scores go to dynamic shared memory (S floats), then a
 // shared-memory tree finds their maximum and the sum of exponentials, then each thread forms
 // output dimensions d = t, t + 128, ... as the probability-weighted sum of V's rows.
@@ -15,10 +16,10 @@ extern "C" __global__ void sdpa_causal(const float* Q, const float* K, const flo
   for (int j = threadIdx.x; j < S; j += blockDim.x) {
     float dot = 0.0f;
     for (int d = 0; d < D; ++d) dot += q[d] * k[static_cast<long long>(j) * D + d];
-    scores[j] = j > i ? -INFINITY : dot * scale;  // the causal mask
+    scores[j] = j > i ? -CUDART_INF_F : dot * scale;  // the causal mask
   }
   __syncthreads();
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, scores[j]);
   red[threadIdx.x] = m;
   __syncthreads();

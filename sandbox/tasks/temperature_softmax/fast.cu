@@ -1,8 +1,9 @@
+#include <math_constants.h>
 // Faster: one read of the row for an online max-and-sum (each thread rescales its running sum when its maximum
 // grows), warp-shuffle merges, a multiply by 1/T and by 1/sum, and a second read to write.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   const float mm = fmaxf(m, m2);
-  if (mm == -INFINITY) return;
+  if (mm == -CUDART_INF_F) return;
   s = s * __expf(m - mm) + s2 * __expf(m2 - mm);
   m = mm;
 }
@@ -14,7 +15,7 @@ extern "C" __global__ void temperature_softmax(const float* logits, float* out, 
   const float* p = logits + static_cast<long long>(row) * vocab;
   float* q = out + static_cast<long long>(row) * vocab;
   const float inv_t = 1.0f / temperature;
-  float m = -INFINITY, s = 0.0f;
+  float m = -CUDART_INF_F, s = 0.0f;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) {
     const float z = p[c] * inv_t;
     if (z > m) {
@@ -31,7 +32,7 @@ extern "C" __global__ void temperature_softmax(const float* logits, float* out, 
     ss[warp] = s;
   }
   __syncthreads();
-  m = lane < warps ? sm[lane] : -INFINITY;
+  m = lane < warps ? sm[lane] : -CUDART_INF_F;
   s = lane < warps ? ss[lane] : 0.0f;
   for (int o = 16; o > 0; o /= 2) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
   const float inv_s = 1.0f / s;

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Reference: three passes over the row (max of x / T, sum of exponentials, normalise); thread 0 combines the
 // per-thread partials serially.
 extern "C" __global__ void temperature_softmax(const float* logits, float* out, int rows, int vocab, float temperature) {
@@ -7,12 +8,12 @@ extern "C" __global__ void temperature_softmax(const float* logits, float* out, 
   if (row >= rows) return;
   const float* p = logits + static_cast<long long>(row) * vocab;
   float* q = out + static_cast<long long>(row) * vocab;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, p[c] / temperature);
   partial[threadIdx.x] = m;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float v = -INFINITY;
+    float v = -CUDART_INF_F;
     for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
     row_max = v;
   }

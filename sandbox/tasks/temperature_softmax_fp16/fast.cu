@@ -1,9 +1,10 @@
+#include <math_constants.h>
 // Faster: __half2 loads and stores when vocab is even, an online max-and-sum in one read, warp-shuffle merges.
 #include <cuda_fp16.h>
 
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   const float mm = fmaxf(m, m2);
-  if (mm == -INFINITY) return;
+  if (mm == -CUDART_INF_F) return;
   s = s * __expf(m - mm) + s2 * __expf(m2 - mm);
   m = mm;
 }
@@ -25,7 +26,7 @@ extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half
   __half* q = out + static_cast<long long>(row) * vocab;
   const float inv_t = 1.0f / temperature;
   const bool pairs = vocab % 2 == 0;
-  float m = -INFINITY, s = 0.0f;
+  float m = -CUDART_INF_F, s = 0.0f;
   if (pairs) {
     const __half2* p2 = reinterpret_cast<const __half2*>(p);
     for (int c = threadIdx.x; c < vocab / 2; c += blockDim.x) {
@@ -43,7 +44,7 @@ extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half
     ss[warp] = s;
   }
   __syncthreads();
-  m = lane < warps ? sm[lane] : -INFINITY;
+  m = lane < warps ? sm[lane] : -CUDART_INF_F;
   s = lane < warps ? ss[lane] : 0.0f;
   for (int o = 16; o > 0; o /= 2) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
   const float inv_s = 1.0f / s;

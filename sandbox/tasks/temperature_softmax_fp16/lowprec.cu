@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Low precision: the sum of exponentials is accumulated in __half (per thread, then through the warps);
 // everything else is right.
 #include <cuda_fp16.h>
@@ -19,12 +20,12 @@ extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half
   const __half* p = logits + static_cast<long long>(row) * vocab;
   __half* q = out + static_cast<long long>(row) * vocab;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, __half2float(p[c]) / temperature);
   m = warp_max(m);
   if (lane == 0) scratch[warp] = m;
   __syncthreads();
-  m = warp_max(lane < warps ? scratch[lane] : -INFINITY);
+  m = warp_max(lane < warps ? scratch[lane] : -CUDART_INF_F);
   __syncthreads();
   __half s = __float2half(0.0f);
   for (int c = threadIdx.x; c < vocab; c += blockDim.x)

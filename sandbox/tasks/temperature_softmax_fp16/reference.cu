@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Reference: three passes over the row in float (max of x / T, sum of exponentials, normalise); thread 0
 // combines the per-thread partials serially; one rounding to half at the end.
 #include <cuda_fp16.h>
@@ -10,12 +11,12 @@ extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half
   if (row >= rows) return;
   const __half* p = logits + static_cast<long long>(row) * vocab;
   __half* q = out + static_cast<long long>(row) * vocab;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, __half2float(p[c]) / temperature);
   partial[threadIdx.x] = m;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float v = -INFINITY;
+    float v = -CUDART_INF_F;
     for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
     row_max = v;
   }

@@ -1,3 +1,4 @@
+#include <math_constants.h>
 // Subtly wrong: the temperature is applied after the softmax's exponent is taken (exp(x - m) / T), which a
 // normalisation then cancels: the output is the plain softmax, as if T were 1.
 #include <cuda_fp16.h>
@@ -10,12 +11,12 @@ extern "C" __global__ void temperature_softmax_fp16(const __half* logits, __half
   if (row >= rows) return;
   const __half* p = logits + static_cast<long long>(row) * vocab;
   __half* q = out + static_cast<long long>(row) * vocab;
-  float m = -INFINITY;
+  float m = -CUDART_INF_F;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, __half2float(p[c]));
   partial[threadIdx.x] = m;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float v = -INFINITY;
+    float v = -CUDART_INF_F;
     for (int t = 0; t < blockDim.x; ++t) v = fmaxf(v, partial[t]);
     row_max = v;
   }

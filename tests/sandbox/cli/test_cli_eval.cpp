@@ -36,7 +36,7 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
   CHECK_THAT(text.out, Catch::Contains("scale_add (kernel scale_add; launch fixed; variants:"));
   CHECK_THAT(text.out,
              Catch::Contains("row_sum (kernel row_sum; launch plans allowed: up to 4 kernels, 1024 threads per block, "
-                             "48 KiB shared, 64 MiB scratch; variants: reference broken fast two_pass wrong)"));
+                             "48 KiB shared, 64 MiB scratch; variants: reference broken fast lowprec two_pass wrong)"));
   const Run js = run_cli("tasks --json", dir);
   REQUIRE(js.exit_code == 0);
   const json all = json::parse(js.out);

@@ -38,8 +38,8 @@ TEST_CASE("run switches: each spelling sets its own switch, and nothing else is 
 TEST_CASE("run switches: taken out of an argument list in place, and applied to the evaluator's config",
           "[sandbox][cli]") {
   sb::RunSwitches s;
-  const std::vector<std::string> rest = take_run_switches(
-      {"--steps", "1", "--allow-pageable-host-access", "TASK", "--accept-weaker-confinement"}, s);
+  const std::vector<std::string> rest =
+      take_run_switches({"--steps", "1", "--allow-pageable-host-access", "TASK", "--accept-weaker-confinement"}, s);
   CHECK(rest == std::vector<std::string>{"--steps", "1", "TASK"});
   CHECK(s.allow_pageable_host_access);
   CHECK(s.accept_weaker_confinement);
@@ -65,12 +65,14 @@ TEST_CASE("run switches: leap-sandbox eval and serve take all three", "[sandbox]
   const std::string broken =
       dir.write("broken.cu", sb::find_builtin_task("row_sum")->variant("broken")->source).string();
   const leap_test::CliRun eval = leap_test::run_cli(
-      "eval --json --accept-weaker-confinement --allow-pageable-host-access --unconfined row_sum '" + broken + "'", dir);
+      "eval --json --accept-weaker-confinement --allow-pageable-host-access --unconfined row_sum '" + broken + "'",
+      dir);
   INFO(eval.err);
   CHECK(eval.exit_code == 0);
   CHECK(nlohmann::json::parse(eval.out).at("verdict") == "compile_error");
-  const leap_test::CliRun serve = leap_test::run_cli(
-      "serve --accept-weaker-confinement --allow-pageable-host-access --unconfined", dir, "{\"id\": 1, \"op\": \"info\"}\n");
+  const leap_test::CliRun serve =
+      leap_test::run_cli("serve --accept-weaker-confinement --allow-pageable-host-access --unconfined", dir,
+                         "{\"id\": 1, \"op\": \"info\"}\n");
   INFO(serve.err);
   CHECK(serve.exit_code == 0);
   CHECK(nlohmann::json::parse(serve.out).at("ok") == true);

@@ -64,6 +64,23 @@ TEST_CASE("a failed compile is a result whose log names the source's line", "[cp
   CHECK_THAT(refused.log, Catch::Contains("global.cu:1: a __shared__ variable at namespace scope"));
 }
 
+TEST_CASE("C's floating-point macros are undefined, as under NVRTC without an include", "[cpu_runtime][compile]") {
+  const fs::path dir = scratch("nvrtc_macros");
+  for (const char* macro : {"INFINITY", "NAN", "HUGE_VALF"}) {
+    const std::string src = std::string("extern \"C\" __global__ void k(float* p) { p[0] = ") + macro + "; }\n";
+    const CompileResult c = compile_module_text(src, "macro.cu", dir / "macro.so");
+    INFO(macro << "\n" << c.log);
+    CHECK_FALSE(c.ok);
+    CHECK_THAT(c.log, Catch::Contains(macro));
+  }
+  // math_constants.h, which NVRTC offers, spells them
+  const CompileResult c = compile_module_text(
+      "#include <math_constants.h>\nextern \"C\" __global__ void k(float* p) { p[0] = -CUDART_INF_F; }\n", "inf.cu",
+      dir / "inf.so");
+  INFO(c.log);
+  CHECK(c.ok);
+}
+
 TEST_CASE("a shared object that is not a module is refused with the reason", "[cpu_runtime][compile]") {
   CHECK_THROWS_WITH(Module::load("/nonexistent/module.so"), Catch::Contains("cannot load it"));
   const fs::path dir = scratch("not_a_module");

@@ -101,8 +101,8 @@ TEST_CASE("the GPU runner's draw check sample: the generator kernel agrees with 
     const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(c.dtype, c.generator);
     void* out = device.data();
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((c.n + 255) / 256, 65535));
-    run_ok(k, {blocks}, {256}, 0, Schedule::random(c.seed), out, static_cast<unsigned long long>(c.n), a.dtype,
-           a.kind, a.a, a.b, a.lo, a.span, static_cast<unsigned long long>(c.seed));
+    run_ok(k, {blocks}, {256}, 0, Schedule::random(c.seed), out, static_cast<unsigned long long>(c.n), a.dtype, a.kind,
+           a.a, a.b, a.lo, a.span, static_cast<unsigned long long>(c.seed));
     INFO("dtype " << sandbox::to_string(c.dtype) << ", " << sandbox::to_string(c.generator.kind) << ", seed "
                   << c.seed);
     REQUIRE(std::memcmp(host.data(), device.data(), bytes) == 0);

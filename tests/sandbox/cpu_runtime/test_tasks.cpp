@@ -94,7 +94,7 @@ Outputs run_variant(const BuiltinTask& task, const std::string& variant, const s
 
 // The tasks whose kernels CMakeLists.txt compiles for these tests (the first eight; every task, these
 // included, is verified against its oracle by `leap-sandbox tasks verify`, CTest tasks_verify:NAME).
-constexpr const char* k_tasks_with_modules[] = {"gelu_fp16", "layernorm", "matmul", "row_scan",
+constexpr const char* k_tasks_with_modules[] = {"gelu_fp16", "layernorm", "matmul",  "row_scan",
                                                 "row_sum",   "scale_add", "softmax", "transpose"};
 
 TEST_CASE("every built-in task's reference and fast kernels run on the CPU runtime, the same under every schedule",

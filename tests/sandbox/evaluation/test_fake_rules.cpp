@@ -49,8 +49,8 @@ sb::TaskSpec scale_add_task(int time_limit_ms = 20000, double target_spread = 0.
     "timing": {"warmup": 3, "min_reps": 10, "max_reps": )json" +
                         std::to_string(max_reps) + R"json(, "target_spread": )json" + std::to_string(target_spread) +
                         R"json(, "budget_ms": 100000},
-    "time_limit_ms": )json" + std::to_string(time_limit_ms) +
-                        "}");
+    "time_limit_ms": )json" +
+                        std::to_string(time_limit_ms) + "}");
 }
 
 bool scale_add(FakeCall& c) {
@@ -297,8 +297,7 @@ TEST_CASE("fake rules (b): after a fault the harness asks for a fresh context: i
 
 // ---- (c) events: launch gap, resolution, jitter -------------------------------------------------------
 
-TEST_CASE("fake rules (c): events include the launch gap, come in 0.5 us steps and jitter",
-          "[sandbox][fake_rules]") {
+TEST_CASE("fake rules (c): events include the launch gap, come in 0.5 us steps and jitter", "[sandbox][fake_rules]") {
   FakeRules rules;
   rules.duration_spread = 0.0;
   rules.cold_l2_penalty = 0.0;
@@ -454,8 +453,7 @@ TEST_CASE("fake rules (e): every timed run starts from a flushed L2, so each sid
 
 // ---- (f) host time is charged to the deadline ---------------------------------------------------------
 
-TEST_CASE("fake rules (f): the device's time presses on the evaluation's deadline",
-          "[sandbox][fake_rules][harness]") {
+TEST_CASE("fake rules (f): the device's time presses on the evaluation's deadline", "[sandbox][fake_rules][harness]") {
   // 100 ms and 200 ms kernels under a 3 s limit: the trials alone are 1.2 s of device time and ten
   // timed run pairs 3 s more. Measured by the wall clock the fake's kernels take no time, and a
   // harness reading it would time every run; measured by the host's clock with the device's time
@@ -491,8 +489,7 @@ TEST_CASE("draw check: a device generator that agrees with its host twin passes"
   CHECK(sb::detail::draw_check_refusal(c).empty());
 }
 
-TEST_CASE("draw check: a device draw that differs from the host twin is refused",
-          "[sandbox][draw_check]") {
+TEST_CASE("draw check: a device draw that differs from the host twin is refused", "[sandbox][draw_check]") {
   SECTION("one element off in every draw") {
     FakeGpu gpu;
     gpu.generator_fault = [](unsigned char* bytes, std::size_t n) { bytes[n - 1] ^= 1; };

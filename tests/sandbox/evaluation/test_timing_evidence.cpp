@@ -230,8 +230,8 @@ TEST_CASE("timing: slow correctness trials do not starve the warm-up", "[sandbox
   FakeGpu gpu(k_exact);
   sb::TaskSpec t = task();
   t.time_limit_ms = 2000;
-  const sb::test::HarnessOutcome o =
-      run(gpu, gpu, t, slow_when_checked(std::make_shared<int>(0), 0.01), slow_when_checked(std::make_shared<int>(0), 0.02));
+  const sb::test::HarnessOutcome o = run(gpu, gpu, t, slow_when_checked(std::make_shared<int>(0), 0.01),
+                                         slow_when_checked(std::make_shared<int>(0), 0.02));
   INFO(o.reply.dump());
   REQUIRE(sb::test::verdict_of(o.result) == "correct");
   CHECK(o.result.timing_evidence.warmup_candidate.gpu_ms >= 50.0);
@@ -244,7 +244,8 @@ TEST_CASE("CUPTI records: a run's records, and a harvest that counts the plan's 
   // Two timed runs of a two-kernel plan, windows [100, 200] and [300, 400]; the harness's own
   // kernels (input generator, flush, comparison) run between them, outside every window, without an id.
   const std::vector<RunWindow> runs = {{100, 200, 7, 2}, {300, 400, 8, 2}};
-  const std::vector<KernelActivity> harness_own = {{50, 60, 0}, {70, 90, 0}, {210, 220, 0}, {250, 290, 0}, {410, 420, 0}};
+  const std::vector<KernelActivity> harness_own = {
+      {50, 60, 0}, {70, 90, 0}, {210, 220, 0}, {250, 290, 0}, {410, 420, 0}};
   SECTION("without ids: the windows decide, and the harness's kernels never count") {
     std::vector<KernelActivity> records = harness_own;
     records.push_back({110, 150, 0});
@@ -304,7 +305,8 @@ TEST_CASE("bench_timing: a run fails unless the kernel is correct and timed by t
   CHECK(leap_bench::timing_run_failure(events.result, "events").empty());
 
   FakeGpu wrong(k_exact);
-  const sb::test::HarnessOutcome w = run(wrong, wrong, task(), [](FakeCall& c) { c.duration_ms = 1.0; }, honest(2.0));
+  const sb::test::HarnessOutcome w = run(
+      wrong, wrong, task(), [](FakeCall& c) { c.duration_ms = 1.0; }, honest(2.0));
   REQUIRE(sb::test::verdict_of(w.result) == "wrong_answer");
   CHECK(leap_bench::timing_run_failure(w.result, "cupti").find("not correct: wrong_answer") == 0);
 

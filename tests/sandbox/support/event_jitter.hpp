@@ -26,7 +26,9 @@ class EventJitter final : public detail::GpuDriver {
   bool reads_pageable_host_memory() const override { return g_.reads_pageable_host_memory(); }
   double peak_memory_bandwidth() const override { return g_.peak_memory_bandwidth(); }
   unsigned max_shared_bytes_optin() const override { return g_.max_shared_bytes_optin(); }
-  DeviceStatus load_module(std::string_view image, detail::ModuleHandle& m) override { return g_.load_module(image, m); }
+  DeviceStatus load_module(std::string_view image, detail::ModuleHandle& m) override {
+    return g_.load_module(image, m);
+  }
   DeviceStatus unload_module(detail::ModuleHandle m) override { return g_.unload_module(m); }
   DeviceStatus get_function(detail::ModuleHandle m, const std::string& name, detail::FunctionHandle& f) override {
     return g_.get_function(m, name, f);

@@ -128,7 +128,8 @@ void FakeGpu::flush_activity(bool forced) {
 bool FakeGpu::activity_matched(std::size_t expected) const {
   const bool ids = external_ids && driver_api_records;
   std::size_t n = 0;
-  for (const RawRecord& r : delivered_) n += (!ids || r.external_id != 0) && detail::kernel_record_usable(r.start, r.end);
+  for (const RawRecord& r : delivered_)
+    n += (!ids || r.external_id != 0) && detail::kernel_record_usable(r.start, r.end);
   return n >= expected;
 }
 

@@ -97,16 +97,16 @@ class FakeGpu final : public detail::GpuDriver {
   // correlation kind and the driver API kind are on; otherwise runs are matched by time window.
   bool external_ids = detail::k_enabled_activity_kinds.external_correlation;
   bool driver_api_records = detail::k_enabled_activity_kinds.driver_api;
-  std::size_t drop_every = 0;          // > 0: every n-th kernel record is lost (and counted as dropped)
-  std::string undelivered;             // a kernel whose records never arrive, uncounted
-  std::string incomplete;              // a kernel whose records arrive incomplete (timestamps unknown)
+  std::size_t drop_every = 0;  // > 0: every n-th kernel record is lost (and counted as dropped)
+  std::string undelivered;     // a kernel whose records never arrive, uncounted
+  std::string incomplete;      // a kernel whose records arrive incomplete (timestamps unknown)
   // Applied to every device draw after the host twin made it (bytes, count): a device generator
   // that disagrees with its host twin.
   std::function<void(unsigned char*, std::size_t)> generator_fault;
-  double generator_ms = 0.001;         // the input generator's own emulated time
-  unsigned shared_optin = 227 * 1024;  // the device's opt-in limit of shared memory per block
-  double peak_bandwidth = 1e12;        // bytes per second the device reports (0: it does not say)
-  double compare_ms = 0.001;           // the comparison kernel's own emulated time
+  double generator_ms = 0.001;                     // the input generator's own emulated time
+  unsigned shared_optin = 227 * 1024;              // the device's opt-in limit of shared memory per block
+  double peak_bandwidth = 1e12;                    // bytes per second the device reports (0: it does not say)
+  double compare_ms = 0.001;                       // the comparison kernel's own emulated time
   std::map<std::string, unsigned> static_shared;   // kernel name -> its static shared memory (default 0)
   std::map<std::string, std::size_t> local_bytes;  // kernel name -> its local memory per thread (default 0)
   bool pageable_host_access = false;               // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS

@@ -36,9 +36,9 @@ struct FakeRules {
 
   // (d) CUPTI activity buffers hold this many kernel records (0: every record delivered at once,
   // complete). A full buffer is handed over by one of the next 1 + buffer_delay_flushes unforced
-  // flushes after it filled (drawn per buffer, so pieces arrive out of order). An unforced flush hands over only buffers whose records are all complete, and the
-  // newest record is still being written (newest_record_incomplete), so the buffer being written
-  // waits for a forced flush, which hands it over with that record incomplete (start, end and
+  // flushes after it filled (drawn per buffer, so pieces arrive out of order). An unforced flush hands over only
+  // buffers whose records are all complete, and the newest record is still being written (newest_record_incomplete), so
+  // the buffer being written waits for a forced flush, which hands it over with that record incomplete (start, end and
   // completed all CUPTI_TIMESTAMP_UNKNOWN).
   std::size_t records_per_buffer = 8;
   int buffer_delay_flushes = 3;

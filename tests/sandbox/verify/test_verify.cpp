@@ -63,19 +63,20 @@ TEST_CASE("verify: the built-in row_sum passes every check", "[verify]") {
   const vf::TaskReport r = vf::verify_task(builtin("row_sum"), cache());
   INFO(vf::to_text(r, false));
   CHECK(r.ok());
-  for (const char* name : {"reference_launch", "compile:reference", "compile:oracle", "reference_vs_oracle",
-                           "negative:zeros", "negative:copy_of_input", "negative:partial_output", "variant:fast",
-                           "variant:wrong", "variant:lowprec", "variant:broken", "degenerate:seeds",
-                           "degenerate:input:x", "degenerate:magnitude:out"})
+  for (const char* name :
+       {"reference_launch", "compile:reference", "compile:oracle", "reference_vs_oracle", "negative:zeros",
+        "negative:copy_of_input", "negative:partial_output", "variant:fast", "variant:wrong", "variant:lowprec",
+        "variant:broken", "degenerate:seeds", "degenerate:input:x", "degenerate:magnitude:out"})
     CHECK(check(r, name) != nullptr);
 }
 
 TEST_CASE("verify: a removed __syncthreads in the reference is caught, naming task, sizes and element", "[verify]") {
   vf::VerifyTarget t = builtin("row_sum");
   // The barrier inside the tree: without it a thread reads a partner's partial before it is added.
-  t.spec.reference_source = replaced(t.spec.reference_source,
-                                     "if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];\n    __syncthreads();",
-                                     "if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];");
+  t.spec.reference_source =
+      replaced(t.spec.reference_source,
+               "if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];\n    __syncthreads();",
+               "if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];");
   const vf::TaskReport r = vf::verify_task(t, cache(), reference_only());
   const vf::CheckResult* c = check(r, "reference_vs_oracle");
   REQUIRE(c != nullptr);

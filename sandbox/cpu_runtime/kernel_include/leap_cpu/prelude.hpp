@@ -67,3 +67,11 @@
 #include "leap_cpu/atomics.hpp"
 #include "leap_cpu/shared.hpp"
 #include "leap_cpu/kernel_table.hpp"
+
+// NVRTC defines none of C's floating-point macros without an include; the host headers above do. A
+// source that uses them would pass here and fail to compile for the GPU, so they go.
+#undef INFINITY
+#undef NAN
+#undef HUGE_VAL
+#undef HUGE_VALF
+#undef HUGE_VALL

@@ -16,8 +16,8 @@ namespace leap::sandbox {
 struct TaskSpec;
 
 inline constexpr std::array<std::string_view, 12> k_task_categories = {
-    "activation", "loss",    "gemm",    "convolution", "attention", "reduction",
-    "scan",       "norm",    "pooling", "softmax",     "inference", "elementwise"};
+    "activation", "loss", "gemm",    "convolution", "attention", "reduction",
+    "scan",       "norm", "pooling", "softmax",     "inference", "elementwise"};
 inline constexpr std::array<std::string_view, 2> k_task_origins = {"kernelbench-level1", "leap"};
 inline constexpr std::array<std::string_view, 2> k_task_licences = {"MIT", "Apache-2.0"};
 inline constexpr std::array<std::string_view, 2> k_task_splits = {"train", "holdout"};

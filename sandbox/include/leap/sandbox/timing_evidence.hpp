@@ -38,7 +38,7 @@ struct TimingEvidence {
   std::size_t matched_by_id = 0, matched_by_window = 0;
   std::size_t dropped_records = 0;  // CUPTI records the driver reported lost
   WarmUpEvidence warmup_candidate, warmup_reference;
-  double warmup_min_gpu_ms = 0.0;  // the GPU time a warm-up aims at
+  double warmup_min_gpu_ms = 0.0;      // the GPU time a warm-up aims at
   std::optional<FloorEvidence> floor;  // absent where the device does not report its bandwidth
   std::string stopped_early;           // non-empty: fewer runs than the task's minimum, and why
 };
