@@ -7,6 +7,7 @@
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
+#include "cmd_tasks.hpp"
 #include "common/shortened.hpp"
 
 namespace leap_cli {
@@ -24,11 +25,16 @@ json task_json(const sb::BuiltinTask& t) {
 }
 
 int run_tasks(const Arguments& args) {
+  if (!args.empty() && args[0] == tasks_verify_subcommand.name)
+    return tasks_verify_subcommand.run(Arguments(args.begin() + 1, args.end()));
   bool as_json = false;
   for (const std::string& a : args) {
     if (a == "--json") as_json = true;
     else usage_error("tasks: unknown option '" + a + "'");
   }
+  // A built-in task that breaks a rule is left out of the library; say which and why, once.
+  for (const sb::BuiltinTaskError& e : sb::builtin_task_errors())
+    std::cerr << "leap-sandbox: built-in task '" << e.task << "' left out: " << e.message << "\n";
   if (as_json) {
     json all = json::array();
     for (const sb::BuiltinTask& t : sb::builtin_tasks()) all.push_back(task_json(t));
@@ -56,10 +62,18 @@ int run_tasks(const Arguments& args) {
 }  // namespace
 
 const Command tasks_command{
-    "tasks", "tasks [--json]",
+    "tasks", "tasks [--json] | tasks verify [NAME | SPEC.json ...] [options]",
     R"(  Lists the built-in tasks with their launch policy (fixed, or the bounds of the launch plans a
   candidate may declare) and their variants (reference, fast, wrong, broken).
-  --json               a JSON array: each task's full spec, reference source included, and its variants
+  --json               a JSON array: each task's full spec (library fields and reference source included)
+                       and its variants
+  A built-in task that breaks a rule is left out, with its error on stderr.
+
+  tasks verify [NAME | SPEC.json ...] [--builtin-rules] [--json] [--brief] [-j N] [--cache-dir DIR]
+               [--seed S] [--random-schedules N] [-O0|-O1|-O2] [--no-negatives] [--no-variants] [--no-degeneracy]
+  Checks tasks on the CPU, without a GPU (docs/tasks.md): each reference on the CPU runtime under
+  every schedule against its oracle at every check size and a reduced timing size, the negatives,
+  the shipped variants' verdicts and degeneracy; each task in a child process. Exit 0 when all pass.
 )",
     run_tasks};
 

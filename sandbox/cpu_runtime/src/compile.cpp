@@ -155,4 +155,33 @@ CompileResult compile_module_text(std::string_view text, std::string_view name, 
   return compile_module(file, output, options);
 }
 
+CompileResult compile_host_library_text(std::string_view text, std::string_view name, const fs::path& output,
+                                        const CompileOptions& options) {
+  TempDir work("leap-cpu-host");
+  const fs::path file = work.path() / fs::path(std::string(name)).filename();
+  write_file(file, text);
+  const std::string compiler = options.compiler.empty() ? default_compiler() : options.compiler;
+  std::vector<std::string> cc{compiler, "-x", "c++", "-std=c++20"};
+  for (const fs::path& dir : options.include_dirs) cc.push_back("-I" + dir.string());
+  for (const std::string& d : options.defines) cc.push_back("-D" + d);
+  cc.insert(cc.end(), {options.optimization, "-fPIC", "-shared", "-fvisibility=hidden", "-fno-gnu-unique",
+                       "-ffp-contract=off", "-Wl,--no-undefined"});
+  if (options.debug_info) cc.push_back("-g");
+  for (const std::string& f : options.extra_flags) cc.push_back(f);
+  cc.insert(cc.end(), {file.string(), "-o", output.string()});
+  const detail::ProcessResult c = detail::run_process(cc);
+  if (!c.started)
+    throw std::runtime_error("the CPU runtime's host compiler: " + c.output +
+                             " (set CompileOptions::compiler to a C++20 compiler)");
+  CompileResult result;
+  result.log = c.output;
+  result.ok = c.exit_code == 0;
+  return result;
+}
+
+const std::string& host_compiler() {
+  static const std::string compiler = default_compiler();
+  return compiler;
+}
+
 }  // namespace leap::cpu_runtime

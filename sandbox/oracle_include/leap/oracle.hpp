@@ -38,5 +38,7 @@ public:
 
 }  // namespace leap::oracle
 
-// Defines the oracle's entry point; the body reads and writes through `problem`.
-#define LEAP_ORACLE(problem) extern "C" void leap_oracle_run(::leap::oracle::Problem& problem)
+// Defines the oracle's entry point; the body reads and writes through `problem`. Visible whatever
+// the compile's default visibility: the verifier finds it with dlsym.
+#define LEAP_ORACLE(problem) \
+  extern "C" __attribute__((visibility("default"))) void leap_oracle_run(::leap::oracle::Problem& problem)

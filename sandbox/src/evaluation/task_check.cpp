@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/identifier.hpp"
@@ -18,6 +20,72 @@
 namespace leap::sandbox {
 
 using namespace detail::task_spec;
+
+namespace {
+
+template <class Names>
+bool one_of(const Names& names, std::string_view v) {
+  for (std::string_view n : names)
+    if (n == v) return true;
+  return false;
+}
+
+template <class Names>
+std::string listed(const Names& names) {
+  std::string s;
+  for (std::string_view n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+// The library fields that are given hold values the library knows; bytes and flops are size
+// expressions that evaluate to a non-negative number at every size set.
+void validate_library_fields(const TaskSpec& t, const std::vector<const Sizes*>& all_sizes) {
+  const std::string& n = t.name;
+  const TaskLibraryInfo& lib = t.library;
+  if (!lib.category.empty() && !one_of(k_task_categories, lib.category))
+    fail(n, "category", "unknown category \"" + lib.category + "\" (" + listed(k_task_categories) + ")");
+  if (lib.tier != 0 && (lib.tier < 1 || lib.tier > 3)) fail(n, "tier", "expected 1, 2 or 3");
+  for (const auto& [key, expr] : {std::pair{"bytes", &lib.bytes}, std::pair{"flops", &lib.flops}}) {
+    if (expr->empty()) continue;
+    for (const Sizes* s : all_sizes) {
+      std::int64_t v = 0;
+      try {
+        v = eval_size_expr(*expr, *s);
+      } catch (const std::invalid_argument& e) {
+        fail(n, key, e.what());
+      }
+      if (v < 0) fail(n, key, "\"" + *expr + "\" is negative at sizes " + sizes_text(*s));
+    }
+  }
+  if (!lib.split.empty() && !one_of(k_task_splits, lib.split))
+    fail(n, "split", "unknown split \"" + lib.split + "\" (" + listed(k_task_splits) + ")");
+  if (lib.provenance) {
+    if (!one_of(k_task_origins, lib.provenance->origin))
+      fail(n, "provenance.origin", "unknown origin \"" + lib.provenance->origin + "\" (" + listed(k_task_origins) + ")");
+    if (lib.provenance->semantics.empty()) fail(n, "provenance.semantics", "empty: name the formula followed");
+    if (!one_of(k_task_licences, lib.provenance->licence))
+      fail(n, "provenance.licence",
+           "unknown licence \"" + lib.provenance->licence + "\" (" + listed(k_task_licences) + ")");
+  }
+  if (lib.compile_cpu_seconds != 0 && (lib.compile_cpu_seconds < 1 || lib.compile_cpu_seconds > k_max_compile_cpu_seconds))
+    fail(n, "compile_cpu_seconds", "expected [1, " + std::to_string(k_max_compile_cpu_seconds) + "]");
+}
+
+}  // namespace
+
+void require_library_fields(const TaskSpec& t) {
+  const std::string& n = t.name;
+  const TaskLibraryInfo& lib = t.library;
+  const std::string need = " (required of a built-in task; see docs/task-json.md#library-fields)";
+  if (lib.category.empty()) fail(n, "category", "missing: one of " + listed(k_task_categories) + need);
+  if (lib.tier == 0) fail(n, "tier", "missing: 1, 2 or 3" + need);
+  if (lib.bytes.empty()) fail(n, "bytes", "missing: a size expression of the bytes moved" + need);
+  if (lib.flops.empty()) fail(n, "flops", "missing: a size expression of the operations (0 for data movement)" + need);
+  if (!lib.provenance) fail(n, "provenance", "missing: {\"origin\", \"semantics\", \"licence\"}" + need);
+  if (lib.split.empty()) fail(n, "split", "missing: \"train\" or \"holdout\"" + need);
+  if (lib.tolerance_reason.empty()) fail(n, "tolerance_reason", "missing: one sentence on why" + need);
+  if (lib.oracle_file.empty()) fail(n, "oracle_file", "missing: \"oracle.cpp\"" + need);
+}
 
 void validate(const TaskSpec& t) {
   const std::string& n = t.name;
@@ -123,6 +191,7 @@ void validate(const TaskSpec& t) {
   if (!(tm.target_spread >= 0) || !std::isfinite(tm.target_spread))
     fail(n, "timing.target_spread", "must be finite and non-negative");
   if (tm.warmup < 0 || tm.budget_ms < 1) fail(n, "timing", "warmup must be >= 0 and budget_ms >= 1");
+  validate_library_fields(t, all_sizes);
 }
 
 }  // namespace leap::sandbox

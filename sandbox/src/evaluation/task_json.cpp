@@ -14,6 +14,27 @@ namespace leap::sandbox {
 using detail::task_spec::k_dtypes;
 using nlohmann::json;
 
+namespace {
+
+// The library fields that are given (task_library.hpp); a field not given stays out.
+void add_library_fields(const TaskLibraryInfo& lib, json& doc) {
+  if (!lib.category.empty()) doc["category"] = lib.category;
+  if (lib.tier != 0) doc["tier"] = lib.tier;
+  if (!lib.bytes.empty()) doc["bytes"] = lib.bytes;
+  if (!lib.flops.empty()) doc["flops"] = lib.flops;
+  if (lib.provenance) {
+    doc["provenance"] = {{"origin", lib.provenance->origin},
+                         {"semantics", lib.provenance->semantics},
+                         {"licence", lib.provenance->licence}};
+  }
+  if (!lib.split.empty()) doc["split"] = lib.split;
+  if (!lib.tolerance_reason.empty()) doc["tolerance_reason"] = lib.tolerance_reason;
+  if (!lib.oracle_file.empty()) doc["oracle_file"] = lib.oracle_file;
+  if (lib.compile_cpu_seconds != 0) doc["compile_cpu_seconds"] = lib.compile_cpu_seconds;
+}
+
+}  // namespace
+
 std::string task_to_json(const TaskSpec& t, int indent) {
   json params = json::array();
   for (const Param& p : t.params) {
@@ -42,7 +63,7 @@ std::string task_to_json(const TaskSpec& t, int indent) {
     tol[std::string(to_string(d))] = {{"atol", t.tolerance_for(d).atol}, {"rtol", t.tolerance_for(d).rtol}};
   json checks = json::array();
   for (const Sizes& s : t.check_sizes) checks.push_back(s);
-  const json doc = {
+  json doc = {
       {"name", t.name},
       {"description", t.description},
       {"entry", t.entry},
@@ -66,6 +87,7 @@ std::string task_to_json(const TaskSpec& t, int indent) {
         {"target_spread", t.timing.target_spread},
         {"budget_ms", t.timing.budget_ms}}},
       {"time_limit_ms", t.time_limit_ms}};
+  add_library_fields(t.library, doc);
   return doc.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 

@@ -329,6 +329,41 @@ struct SpecParse {
       if (tm.contains("budget_ms")) t.timing.budget_ms = r.integer(tm.at("budget_ms"), "timing.budget_ms", 1, 600000);
     }
   }
+
+  // The task library's fields (task_library.hpp), each optional here; validate checks their values
+  // and require_library_fields that a built-in task has them all.
+  void read_library() {
+    TaskLibraryInfo& lib = t.library;
+    auto text = [&](const char* key, std::string& out) {
+      if (doc.contains(key)) {
+        out = r.string(doc.at(key), key);
+        if (out.empty()) fail(r.task, key, "empty (leave the key out instead)");
+      }
+    };
+    text("category", lib.category);
+    if (doc.contains("tier")) lib.tier = r.integer(doc.at("tier"), "tier", 1, 3);
+    if (doc.contains("bytes")) lib.bytes = r.expression(doc.at("bytes"), "bytes");
+    if (doc.contains("flops")) lib.flops = r.expression(doc.at("flops"), "flops");
+    text("split", lib.split);
+    text("tolerance_reason", lib.tolerance_reason);
+    text("oracle_file", lib.oracle_file);
+    if (doc.contains("compile_cpu_seconds")) {
+      lib.compile_cpu_seconds =
+          r.integer(doc.at("compile_cpu_seconds"), "compile_cpu_seconds", 1, k_max_compile_cpu_seconds);
+    }
+    if (doc.contains("provenance")) {
+      const json& p = r.object(doc.at("provenance"), "provenance");
+      r.only_keys(p, "provenance", {"origin", "semantics", "licence"});
+      TaskProvenance out;
+      for (const auto& [key, field] : {std::pair{"origin", &out.origin}, std::pair{"semantics", &out.semantics},
+                                       std::pair{"licence", &out.licence}}) {
+        const std::string f = std::string("provenance.") + key;
+        if (!p.contains(key)) fail(r.task, f, "missing");
+        *field = r.string(p.at(key), f);
+      }
+      lib.provenance = std::move(out);
+    }
+  }
 };
 
 }  // namespace
@@ -342,7 +377,9 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   r.object(doc, "spec");
   r.only_keys(doc, "",
               {"name", "description", "entry", "params", "sizes", "check_sizes", "launch", "candidate_launch",
-               "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants"});
+               "reference", "reference_file", "tolerance", "trials", "timing", "time_limit_ms", "variants",
+               "category", "tier", "bytes", "flops", "provenance", "split", "tolerance_reason", "oracle_file",
+               "compile_cpu_seconds"});
   t.name = r.string(s.need("name"), "name");
   if (doc.contains("description")) t.description = r.string(doc.at("description"), "description");
   t.entry = r.string(s.need("entry"), "entry");
@@ -354,6 +391,7 @@ TaskSpec parse_task(std::string_view json_text, const FileResolver& resolve) {
   s.read_candidate_launch();
   s.read_reference(resolve);
   s.read_checking_and_timing();
+  s.read_library();
   validate(t);
   return t;
 }

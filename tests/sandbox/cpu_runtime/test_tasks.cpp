@@ -92,9 +92,18 @@ Outputs run_variant(const BuiltinTask& task, const std::string& variant, const s
   return out;
 }
 
+// The tasks whose kernels CMakeLists.txt compiles for these tests (the first eight; every task, these
+// included, is verified against its oracle by `leap-sandbox tasks verify`, CTest tasks_verify:NAME).
+constexpr const char* k_tasks_with_modules[] = {"gelu_fp16", "layernorm", "matmul", "row_scan",
+                                                "row_sum",   "scale_add", "softmax", "transpose"};
+
 TEST_CASE("every built-in task's reference and fast kernels run on the CPU runtime, the same under every schedule",
           "[cpu_runtime][tasks]") {
-  for (const BuiltinTask& task : sandbox::builtin_tasks()) {
+  for (const char* name : k_tasks_with_modules) {
+    const BuiltinTask* found = sandbox::find_builtin_task(name);
+    INFO(name);
+    REQUIRE(found != nullptr);
+    const BuiltinTask& task = *found;
     std::vector<std::string> variants{"reference", "fast"};
     if (task.variant("two_pass") != nullptr) variants.emplace_back("two_pass");
     for (const sandbox::Sizes& sizes : task.spec.check_sizes) {

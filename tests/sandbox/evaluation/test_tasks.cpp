@@ -169,6 +169,7 @@ TEST_CASE("a generator kind has the same defaults written as a string or as an o
 }
 
 TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and broken variants", "[sandbox][task]") {
+  for (const sb::BuiltinTaskError& e : sb::builtin_task_errors()) FAIL_CHECK(e.task << ": " << e.message);
   const auto& tasks = sb::builtin_tasks();
   REQUIRE(tasks.size() >= 8);
   bool has_half = false;

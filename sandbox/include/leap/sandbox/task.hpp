@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "leap/sandbox/task_library.hpp"
+
 namespace leap::sandbox {
 
 // Named problem sizes, e.g. {n: 1 << 20}; a task's shapes, launch dimensions and scalar values are
@@ -113,6 +115,7 @@ struct TaskSpec {
   int trials = 3;  // correctness trials per size set, each with a fresh seed
   TimingSettings timing;
   int time_limit_ms = 10000;  // a whole evaluation in the GPU runner; past it the runner is killed
+  TaskLibraryInfo library;    // category, tier, bytes, flops, provenance, split, ... (task_library.hpp)
   const Tolerance& tolerance_for(DType dtype) const noexcept { return tolerance[static_cast<int>(dtype)]; }
 };
 

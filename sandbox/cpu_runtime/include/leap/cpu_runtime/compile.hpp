@@ -48,6 +48,17 @@ CompileResult compile_module(const std::filesystem::path& source, const std::fil
 CompileResult compile_module_text(std::string_view text, std::string_view name, const std::filesystem::path& output,
                                   const CompileOptions& options = {});
 
+// Plain host C++ (no kernel headers, no rewrite) into a shared object, with the same compiler, the
+// include_dirs, defines, optimization and flags of `options` (kernel_include is not used): what the
+// task library's oracles are built with. Entry points must be marked visible (extern "C" and
+// __attribute__((visibility("default"))), as LEAP_ORACLE does).
+CompileResult compile_host_library_text(std::string_view text, std::string_view name,
+                                        const std::filesystem::path& output, const CompileOptions& options = {});
+
+// The C++ compiler an empty CompileOptions::compiler means: the one leap was built with when it is
+// GCC, else c++ on PATH. Part of a cache key for modules built with it.
+const std::string& host_compiler();
+
 // The runtime's kernel headers (cuda_fp16.h, cooperative_groups.h, leap_cpu/prelude.hpp, ...): the
 // copy embedded in this program, written once per process to a private temporary directory.
 const std::filesystem::path& kernel_include_dir();

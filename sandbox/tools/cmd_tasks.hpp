@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommands of `leap-sandbox tasks` that live in files of their own (verify, dump).
+#pragma once
+
+#include <string_view>
+
+#include "cli.hpp"
+
+namespace leap_cli {
+
+struct TasksSubcommand {
+  std::string_view name;
+  std::string_view help;  // usage and what it does, indented for --help
+  int (*run)(const Arguments& args);
+};
+
+// `tasks verify`: needs the CPU runtime; without it (no Boost.Context), a stub that says so.
+extern const TasksSubcommand tasks_verify_subcommand;
+
+}  // namespace leap_cli
