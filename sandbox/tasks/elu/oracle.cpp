@@ -1,0 +1,17 @@
+// Oracle: torch.nn.functional.elu(x, alpha=alpha), alpha = 0.5, elementwise in double.
+#include <leap/oracle.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+LEAP_ORACLE(problem) {
+  const std::int64_t n = problem.size("n");
+  const double alpha = problem.scalar("alpha");
+  const auto x = problem.in("x");
+  auto out = problem.out("out");
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    out[i] = v > 0.0 ? v : alpha * std::expm1(v);
+  }
+}

@@ -1,0 +1,17 @@
+// Oracle: torch.nn.functional.leaky_relu(x, negative_slope=slope), slope = 0.01, elementwise in double.
+#include <leap/oracle.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+LEAP_ORACLE(problem) {
+  const std::int64_t n = problem.size("n");
+  const double slope = problem.scalar("slope");
+  const auto x = problem.in("x");
+  auto out = problem.out("out");
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    out[i] = v >= 0.0 ? v : slope * v;
+  }
+}

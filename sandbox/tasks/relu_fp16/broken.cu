@@ -1,0 +1,14 @@
+// Does not compile: half2float is not a CUDA function (__half2float is).
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ float act(float v) {
+  return v > 0.0f ? v : 0.0f;
+}
+
+extern "C" __global__ void relu_fp16(const __half* x, __half* out, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = half2float(x[i]);
+    out[i] = __float2half(act(v));
+  }
+}

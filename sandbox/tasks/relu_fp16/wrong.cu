@@ -1,0 +1,14 @@
+// Subtly wrong: negatives are reflected (|x|) instead of clamped to 0.
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ float act(float v) {
+  return v >= 0.0f ? v : -v;
+}
+
+extern "C" __global__ void relu_fp16(const __half* x, __half* out, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = __half2float(x[i]);
+    out[i] = __float2half(act(v));
+  }
+}

@@ -1,0 +1,14 @@
+// Reference: one element per thread, computed in float and rounded to bfloat16.
+#include <cuda_bf16.h>
+
+__device__ __forceinline__ float act(float v) {
+  return v > 20.0f ? v : log1pf(expf(v));
+}
+
+extern "C" __global__ void softplus_bf16(const __nv_bfloat16* x, __nv_bfloat16* out, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = __bfloat162float(x[i]);
+    out[i] = __float2bfloat16(act(v));
+  }
+}
