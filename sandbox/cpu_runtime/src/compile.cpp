@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "leap/cpu_runtime/temp_dir.hpp"
 #include "process.hpp"
 #include "source_rewrite.hpp"
 
@@ -32,32 +33,6 @@ extern const EmbeddedHeader k_embedded_kernel_headers[];
 namespace {
 
 namespace fs = std::filesystem;
-
-// A private directory under $TMPDIR (or /tmp), removed when the object goes (by the process that made
-// it: a forked child that exits through the static destructors leaves its parent's directory alone).
-class TempDir {
- public:
-  explicit TempDir(const char* stem) : owner_(getpid()) {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + stem + "-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("cannot create a temporary directory " + pattern + ": " + std::strerror(errno) +
-                               " (set TMPDIR to a writable directory)");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    if (getpid() != owner_) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const noexcept { return path_; }
-
- private:
-  pid_t owner_;
-  fs::path path_;
-};
 
 void write_file(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);
@@ -90,6 +65,21 @@ std::vector<std::string> common_flags(const CompileOptions& o, const fs::path& k
 }
 
 }  // namespace
+
+TempDir::TempDir(const char* stem) : owner_(getpid()) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + stem + "-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw std::runtime_error("cannot create a temporary directory " + pattern + ": " + std::strerror(errno) +
+                             " (set TMPDIR to a writable directory)");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  if (getpid() != owner_) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
 
 const fs::path& kernel_include_dir() {
   static std::once_flag once;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 
 #include "common/sha256.hpp"
 #include "leap/cpu_runtime/compile.hpp"
+#include "leap/cpu_runtime/temp_dir.hpp"
 
 namespace leap::sandbox::verify {
 
@@ -63,22 +65,13 @@ std::string key_of(std::initializer_list<std::string_view> parts) {
 
 const fs::path& oracle_include_dir() {
   static std::once_flag once;
-  static fs::path dir;
+  static std::unique_ptr<cpu_runtime::TempDir> dir;
   std::call_once(once, [] {
-    char tmpl[] = "/tmp/leap-oracle-include-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory for leap/oracle.hpp");
-    dir = tmpl;
-    fs::create_directories(dir / "leap");
-    std::ofstream(dir / "leap" / "oracle.hpp") << detail::k_oracle_header_text;
-    // Removed when the process ends normally.
-    static struct Remove {
-      ~Remove() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-      }
-    } remove;
+    dir = std::make_unique<cpu_runtime::TempDir>("leap-oracle-include");
+    fs::create_directories(dir->path() / "leap");
+    std::ofstream(dir->path() / "leap" / "oracle.hpp") << detail::k_oracle_header_text;
   });
-  return dir;
+  return dir->path();
 }
 
 ModuleCache::ModuleCache(fs::path dir, std::string optimization)
