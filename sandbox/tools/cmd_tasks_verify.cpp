@@ -14,6 +14,8 @@
 
 #include <leap/sandbox/builtin_tasks.hpp>
 
+#include "leap/cpu_runtime/compile.hpp"
+
 #include "cli.hpp"
 #include "cmd_tasks.hpp"
 #include "verify/verify_task.hpp"
@@ -178,6 +180,10 @@ int run_tasks_verify(const Arguments& args) {
     if (!v.as_json) std::cout << vf::to_text(r, v.brief) << std::flush;
   };
   for (const vf::TaskReport& r : reports) report_one(r);
+  // The header directories every child compiles against, written once here and removed at exit: a
+  // child leaves by _exit, so one it made for itself would be left behind in $TMPDIR.
+  leap::cpu_runtime::kernel_include_dir();
+  vf::oracle_include_dir();
   while (next < v.names.size() || !running.empty()) {
     while (next < v.names.size() && running.size() < v.jobs) {
       Child c = start(v.names[next++], v);
