@@ -4,8 +4,8 @@ trainer hands a reward function or an agent loop, so that a run needs no dataset
 
     import json, leap.rows
     with open("train.jsonl", "w") as f:
-        for name in ("softmax", "matmul"):
-            f.write(json.dumps(leap.rows.row(name, [{"role": "user", "content": prompt_of(name)}], "train")) + "\\n")
+        for task, prompt in my_tasks:           # built-in names or spec mappings (leap.tasks exports the library)
+            f.write(json.dumps(leap.rows.row(task, [{"role": "user", "content": prompt}], "train")) + "\\n")
 
 A row (``row(task, prompt, split)``):
 

@@ -14,7 +14,9 @@ struct TasksSubcommand {
   int (*run)(const Arguments& args);
 };
 
-// `tasks verify`: needs the CPU runtime; without it (no Boost.Context), a stub that says so.
+// `tasks verify` and `tasks dump`: they need the CPU runtime; without it (no Boost.Context), stubs
+// that say so (cmd_tasks_cpu_runtime_unavailable.cpp).
 extern const TasksSubcommand tasks_verify_subcommand;
+extern const TasksSubcommand tasks_dump_subcommand;
 
 }  // namespace leap_cli

@@ -66,30 +66,15 @@ VerifyArgs parse_verify_args(const Arguments& args) {
   return v;
 }
 
-bool is_spec_file(const std::string& name) { return name.find('/') != std::string::npos || name.ends_with(".json"); }
-
 // One task's verification, in this process; a task that cannot be loaded is a report of one failed check.
 vf::TaskReport verify_one(const std::string& name, const VerifyArgs& v) {
   std::optional<vf::VerifyTarget> target;
   try {
-    if (is_spec_file(name)) {
-      target = vf::load_target_file(name, v.builtin_rules);
-    } else if (const sb::BuiltinTask* t = sb::find_builtin_task(name)) {
-      target = vf::target_of(*t);
-    } else {
-      std::string why = "no built-in task '" + name + "'";
-      for (const sb::BuiltinTaskError& e : sb::builtin_task_errors())
-        if (e.task == name) why = e.message;
-      vf::TaskReport r;
-      r.task = name;
-      r.origin = "built-in";
-      r.add("spec", false, why);
-      return r;
-    }
+    target = vf::find_target(name, v.builtin_rules);
   } catch (const std::exception& e) {
     vf::TaskReport r;
     r.task = name;
-    r.origin = name;
+    r.origin = vf::names_spec_file(name) ? name : "built-in";
     r.add("spec", false, e.what());
     return r;
   }

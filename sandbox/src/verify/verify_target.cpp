@@ -11,6 +11,18 @@ namespace fs = std::filesystem;
 
 VerifyTarget target_of(const BuiltinTask& task) { return {task.spec, task.variants, task.oracle_source, "built-in"}; }
 
+bool names_spec_file(const std::string& name) noexcept {
+  return name.find('/') != std::string::npos || name.ends_with(".json");
+}
+
+VerifyTarget find_target(const std::string& name, bool builtin_rules) {
+  if (names_spec_file(name)) return load_target_file(name, builtin_rules);
+  if (const BuiltinTask* t = find_builtin_task(name)) return target_of(*t);
+  for (const BuiltinTaskError& e : builtin_task_errors())
+    if (e.task == name) throw TaskError(e.message);
+  throw TaskError("no built-in task '" + name + "'");
+}
+
 namespace {
 
 // The variants a spec lists, read beside it: {"NAME": {"file": "fast.cu", "expect": "correct"}}.

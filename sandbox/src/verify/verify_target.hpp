@@ -25,4 +25,10 @@ VerifyTarget target_of(const BuiltinTask& task);
 // directory's name equal to the task's. Throws TaskError naming the file and the field.
 VerifyTarget load_target_file(const std::string& path, bool builtin_rules);
 
+// A name as the CLI takes it: a spec file when it holds a '/' or ends in ".json" (load_target_file),
+// else a built-in task. Throws TaskError: the file's error, "no built-in task 'NAME'", or why a
+// built-in task of that name was left out of the library.
+bool names_spec_file(const std::string& name) noexcept;
+VerifyTarget find_target(const std::string& name, bool builtin_rules);
+
 }  // namespace leap::sandbox::verify

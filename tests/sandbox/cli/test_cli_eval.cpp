@@ -33,9 +33,11 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
        {"scale_add", "row_sum", "softmax", "matmul", "transpose", "layernorm", "row_scan", "gelu_fp16"}) {
     CHECK_THAT(text.out, Catch::Contains(name));
   }
-  CHECK_THAT(text.out, Catch::Contains("scale_add (kernel scale_add; launch fixed; variants:"));
   CHECK_THAT(text.out,
-             Catch::Contains("row_sum (kernel row_sum; launch plans allowed: up to 4 kernels, 1024 threads per block, "
+             Catch::Contains("scale_add (elementwise, tier 1, train; kernel scale_add; launch fixed; variants:"));
+  CHECK_THAT(text.out,
+             Catch::Contains("row_sum (reduction, tier 2, train; kernel row_sum; launch plans allowed: up to 4 "
+                             "kernels, 1024 threads per block, "
                              "48 KiB shared, 64 MiB scratch; variants: reference broken fast lowprec two_pass wrong)"));
   const Run js = run_cli("tasks --json", dir);
   REQUIRE(js.exit_code == 0);
@@ -45,6 +47,50 @@ TEST_CASE("cli tasks: lists the built-in tasks, --json gives full specs with ref
     CHECK_THAT(t.at("reference").get<std::string>(), Catch::Contains("__global__"));
     CHECK(t.at("variants").size() >= 4);
   }
+}
+
+TEST_CASE("cli tasks: --category, --tier and --split choose tasks, and a value outside the list is named",
+          "[sandbox][cli]") {
+  leap_test::TempDir dir;
+  const json all = json::parse(run_cli("tasks --json", dir).out);
+  const auto count = [&](const std::string& key, const json& value) {
+    std::size_t n = 0;
+    for (const json& t : all) n += t.at(key) == value ? 1 : 0;
+    return n;
+  };
+  const Run gemm = run_cli("tasks --json --category gemm", dir);
+  REQUIRE(gemm.exit_code == 0);
+  const json g = json::parse(gemm.out);
+  CHECK(g.size() == count("category", "gemm"));
+  CHECK(g.size() >= 8);
+  for (const json& t : g) CHECK(t.at("category") == "gemm");
+
+  const json holdout = json::parse(run_cli("tasks --json --split holdout", dir).out);
+  CHECK(holdout.size() == count("split", "holdout"));
+  const json train = json::parse(run_cli("tasks --json --split train", dir).out);
+  CHECK(train.size() + holdout.size() == all.size());
+  CHECK(holdout.size() * 5 < all.size());  // about a tenth held out
+  CHECK(!holdout.empty());
+
+  // Filters combine: every tier-1 train activation, and nothing else.
+  const json narrow = json::parse(run_cli("tasks --json --category activation --tier 1 --split train", dir).out);
+  CHECK(!narrow.empty());
+  for (const json& t : narrow) {
+    CHECK(t.at("category") == "activation");
+    CHECK(t.at("tier") == 1);
+    CHECK(t.at("split") == "train");
+  }
+  const Run text = run_cli("tasks --category scan", dir);
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("row_scan (scan, tier 2,"));
+  CHECK_THAT(text.out, !Catch::Contains("softmax ("));
+
+  const Run bad = run_cli("tasks --category gemms", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--category: unknown value 'gemms' (one of activation, loss, gemm,"));
+  const Run bad_tier = run_cli("tasks --tier 4", dir);
+  CHECK(bad_tier.exit_code == 2);
+  CHECK_THAT(bad_tier.err, Catch::Contains("--tier expects a number in [1, 3]"));
 }
 
 std::string variant(const char* task, const char* name) {
