@@ -13,7 +13,7 @@
 #include <leap/sandbox/task.hpp>
 
 #include "cli.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 namespace leap_cli {
 namespace {

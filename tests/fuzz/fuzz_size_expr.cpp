@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: the size-expression language. The only allowed failure is the documented
 // std::invalid_argument; anything else (a crash, UB, another exception) is a finding.
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 #include <cstdint>
 #include <limits>

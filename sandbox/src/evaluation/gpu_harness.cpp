@@ -28,7 +28,7 @@
 #include "leap/sandbox/launch_plan.hpp"
 #include "leap/sandbox/task.hpp"
 #include "evaluation/runner_rules.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include "runner_pipe/runner_stages.hpp"
 
 namespace leap::sandbox::detail {

@@ -7,7 +7,7 @@
 
 #include "evaluation/correctness_inputs.hpp"
 #include "evaluation/element_values.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include "verify/kernel_run.hpp"
 #include "verify/npy_file.hpp"
 #include "verify/oracle_run.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "evaluation/output_poison.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 namespace leap::sandbox::verify {
 

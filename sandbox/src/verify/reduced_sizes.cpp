@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 namespace leap::sandbox::verify {
 

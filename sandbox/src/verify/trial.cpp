@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "evaluation/correctness_inputs.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 namespace leap::sandbox::verify {
 

@@ -8,7 +8,7 @@
 
 #include "evaluation/correctness_inputs.hpp"
 #include "evaluation/output_comparison.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include "verify/reduced_sizes.hpp"
 #include "verify/verify_context.hpp"
 

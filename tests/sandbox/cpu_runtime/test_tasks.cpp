@@ -13,7 +13,7 @@
 #include "cpu_runtime_support.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/output_comparison.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "leap/sandbox/launch_plan.hpp"
 

@@ -2,7 +2,7 @@
 // Hostile input to the sandbox's parsers: each refuses a document past its documented size or depth
 // with an error that names the limit, and stays usable afterwards.
 #include <catch2/catch.hpp>
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include <leap/sandbox/task.hpp>
 #include <nlohmann/json.hpp>
 #include <string>

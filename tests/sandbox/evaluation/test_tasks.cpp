@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/compiler.hpp>
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include <leap/sandbox/task.hpp>
 #include <string>
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 #include "leap/sandbox/builtin_tasks.hpp"
 #include "verify/reduced_sizes.hpp"
 #include "verify/verify_task.hpp"

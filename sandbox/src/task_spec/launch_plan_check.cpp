@@ -8,8 +8,8 @@
 #include <set>
 
 #include "common/identifier.hpp"
-#include "evaluation/launch_plan_text.hpp"
-#include "evaluation/size_expr.hpp"
+#include "task_spec/launch_plan_text.hpp"
+#include "task_spec/size_expr.hpp"
 
 namespace leap::sandbox {
 namespace {

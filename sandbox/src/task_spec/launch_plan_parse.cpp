@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/identifier.hpp"
-#include "evaluation/launch_plan_text.hpp"
+#include "task_spec/launch_plan_text.hpp"
 
 namespace leap::sandbox {
 namespace {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#include "evaluation/size_expr.hpp"
-#include "evaluation/task_spec_rules.hpp"
+#include "task_spec/size_expr.hpp"
+#include "task_spec/task_spec_rules.hpp"
 
 namespace leap::sandbox {
 

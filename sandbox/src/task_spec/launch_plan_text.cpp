@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "evaluation/launch_plan_text.hpp"
+#include "task_spec/launch_plan_text.hpp"
 
 #include "common/shortened.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "evaluation/task_spec_rules.hpp"
+#include "task_spec/task_spec_rules.hpp"
 
 #include "common/shortened.hpp"
 

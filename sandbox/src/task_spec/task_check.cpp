@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/identifier.hpp"
-#include "evaluation/size_expr.hpp"
-#include "evaluation/task_spec_rules.hpp"
+#include "task_spec/size_expr.hpp"
+#include "task_spec/task_spec_rules.hpp"
 
 namespace leap::sandbox {
 

@@ -13,7 +13,7 @@
 
 #include "common/identifier.hpp"
 #include "common/json_keys.hpp"
-#include "evaluation/task_spec_rules.hpp"
+#include "task_spec/task_spec_rules.hpp"
 #include "common/bounded_json.hpp"
 
 namespace leap::sandbox {

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "evaluation/task_spec_rules.hpp"
+#include "task_spec/task_spec_rules.hpp"
 
 namespace leap::sandbox {
 

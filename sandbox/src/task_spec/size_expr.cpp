@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "evaluation/size_expr.hpp"
+#include "task_spec/size_expr.hpp"
 
 #include <cctype>
 #include <limits>
