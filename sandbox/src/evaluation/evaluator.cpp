@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// sandbox/src/evaluation: a candidate against a task. Task specs and the built-in tasks, launch
-// plans and size expressions, the driver probe, the GPU runner (its process, loop and rules),
-// the GPU harness over the driver interface (gpu_driver.hpp), inputs, checks and timing. Not here:
-// compiling (compile/, through the Compiler), the confinement layers (confinement/), serve's request protocol (serve/).
+// sandbox/src/evaluation: a candidate against a task, in five named steps (Evaluator::Impl::evaluate):
+// compile it, check its launch plan, compile the reference, then without a GPU stop at the compile's
+// verdict, else run, check and time it in the GPU runner. Not here: the task-spec language
+// (task_spec/), compiling (compile/, through the Compiler), the confinement layers (confinement/),
+// serve's request protocol (serve/).
 #include "leap/sandbox/evaluator.hpp"
 
 #include "evaluation/runner_reply.hpp"
@@ -125,6 +126,11 @@ struct Evaluator::Impl {
     compiler = std::make_unique<Compiler>(config.compiler);
   }
 
+  CompileResult reference(const TaskSpec& task);
+  void run_in_runner(const TaskSpec& task, const CompileResult& ref, Clock::time_point t0, EvalResult& r);
+  void evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers,
+                Clock::time_point t0, EvalResult& r);
+
   CompileJob job(std::string_view source) const {
     CompileJob j;
     j.source = std::string(source);
@@ -151,45 +157,41 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
   return evaluate(task, candidate_source, {});
 }
 
-EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source,
-                               const std::vector<Header>& headers) {
-  validate(task);
-  Impl& m = *impl_;
-  const auto t0 = Clock::now();
-  EvalResult r;
-  auto done = [&]() -> EvalResult {
-    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    return std::move(r);
-  };
-  auto verdict = [&](Verdict v) {
-    r.status = EvalStatus::verdict;
-    r.verdict = v;
-  };
+namespace {
 
-  // 1. Compile. A refusal, an error and a timeout are all a compile_error verdict, GPU or not.
-  CompileJob cand_job = m.job(candidate_source);
-  cand_job.headers = headers;
-  r.compile = m.compiler->compile(cand_job);
-  if (!r.compile.ok()) {
-    verdict(Verdict::compile_error);
-    switch (r.compile.status) {
-      case CompileStatus::refused: r.detail = r.compile.log; break;
-      case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
-      case CompileStatus::resource_limit:
-        r.detail = r.compile.limit == CompileLimit::output_size
-                       ? r.compile.log.substr(0, r.compile.log.find('\n'))  // which output, how large, what to change
-                       : "the compile ran out of memory (address-space limit)";
-        break;
-      default: r.detail = first_errors(r.compile.log); break;
-    }
-    if (const std::string advice = arch_specific_advice(r.compile.log, m.arch); !advice.empty())
-      r.detail += "\n" + advice;
-    r.feedback = "Compile error:\n" + r.detail;
-    return done();
+void give_verdict(EvalResult& r, Verdict v) {
+  r.status = EvalStatus::verdict;
+  r.verdict = v;
+}
+
+// Step 1's verdict on a compile that failed. A refusal, an error and a timeout are all a
+// compile_error, GPU or not; the detail says which, and what to change.
+void report_compile_failure(EvalResult& r, const std::string& arch) {
+  give_verdict(r, Verdict::compile_error);
+  switch (r.compile.status) {
+    case CompileStatus::refused: r.detail = r.compile.log; break;
+    case CompileStatus::timeout: r.detail = "the compile did not finish within its time limit"; break;
+    case CompileStatus::resource_limit:
+      r.detail = r.compile.limit == CompileLimit::output_size
+                     ? r.compile.log.substr(0, r.compile.log.find('\n'))  // which output, how large, what to change
+                     : "the compile ran out of memory (address-space limit)";
+      break;
+    default: r.detail = first_errors(r.compile.log); break;
   }
-  // The launch plan: the candidate's, parsed and checked (kernels against the module's symbol
-  // table, arguments against the kernels' parameters in the CUBIN, every limit at every size set)
-  // before anything runs; else the task's own, whose arguments are checked the same way.
+  if (const std::string advice = arch_specific_advice(r.compile.log, arch); !advice.empty()) r.detail += "\n" + advice;
+  r.feedback = "Compile error:\n" + r.detail;
+}
+
+void report_plan_failure(EvalResult& r, const LaunchPlanReport& plan) {
+  give_verdict(r, Verdict::compile_error);
+  r.detail = "launch plan: " + plan.error;
+  r.feedback = (plan.status == PlanStatus::refused ? "Launch plan refused: " : "Launch plan error: ") + plan.error;
+}
+
+// Step 2: the launch plan, the candidate's (parsed and checked: kernels against the module's symbol
+// table, arguments against the kernels' parameters in the CUBIN, every limit at every size set) or
+// else the task's own, whose arguments are checked the same way. False when the evaluation ends here.
+bool check_launch_plan(const TaskSpec& task, std::string_view candidate_source, EvalResult& r) {
   const PlanParse parsed = parse_launch_plan(candidate_source);
   const std::optional<KernelParams> cand_params = detail::cubin_kernel_params(r.compile.cubin);
   const PlanContext cand_context{r.compile.kernels ? &*r.compile.kernels : nullptr, 0,
@@ -213,96 +215,125 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
     plan.error = check.error;
     plan.resolved = std::move(check.resolved);
     if (plan.status != PlanStatus::ok) {
-      verdict(Verdict::compile_error);
-      r.detail = "launch plan: " + plan.error;
-      r.feedback = (plan.status == PlanStatus::refused ? "Launch plan refused: " : "Launch plan error: ") + plan.error;
-      return done();
+      report_plan_failure(r, plan);
+      return false;
     }
-  } else {
-    plan.plan = task_launch_plan(task);
-    if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
-      verdict(Verdict::compile_error);
-      r.detail = missing;
-      r.feedback = "Compile error: " + r.detail;
-      return done();
-    }
-    try {
-      plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds, cand_context);
-    } catch (const LaunchPlanError& e) {
-      plan.status = PlanStatus::invalid;
-      plan.error = e.what();
-      verdict(Verdict::compile_error);
-      r.detail = "launch plan: " + plan.error;
-      r.feedback = "Launch plan error: " + plan.error;
-      return done();
-    }
+    return true;
   }
+  plan.plan = task_launch_plan(task);
+  if (std::string missing = missing_entry(r.compile, candidate_source, task.entry); !missing.empty()) {
+    give_verdict(r, Verdict::compile_error);
+    r.detail = missing;
+    r.feedback = "Compile error: " + r.detail;
+    return false;
+  }
+  try {
+    plan.resolved = resolve_launch_plan(plan.plan, task, task.sizes, k_task_launch_bounds, cand_context);
+  } catch (const LaunchPlanError& e) {
+    plan.status = PlanStatus::invalid;
+    plan.error = e.what();
+    report_plan_failure(r, plan);
+    return false;
+  }
+  return true;
+}
 
-  // 2. The reference (cached per task); a reference that does not build is the task's fault.
-  CompileResult ref;
-  {
-    std::lock_guard lock(m.ref_mutex);
-    const std::string key = task.name + "\n" + task.reference_source;
-    if (const auto it = m.references.find(key); it != m.references.end()) {
-      ref = it->second;
-    } else {
-      ref = m.compiler->compile(m.job(task.reference_source));
-      if (ref.nvrtc_verdict) m.references.emplace(key, ref);
-    }
-  }
-  if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty()) {
-    r.status = EvalStatus::error;
-    r.error = "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
-    return done();
-  }
-  // The reference's parameters must be the task's signature, or every launch of it would read
-  // arguments that are not there.
+// Step 3's check of a compiled reference: it defines the entry and takes the task's parameters, or
+// every launch of it would read arguments that are not there. Empty when it does, else the error.
+std::string reference_problem(const TaskSpec& task, CompileResult& ref) {
+  if (!ref.ok() || !missing_entry(ref, task.reference_source, task.entry).empty())
+    return "the task's reference kernel does not compile or lacks '" + task.entry + "': " + first_errors(ref.log, 6);
   try {
     const std::optional<KernelParams> ref_params = detail::cubin_kernel_params(ref.cubin);
     const KernelParams none;
     resolve_launch_plan(task_launch_plan(task), task, task.sizes, k_task_launch_bounds,
                         {nullptr, 0, ref_params ? &*ref_params : &none});
   } catch (const LaunchPlanError& e) {
+    return std::string("the task's reference kernel does not take the task's parameters: ") + e.what();
+  }
+  return "";
+}
+
+// Step 4 without a GPU: the compile verdict was real; anything further would be made up.
+void report_no_gpu(EvalResult& r, const GpuStatus& gpu, const std::string& arch) {
+  r.status = EvalStatus::no_gpu;
+  r.detail = "compiled for " + arch + "; running it needs a GPU (" + std::string(to_string(gpu.state)) +
+             (gpu.reason.empty() ? "" : ": " + gpu.reason) + ")";
+  r.feedback = r.launch_plan->source == PlanSource::candidate
+                   ? "The kernel compiles and its launch plan is valid (" + to_text(*r.launch_plan->resolved) +
+                         "). It was not run: no GPU is available."
+                   : "The kernel compiles. It was not run: no GPU is available.";
+}
+
+// Step 5's reading of the runner's call: a timeout or a death while the candidate ran is the
+// candidate's verdict; anything else that went wrong is the sandbox's error.
+void report_call(const TaskSpec& task, const CallResult& call, const std::optional<detail::EvaluationReply>& reply,
+                 const std::string& malformed, EvalResult& r) {
+  const bool in_candidate = detail::stage::is_candidate_stage(call.last_stage);
+  if (call.status == CallStatus::timeout) {
+    if (in_candidate) {
+      give_verdict(r, Verdict::timeout);
+      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) +
+                 " ms (" + call.last_stage + ")";
+      r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
+    } else {
+      r.status = EvalStatus::error;
+      r.error = "the runner timed out outside the candidate's runs: " + call.detail;
+    }
+  } else if (call.status == CallStatus::died && in_candidate) {
+    give_verdict(r, Verdict::runtime_error);
+    r.cuda_error = "GPU_RUNNER_DIED";
+    r.detail = "the evaluation process died while running the candidate: " + call.detail;
+    r.feedback = "Runtime error: " + r.detail;
+  } else if (call.status != CallStatus::ok) {
     r.status = EvalStatus::error;
-    r.error = std::string("the task's reference kernel does not take the task's parameters: ") + e.what();
-    return done();
+    r.error = "GPU runner " + std::string(to_string(call.status)) + ": " + call.detail;
+  } else if (!reply) {
+    r.status = EvalStatus::error;
+    r.error = "malformed runner reply: " + malformed;
+  } else {
+    detail::read_runner_reply(*reply, r);
   }
+}
 
-  // 3. No GPU: the compile verdict was real; anything further would be made up.
-  if (!m.gpu.ok()) {
-    r.status = EvalStatus::no_gpu;
-    r.detail = "compiled for " + m.arch + "; running it needs a GPU (" + std::string(to_string(m.gpu.state)) +
-               (m.gpu.reason.empty() ? "" : ": " + m.gpu.reason) + ")";
-    r.feedback = plan.source == PlanSource::candidate
-                     ? "The kernel compiles and its launch plan is valid (" + to_text(*plan.resolved) +
-                           "). It was not run: no GPU is available."
-                     : "The kernel compiles. It was not run: no GPU is available.";
-    return done();
-  }
+}  // namespace
 
-  // 4. Run, check and time in the runner.
-  r.seed = m.config.seed
-               ? *m.config.seed
+// Step 3: the reference, compiled once per task and source; a reference that does not build is the
+// task's fault, not the candidate's.
+CompileResult Evaluator::Impl::reference(const TaskSpec& task) {
+  std::lock_guard lock(ref_mutex);
+  const std::string key = task.name + "\n" + task.reference_source;
+  if (const auto it = references.find(key); it != references.end()) return it->second;
+  CompileResult ref = compiler->compile(job(task.reference_source));
+  if (ref.nvrtc_verdict) references.emplace(key, ref);
+  return ref;
+}
+
+// Step 5: run, check and time in the runner, and read its reply.
+void Evaluator::Impl::run_in_runner(const TaskSpec& task, const CompileResult& ref, Clock::time_point t0,
+                                    EvalResult& r) {
+  r.seed = config.seed
+               ? *config.seed
                : std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(t0.time_since_epoch().count());
   detail::EvaluationRequest request;
   request.task = task_to_json(task);
   request.candidate = r.compile.cubin;
   request.reference = ref.cubin;
   request.seed = r.seed;
-  request.time = m.config.time;
-  if (plan.source == PlanSource::candidate) request.plan = to_directives(plan.plan);
+  request.time = config.time;
+  if (r.launch_plan->source == PlanSource::candidate) request.plan = to_directives(r.launch_plan->plan);
   const std::vector<std::uint8_t> bytes = json::to_cbor(detail::to_json(request));
   CallResult call;
-  // The runner's reply, read once; a reply that cannot be read is reported as malformed below.
+  // The runner's reply, read once; a reply that cannot be read is reported as malformed.
   std::optional<detail::EvaluationReply> reply;
   std::string malformed;
   // The device heap outlives the module that used it: read from the candidate's PTX before the lock,
   // so no scan of the candidate's text holds up the evaluations waiting for the runner.
   const bool uses_device_heap = detail::references_device_malloc(r.compile.ptx);
   {
-    std::lock_guard lock(m.runner_mutex);
-    call = m.runner.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                         std::chrono::milliseconds(task.time_limit_ms));
+    std::lock_guard lock(runner_mutex);
+    call = runner.call(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       std::chrono::milliseconds(task.time_limit_ms));
     // A module that used the device heap, and a sticky error in the context: either way the next
     // evaluation gets a fresh runner. Decided under the same lock as the call.
     bool restart = uses_device_heap;
@@ -315,40 +346,42 @@ EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_
         restart = true;
       }
     }
-    if (restart) m.runner.restart_next();
+    if (restart) runner.restart_next();
   }
-  const bool in_candidate = detail::stage::is_candidate_stage(call.last_stage);
-  if (call.status == CallStatus::timeout) {
-    if (in_candidate) {
-      verdict(Verdict::timeout);
-      r.detail = "the kernel did not finish within the task's time limit of " + std::to_string(task.time_limit_ms) +
-                 " ms (" + call.last_stage + ")";
-      r.feedback = "Timeout: " + r.detail + ". Look for a loop that never ends or a barrier not every thread reaches.";
-    } else {
-      r.status = EvalStatus::error;
-      r.error = "the runner timed out outside the candidate's runs: " + call.detail;
-    }
-    return done();
-  }
-  if (call.status == CallStatus::died && in_candidate) {
-    verdict(Verdict::runtime_error);
-    r.cuda_error = "GPU_RUNNER_DIED";
-    r.detail = "the evaluation process died while running the candidate: " + call.detail;
-    r.feedback = "Runtime error: " + r.detail;
-    return done();
-  }
-  if (call.status != CallStatus::ok) {
+  report_call(task, call, reply, malformed, r);
+}
+
+// The steps in order; each that ends the evaluation has filled `r` with why.
+void Evaluator::Impl::evaluate(const TaskSpec& task, std::string_view candidate_source,
+                               const std::vector<Header>& headers, Clock::time_point t0, EvalResult& r) {
+  // 1. Compile the candidate.
+  CompileJob cand_job = job(candidate_source);
+  cand_job.headers = headers;
+  r.compile = compiler->compile(cand_job);
+  if (!r.compile.ok()) return report_compile_failure(r, arch);
+  // 2. Its launch plan, or the task's.
+  if (!check_launch_plan(task, candidate_source, r)) return;
+  // 3. The reference.
+  CompileResult ref = reference(task);
+  if (std::string problem = reference_problem(task, ref); !problem.empty()) {
     r.status = EvalStatus::error;
-    r.error = "GPU runner " + std::string(to_string(call.status)) + ": " + call.detail;
-    return done();
+    r.error = std::move(problem);
+    return;
   }
-  if (!reply) {
-    r.status = EvalStatus::error;
-    r.error = "malformed runner reply: " + malformed;
-    return done();
-  }
-  detail::read_runner_reply(*reply, r);
-  return done();
+  // 4. A GPU, or the compile's verdict alone.
+  if (!gpu.ok()) return report_no_gpu(r, gpu, arch);
+  // 5. Run, check and time.
+  run_in_runner(task, ref, t0, r);
+}
+
+EvalResult Evaluator::evaluate(const TaskSpec& task, std::string_view candidate_source,
+                               const std::vector<Header>& headers) {
+  validate(task);
+  const auto t0 = Clock::now();
+  EvalResult r;
+  impl_->evaluate(task, candidate_source, headers, t0, r);
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
 }
 
 }  // namespace leap::sandbox

@@ -595,81 +595,110 @@ class EvaluationRun {
     return size_sets;
   }
 
+  // The host copies of one size set's trials: the inputs drawn, and what each side wrote.
+  struct TrialBuffers {
+    std::vector<std::vector<unsigned char>> host, cand_out, ref_out;  // by parameter
+    explicit TrialBuffers(std::size_t params) : host(params), cand_out(params), ref_out(params) {}
+    void clear_answers() {  // no answer stays in host memory a device could read
+      for (auto* v : {&cand_out, &ref_out})
+        for (auto& b : *v) std::fill(b.begin(), b.end(), 0);
+    }
+  };
+
+  // Every size set, each with the task's trials: inputs drawn, the candidate run and read back, the
+  // reference run and read back, the outputs compared. The first wrong answer ends the evaluation.
   EvaluationReply check_trials() {
-    const std::vector<Sizes> size_sets = all_size_sets();
     std::uint64_t trial_no = 0;
     int trials_run = 0;
-    for (const Sizes& sizes : size_sets) {
+    for (const Sizes& sizes : all_size_sets()) {
       allocate(sizes);
       build_args(ref_, sizes);
       build_args(cand_, sizes);
-      const std::size_t np = task_.params.size();
-      std::vector<std::vector<unsigned char>> host(np), cand_out(np), ref_out(np);
+      TrialBuffers b(task_.params.size());
       for (int trial = 0; trial < task_.trials; ++trial) {
         const auto trial_start = d_.host_now();
         const std::uint64_t seed = trial_seed(base_seed_, trial_no++);
         const std::string where = "(trial " + std::to_string(trial + 1) + ", sizes " + sizes_text(sizes) + ")";
-        for (std::size_t i = 0; i < np; ++i) {
-          const Param& p = task_.params[i];
-          if (!is_input(p)) continue;
-          const std::size_t n = element_count(p, sizes);
-          host[i].assign(n * dtype_size(p.dtype), 0);
-          generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
-          if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
-        }
-        // The candidate first: nothing in memory holds this trial's answer yet.
-        stage_(stage::candidate);
-        prepare_from_host(cand_, host, seed);
-        std::size_t failed = 0;
-        if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok)
-          candidate_failed(rc, where + in_kernel(*cand_.args, failed));
-        if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
-        stage_(stage::check);
-        for (std::size_t i = 0; i < np; ++i) {
-          const Param& p = task_.params[i];
-          if (p.kind != ParamKind::buffer) continue;
-          download(cand_.buffers[i], cand_out[i], where, true);
-          if (p.role == Role::in && cand_out[i] != host[i])
-            throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
-        }
-        check_guards(where, false);
-        stage_(stage::reference);
-        prepare_from_host(ref_, host, seed);
-        std::size_t ref_failed = 0;
-        check(launch_all(*ref_.args, ref_failed), "the reference kernel failed " + where);
-        check(d_.synchronize(), "the reference kernel failed " + where);
-        stage_(stage::check);
-        for (std::size_t i = 0; i < np; ++i) {
-          const Param& p = task_.params[i];
-          if (!is_output(p)) continue;
-          download(ref_.buffers[i], ref_out[i], where, false);
-          poison(p, ref_.buffers[i], seed);  // the answer does not linger where a later run could find it
-        }
-        check(d_.synchronize(), "poisoning the reference's outputs");
+        draw_inputs(sizes, seed, b.host);
+        run_candidate_trial(b, seed, where);  // the candidate first: nothing in memory holds this trial's answer yet
+        run_reference_trial(b, seed, where);
         ++trials_run;
-        for (std::size_t i = 0; i < np; ++i) {
-          const Param& p = task_.params[i];
-          if (!is_output(p)) continue;
-          const std::size_t n = element_count(p, sizes);
-          const Comparison c = compare(p.dtype, cand_out[i].data(), ref_out[i].data(), n, task_.tolerance_for(p.dtype));
-          if (!c.ok) {
-            EvaluationReply r = wrong_answer(describe(c, p.name, n) + " " + where, false);
-            r.trials = trials_run;
-            r.mismatch = Mismatch{c.first_index, c.first_expected, c.first_actual, c.max_abs_error, c.max_rel_error};
-            throw Finish{r};
-          }
-        }
+        compare_trial(sizes, b, where, trials_run);
         trial_seconds_ = std::chrono::duration<double>(d_.host_now() - trial_start).count();  // the timing sizes' last
       }
-      for (auto* v : {&cand_out, &ref_out}) {  // no answer stays in host memory a device could read
-        for (auto& b : *v) std::fill(b.begin(), b.end(), 0);
-      }
+      b.clear_answers();
     }
     trials_run_ = trials_run;
     EvaluationReply r = verdict_reply(Verdict::correct, "");
     r.trials = trials_run;
     r.device = d_.device_name();
     return r;
+  }
+
+  // A trial's inputs, drawn on the host as correctness_inputs.hpp says (the verifier draws the same).
+  void draw_inputs(const Sizes& sizes, std::uint64_t seed, std::vector<std::vector<unsigned char>>& host) const {
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (!is_input(p)) continue;
+      const std::size_t n = element_count(p, sizes);
+      host[i].assign(n * dtype_size(p.dtype), 0);
+      generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
+      if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
+    }
+  }
+
+  // The candidate on the trial's inputs, its buffers read back; an input it changed is a wrong answer.
+  void run_candidate_trial(TrialBuffers& b, std::uint64_t seed, const std::string& where) {
+    stage_(stage::candidate);
+    prepare_from_host(cand_, b.host, seed);
+    std::size_t failed = 0;
+    if (DeviceStatus rc = launch_all(*cand_.args, failed); rc != k_device_ok)
+      candidate_failed(rc, where + in_kernel(*cand_.args, failed));
+    if (DeviceStatus rc = d_.synchronize(); rc != k_device_ok) candidate_failed(rc, where);
+    stage_(stage::check);
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (p.kind != ParamKind::buffer) continue;
+      download(cand_.buffers[i], b.cand_out[i], where, true);
+      if (p.role == Role::in && b.cand_out[i] != b.host[i])
+        throw Finish{wrong_answer("modified its input '" + p.name + "' " + where, false)};
+    }
+    check_guards(where, false);
+  }
+
+  // The reference on the same inputs; its outputs read back, then poisoned on the device so the
+  // answer does not linger where a later run could find it.
+  void run_reference_trial(TrialBuffers& b, std::uint64_t seed, const std::string& where) {
+    stage_(stage::reference);
+    prepare_from_host(ref_, b.host, seed);
+    std::size_t ref_failed = 0;
+    check(launch_all(*ref_.args, ref_failed), "the reference kernel failed " + where);
+    check(d_.synchronize(), "the reference kernel failed " + where);
+    stage_(stage::check);
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (!is_output(p)) continue;
+      download(ref_.buffers[i], b.ref_out[i], where, false);
+      poison(p, ref_.buffers[i], seed);
+    }
+    check(d_.synchronize(), "poisoning the reference's outputs");
+  }
+
+  // Each output within the task's tolerance of the reference's, or a wrong answer naming the first
+  // element that is not.
+  void compare_trial(const Sizes& sizes, const TrialBuffers& b, const std::string& where, int trials_run) const {
+    for (std::size_t i = 0; i < task_.params.size(); ++i) {
+      const Param& p = task_.params[i];
+      if (!is_output(p)) continue;
+      const std::size_t n = element_count(p, sizes);
+      const Comparison c = compare(p.dtype, b.cand_out[i].data(), b.ref_out[i].data(), n, task_.tolerance_for(p.dtype));
+      if (!c.ok) {
+        EvaluationReply r = wrong_answer(describe(c, p.name, n) + " " + where, false);
+        r.trials = trials_run;
+        r.mismatch = Mismatch{c.first_index, c.first_expected, c.first_actual, c.max_abs_error, c.max_rel_error};
+        throw Finish{r};
+      }
+    }
   }
 
   // ---- timing -------------------------------------------------------------------------------------
@@ -811,19 +840,55 @@ class EvaluationRun {
     }
   }
 
+  // Timing as three steps: prepare (a fresh candidate module, its arguments, both warm-ups), the
+  // timed runs until the stopping rule, a budget or the deadline ends them, then the report.
   TimingReport time_and_check() {
-    const TimingSettings& ts = task_.timing;
+    const auto [warmup_candidate, warmup_reference] = prepare_timing();
+    const TimedRuns runs = run_timed_until_steady();
+    // The guards, after the last timed run and outside every window: damage persists, so one look
+    // covers every run.
+    stage_(stage::check);
+    check_guards("while timed", true);
+    TimingReport timing = summarise(runs.reps);
+    timing.warmup_candidate = warmup_candidate;
+    timing.warmup_reference = warmup_reference;
+    timing.warmup_min_gpu_ms = k_warmup_gpu_ms;
+    timing.checked_runs = runs.reps;  // every one, on the device
+    apply_floor(timing);
+    if (!runs.stopped.empty()) {
+      timing.stopped_early = runs.stopped;
+      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(runs.reps) +
+                    " of the minimum " + std::to_string(task_.timing.min_reps) + " runs: " + runs.stopped;
+    }
+    return timing;
+  }
+
+  // A fresh secret for the timed inputs, the candidate's module reloaded (its __device__ globals do not
+  // survive into timing), the launch arguments built before any timed run, and both sides warmed up.
+  std::pair<WarmUpReport, WarmUpReport> prepare_timing() {
     std::random_device os_random;
     timing_secret_ = trial_seed(base_seed_, (std::uint64_t{os_random()} << 32) ^ os_random());
-    stage_(stage::reload);  // the candidate's __device__ globals do not survive into timing
+    stage_(stage::reload);
     if (!unload(cand_.module)) throw Finish{harness_error("unloading the candidate's module failed")};
     load_candidate();
-    build_args(cand_, task_.sizes);  // the launch arguments, built before any timed run
+    build_args(cand_, task_.sizes);
     compare_records_.assign(1, guarded_buffer(task_.params.size() * sizeof(CompareRecord), "the comparison records"));
-
-    const WarmUpReport warmup_candidate = warm_up(cand_), warmup_reference = warm_up(ref_);
+    WarmUpReport candidate = warm_up(cand_);
+    WarmUpReport reference = warm_up(ref_);
     d_.activity_reset();
+    return {candidate, reference};
+  }
 
+  struct TimedRuns {
+    int reps = 0;
+    std::string stopped;  // why fewer than min_reps ran; empty otherwise
+  };
+
+  // Run pairs, candidate first as in the trials (nothing in memory holds a run's answer yet), each
+  // checked on the device, until both sides are steady, the timing budget is spent or the task's
+  // time limit leaves no room for another pair.
+  TimedRuns run_timed_until_steady() {
+    const TimingSettings& ts = task_.timing;
     cand_.series = {};
     ref_.series = {};
     harvested_.clear();
@@ -832,50 +897,31 @@ class EvaluationRun {
     harvest_problems_.clear();
     stopping_by_cupti_ = d_.activity_enabled();
     int next_cupti_check = ts.min_reps;
-    std::string stopped;
+    TimedRuns runs;
     double gpu_ms_used = 0.0, slowest_rep_s = 0.0;
-    int reps = 0;
     for (int rep = 0; rep < ts.max_reps; ++rep) {
       const auto rep0 = d_.host_now();
-      // The candidate first, as in the trials: nothing in memory holds this run's answer yet.
       for (Side* side : {&cand_, &ref_}) {
         timed_run(rep, *side);
         gpu_ms_used += side->series.event_ms.back();
       }
       check_timed_run(rep);
-      reps = rep + 1;
+      runs.reps = rep + 1;
       slowest_rep_s = std::max(slowest_rep_s, std::chrono::duration<double>(d_.host_now() - rep0).count());
-      if (steady(reps, next_cupti_check)) break;
+      if (steady(runs.reps, next_cupti_check)) break;
       if (gpu_ms_used > 2.0 * ts.budget_ms) {  // both kernels' timed GPU time against both budgets
-        if (reps < ts.min_reps)
-          stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
+        if (runs.reps < ts.min_reps)
+          runs.stopped = "the timing budget of " + std::to_string(ts.budget_ms) + " ms per kernel ran out";
         break;
       }
       // Room for one more run pair and its check, with margin (about three run pairs' worth).
       const auto need = std::chrono::duration<double>(4.0 * slowest_rep_s);
       if (d_.host_now() + std::chrono::duration_cast<Clock::duration>(need) > deadline_) {
-        if (reps < ts.min_reps) stopped = "the task's time limit left room for no more runs";
+        if (runs.reps < ts.min_reps) runs.stopped = "the task's time limit left room for no more runs";
         break;
       }
     }
-
-    // The guards, after the last timed run and outside every window: damage persists, so one look
-    // covers every run.
-    stage_(stage::check);
-    check_guards("while timed", true);
-
-    TimingReport timing = summarise(reps);
-    timing.warmup_candidate = warmup_candidate;
-    timing.warmup_reference = warmup_reference;
-    timing.warmup_min_gpu_ms = k_warmup_gpu_ms;
-    timing.checked_runs = reps;  // every one, on the device
-    apply_floor(timing);
-    if (!stopped.empty()) {
-      timing.stopped_early = stopped;
-      timing.note = (timing.note.empty() ? std::string() : timing.note + "; ") + "timed " + std::to_string(reps) +
-                    " of the minimum " + std::to_string(ts.min_reps) + " runs: " + stopped;
-    }
-    return timing;
+    return runs;
   }
 
   // The stopping rule: both sides' spreads at most the target once min_reps ran. Read from CUPTI's
