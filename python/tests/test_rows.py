@@ -18,14 +18,14 @@ SOURCE = Path(os.environ.get("LEAP_SOURCE_DIR", Path(__file__).resolve().parents
 
 
 def builtin_tasks():
-    tasks = sorted(p.parent.name for p in (SOURCE / "sandbox" / "tasks").glob("*/task.json"))
+    tasks = sorted(p.parent.name for p in (SOURCE / "sandbox" / "tasks").glob("*/*/task.json"))
     assert {"softmax", "matmul", "layernorm"} <= set(tasks), tasks
     return tasks
 
 
 def test_rows_for_every_builtin_task_read_back_through_each_trainer(tmp_path):
     tasks = builtin_tasks()
-    spec = json.loads((SOURCE / "sandbox" / "tasks" / "softmax" / "task.json").read_text())
+    spec = json.loads((SOURCE / "sandbox" / "tasks" / "softmax" / "softmax" / "task.json").read_text())
     spec["name"] = "softmax_copy"
     lines = tmp_path / "train.jsonl"
     with open(lines, "w") as f:

@@ -164,7 +164,7 @@ def choose_switches(f, info=None):
 
 def variants(tasks, tasks_dir):
     """(task, variant, expect, path) for every variant `leap-sandbox tasks --json` lists that has a
-    source file under tasks_dir (sandbox/tasks/<task>/<variant>.cu, or one folder deeper)."""
+    source file under tasks_dir (sandbox/tasks/<category>/<task>/<variant>.cu, or one folder shallower)."""
     out = []
     for t in tasks:
         for v in t.get("variants", []):

@@ -49,7 +49,7 @@ check() { if ! "${@:2}"; then echo "FAIL: $1"; problems=$((problems + 1)); fi; }
 check "exit 0 when every step passed (got $rc)" test "$rc" -eq 0
 check "info's pageable access chose the switch" grep -q '^- run switches after info: --allow-pageable-host-access' "$summary"
 check "the three variants got their verdicts" grep -q '^- 3 of 3 variants got their verdict' "$summary"
-check "eval got the switch and the variant's file" grep -q 'leap-sandbox eval --json --seed 1 --no-time --allow-pageable-host-access scale_add \(.*/\)\?sandbox/tasks/scale_add/wrong.cu$' "$calls"
+check "eval got the switch and the variant's file" grep -q 'leap-sandbox eval --json --seed 1 --no-time --allow-pageable-host-access scale_add \(.*/\)\?sandbox/tasks/elementwise/scale_add/wrong.cu$' "$calls"
 check "the fast variant is timed" grep -q 'leap-sandbox eval --json --seed 1 --allow-pageable-host-access scale_add .*fast.cu' "$calls"
 check "the hostile suite got the switch" grep -q '^leap_sandbox_gpu_tests --allow-pageable-host-access ' "$calls"
 check "bench_timing ran with CUPTI, events and the dirty flush" bash -c "

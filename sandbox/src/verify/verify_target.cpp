@@ -56,6 +56,10 @@ VerifyTarget load_target_file(const std::string& path, bool builtin_rules) {
     require_library_fields(t.spec);
     if (dir.filename() != t.spec.name)
       throw TaskError("task '" + t.spec.name + "': name: differs from its directory " + dir.filename().string());
+    if (dir.parent_path().filename() != t.spec.library.category)
+      throw TaskError("task '" + t.spec.name + "': category: \"" + t.spec.library.category +
+                      "\", but the task is under " + dir.parent_path().filename().string() +
+                      "/ (a built-in task lives in sandbox/tasks/<category>/)");
   }
   t.variants.push_back({"reference", "correct", t.spec.reference_source});
   std::optional<std::string> text = resolve(fs::path(path).filename().string());

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "task_spec/size_expr.hpp"
@@ -189,4 +190,28 @@ TEST_CASE("verify: built-in rules name the missing library field", "[verify]") {
   const std::string path = (dir / "task.json").string();
   CHECK_NOTHROW(vf::load_target_file(path, false));  // a user's spec need not carry them
   CHECK_THROWS_WITH(vf::load_target_file(path, true), Catch::Contains("split: missing"));
+}
+
+TEST_CASE("verify: built-in rules hold a task to the folder of its category", "[verify]") {
+  const sb::BuiltinTask* t = sb::find_builtin_task("row_sum");
+  REQUIRE(t != nullptr);
+  const std::filesystem::path root = std::filesystem::path(LEAP_VERIFY_TEST_CACHE) / "category_rules";
+  for (const char* category : {"reduction", "norm"}) {
+    const std::filesystem::path dir = root / category / "row_sum";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "task.json") << sb::task_to_json(t->spec);
+    std::ofstream(dir / "oracle.cpp") << t->oracle_source;
+  }
+  CHECK_NOTHROW(vf::load_target_file((root / "reduction" / "row_sum" / "task.json").string(), true));
+  const std::string misplaced = (root / "norm" / "row_sum" / "task.json").string();
+  CHECK_NOTHROW(vf::load_target_file(misplaced, false));
+  CHECK_THROWS_WITH(vf::load_target_file(misplaced, true),
+                    Catch::Contains("category: \"reduction\", but the task is under norm/"));
+}
+
+TEST_CASE("verify: every built-in task sits in the folder of its category, with a unique name", "[verify]") {
+  CHECK(sb::builtin_task_errors().empty());
+  std::set<std::string> names;
+  for (const sb::BuiltinTask& t : sb::builtin_tasks()) CHECK(names.insert(t.spec.name).second);
+  CHECK(names.size() >= 120);
 }
