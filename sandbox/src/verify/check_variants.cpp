@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Step 4: each shipped variant gets the verdict it expects. Those expected to compile are the
-// project's own sources, so they run on the CPU runtime (their own launch plans, if they declare
+// Step 4: each shipped variant gets the verdict it expects. Those expected to compile must compile
+// with NVRTC, as the GPU path compiles them; they are the project's own sources, so they run on the
+// CPU runtime (their own launch plans, if they declare
 // any) at every size set, and are judged as the GPU runner judges a candidate: held to the
 // reference's outputs by the sandbox's comparison. One expected to fail to compile is compiled by
 // NVRTC, as a candidate would be.
@@ -50,8 +51,21 @@ void check_variants(VerifyContext& c) {
         c.report.add(name, false, "NVRTC is not usable here: " + n.log);
         continue;
       }
-      j = n.compiled ? Judged{"correct", "NVRTC compiled it"} : Judged{"compile_error", "NVRTC refused it"};
+      if (n.compiled) j = {"correct", "NVRTC compiled it"};
+      else if (n.source_error) j = {"compile_error", "NVRTC refused it"};
+      else j = {"a compile that ended without NVRTC's verdict", n.log};  // a limit says nothing of the source
     } else {
+      // The GPU path compiles it with NVRTC: a source only the host compiler takes would be a
+      // compile_error there, whatever the CPU runtime says of it.
+      const NvrtcOutcome n = nvrtc_compile(v.source, c.cache.dir());
+      if (!n.available) {
+        c.report.add(name, false, "NVRTC is not usable here: " + n.log);
+        continue;
+      }
+      if (!n.compiled) {
+        c.report.add(name, false, "expected " + v.expect + ", got compile_error: NVRTC refused it: " + n.log);
+        continue;
+      }
       if (!reference_ran) {
         c.report.add(name, false, "not judged: the reference did not run");
         continue;

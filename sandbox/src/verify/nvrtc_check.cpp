@@ -33,6 +33,7 @@ NvrtcOutcome nvrtc_compile(const std::string& source, const std::filesystem::pat
     job.options.want_ptx = false;
     const CompileResult r = trusted_compiler(cache_dir).compile(job);
     out.compiled = r.status == CompileStatus::ok;
+    out.source_error = r.status == CompileStatus::error && r.nvrtc_verdict;
     out.log = r.log;
   } catch (const std::exception& e) {
     out.available = false;

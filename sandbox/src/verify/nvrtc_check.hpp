@@ -11,8 +11,9 @@ namespace leap::sandbox::verify {
 
 struct NvrtcOutcome {
   bool compiled = false;
-  std::string log;        // NVRTC's words (or why NVRTC could not be used)
-  bool available = true;  // false: no usable NVRTC here
+  bool source_error = false;  // not compiled, and NVRTC's own verdict on the source (not a limit)
+  std::string log;            // NVRTC's words (or why NVRTC could not be used)
+  bool available = true;      // false: no usable NVRTC here
 };
 
 NvrtcOutcome nvrtc_compile(const std::string& source, const std::filesystem::path& cache_dir);

@@ -9,6 +9,7 @@
 #include "evaluation/correctness_inputs.hpp"
 #include "evaluation/output_comparison.hpp"
 #include "task_spec/size_expr.hpp"
+#include "verify/nvrtc_check.hpp"
 #include "verify/reduced_sizes.hpp"
 #include "verify/verify_context.hpp"
 
@@ -87,6 +88,14 @@ void compile_reference_and_oracle(VerifyContext& c) {
   }
 }
 
+// The reference as the GPU path compiles it (NVRTC): the host compiler taking it proves nothing there.
+void check_reference_compiles_with_nvrtc(VerifyContext& c) {
+  const NvrtcOutcome n = nvrtc_compile(c.spec().reference_source, c.cache.dir());
+  if (!n.available) c.report.add("compile:reference:nvrtc", false, "NVRTC is not usable here: " + n.log);
+  else if (!n.compiled) c.report.add("compile:reference:nvrtc", false, "NVRTC refused it: " + n.log);
+  else c.report.add("compile:reference:nvrtc", true, "compiled");
+}
+
 // Every check size set and the reduced timing size, each with its trial and the oracle's answer.
 void draw_size_sets(VerifyContext& c) {
   const TaskSpec& t = c.spec();
@@ -117,6 +126,7 @@ TaskReport verify_task(const VerifyTarget& target, ModuleCache& cache, const Ver
   try {
     check_reference_has_no_plan(c);
     compile_reference_and_oracle(c);
+    check_reference_compiles_with_nvrtc(c);
     if (c.oracle != nullptr) {
       draw_size_sets(c);
       if (c.reference != nullptr) check_reference_against_oracle(c);

@@ -187,26 +187,5 @@ TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and brok
   CHECK(sb::find_builtin_task("no_such_task") == nullptr);
 }
 
-TEST_CASE("built-in tasks: every shipped kernel compiles with NVRTC exactly when it should", "[sandbox][task][nvrtc]") {
-  std::vector<sb::CompileJob> jobs;
-  std::vector<std::string> names;
-  std::vector<bool> should_compile;
-  for (const sb::BuiltinTask& t : sb::builtin_tasks()) {
-    for (const sb::TaskVariant& v : t.variants) {
-      sb::CompileJob j;
-      j.source = v.source;
-      j.options.want_ptx = true;
-      j.options.want_cubin = false;
-      jobs.push_back(std::move(j));
-      names.push_back(t.spec.name + "/" + v.name);
-      should_compile.push_back(v.expect != "compile_error");
-    }
-  }
-  sb::Compiler compiler(leap_test::config(sb::Isolation::trusted_in_process, 2));
-  const std::vector<sb::CompileResult> results = compiler.compile_batch(jobs);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    INFO(names[i] << "\n" << results[i].log);
-    CHECK(results[i].ok() == should_compile[i]);
-    if (!should_compile[i]) CHECK(results[i].status == sb::CompileStatus::error);  // a real error, with a log
-  }
-}
+// That every shipped kernel compiles with NVRTC exactly when it should is a check of `tasks verify`
+// (variant:NAME, compile:reference:nvrtc), which each task's tasks_verify:<task> CTest runs.

@@ -65,9 +65,9 @@ TEST_CASE("verify: the built-in row_sum passes every check", "[verify]") {
   INFO(vf::to_text(r, false));
   CHECK(r.ok());
   for (const char* name :
-       {"reference_launch", "compile:reference", "compile:oracle", "reference_vs_oracle", "negative:zeros",
-        "negative:copy_of_input", "negative:partial_output", "variant:fast", "variant:wrong", "variant:lowprec",
-        "variant:broken", "degenerate:seeds", "degenerate:input:x", "degenerate:magnitude:out"})
+       {"reference_launch", "compile:reference", "compile:reference:nvrtc", "compile:oracle", "reference_vs_oracle",
+        "negative:zeros", "negative:copy_of_input", "negative:partial_output", "variant:fast", "variant:wrong",
+        "variant:lowprec", "variant:broken", "degenerate:seeds", "degenerate:input:x", "degenerate:magnitude:out"})
     CHECK(check(r, name) != nullptr);
 }
 
@@ -214,4 +214,27 @@ TEST_CASE("verify: every built-in task sits in the folder of its category, with 
   std::set<std::string> names;
   for (const sb::BuiltinTask& t : sb::builtin_tasks()) CHECK(names.insert(t.spec.name).second);
   CHECK(names.size() >= 120);
+}
+
+TEST_CASE("verify: a reference or variant only the host compiler takes fails, as NVRTC would refuse it on the GPU",
+          "[verify]") {
+  vf::VerifyTarget t = builtin("row_sum");
+  // g++ finds <vector> and the CPU runtime runs the kernel; NVRTC, as the GPU path compiles, has no such header.
+  t.spec.reference_source = "#include <vector>\n" + t.spec.reference_source;
+  for (sb::TaskVariant& v : t.variants)
+    if (v.name == "fast" || v.name == "reference") v.source = "#include <vector>\n" + v.source;
+  const vf::TaskReport r = vf::verify_task(t, cache());
+  INFO(vf::to_text(r, false));
+  const vf::CheckResult* ref = check(r, "compile:reference:nvrtc");
+  REQUIRE(ref != nullptr);
+  CHECK_FALSE(ref->ok);
+  CHECK_THAT(ref->detail, Catch::Contains("NVRTC refused it") && Catch::Contains("vector"));
+  const vf::CheckResult* reference_vs_oracle = check(r, "reference_vs_oracle");
+  REQUIRE(reference_vs_oracle != nullptr);
+  CHECK(reference_vs_oracle->ok);  // the CPU runtime took it
+  const vf::CheckResult* fast = check(r, "variant:fast");
+  REQUIRE(fast != nullptr);
+  CHECK_FALSE(fast->ok);
+  CHECK_THAT(fast->detail, Catch::Contains("expected correct, got compile_error: NVRTC refused it"));
+  CHECK_FALSE(r.ok());
 }
