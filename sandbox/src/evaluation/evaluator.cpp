@@ -131,11 +131,16 @@ struct Evaluator::Impl {
   void evaluate(const TaskSpec& task, std::string_view candidate_source, const std::vector<Header>& headers,
                 Clock::time_point t0, EvalResult& r);
 
-  CompileJob job(std::string_view source) const {
+  // A task may raise the compile CPU limit where its category needs it (tensor-core GEMMs spend tens of
+  // seconds in ptxas); the configured limit stands where it is higher.
+  CompileJob job(std::string_view source, const TaskSpec* task = nullptr) const {
     CompileJob j;
     j.source = std::string(source);
     j.options.arch = arch;
     j.options.timeout = config.compile_timeout;
+    if (task != nullptr && task->library.compile_cpu_seconds > 0)
+      j.options.timeout = std::max<std::chrono::milliseconds>(j.options.timeout,
+                                                              std::chrono::seconds(task->library.compile_cpu_limit()));
     j.options.want_ptx = true;
     j.options.want_cubin = true;
     j.file_name = "candidate.cu";
@@ -304,7 +309,7 @@ CompileResult Evaluator::Impl::reference(const TaskSpec& task) {
   std::lock_guard lock(ref_mutex);
   const std::string key = task.name + "\n" + task.reference_source;
   if (const auto it = references.find(key); it != references.end()) return it->second;
-  CompileResult ref = compiler->compile(job(task.reference_source));
+  CompileResult ref = compiler->compile(job(task.reference_source, &task));
   if (ref.nvrtc_verdict) references.emplace(key, ref);
   return ref;
 }
@@ -355,7 +360,7 @@ void Evaluator::Impl::run_in_runner(const TaskSpec& task, const CompileResult& r
 void Evaluator::Impl::evaluate(const TaskSpec& task, std::string_view candidate_source,
                                const std::vector<Header>& headers, Clock::time_point t0, EvalResult& r) {
   // 1. Compile the candidate.
-  CompileJob cand_job = job(candidate_source);
+  CompileJob cand_job = job(candidate_source, &task);
   cand_job.headers = headers;
   r.compile = compiler->compile(cand_job);
   if (!r.compile.ok()) return report_compile_failure(r, arch);

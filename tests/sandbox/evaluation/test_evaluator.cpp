@@ -129,3 +129,23 @@ TEST_CASE("evaluator: first_errors keeps the diagnostics and their carets", "[sa
   CHECK_THAT(e, Catch::Contains("k.cu(3): error") && Catch::Contains("y = x;"));
   CHECK(e.find("warning") == std::string::npos);
 }
+
+TEST_CASE("evaluator: a task's compile_cpu_seconds raises the compile limit for its candidates and reference",
+          "[sandbox][evaluator]") {
+  sb::EvaluatorConfig c = no_gpu_config();
+  c.compile_timeout = std::chrono::milliseconds(1);  // no compile finishes in a millisecond of CPU
+  sb::Evaluator ev(c);
+  sb::TaskSpec spec = task("scale_add").spec;
+  const std::string fast = task("scale_add").variant("fast")->source;
+  const sb::EvalResult starved = ev.evaluate(spec, fast);
+  REQUIRE(starved.verdict.has_value());
+  CHECK(*starved.verdict == leap::Verdict::compile_error);
+  CHECK(starved.compile.status == sb::CompileStatus::timeout);
+
+  spec.library.compile_cpu_seconds = 60;  // what a tensor-core GEMM task declares
+  spec.name = "scale_add_roomy";          // its reference is compiled afresh under the task's limit
+  const sb::EvalResult roomy = ev.evaluate(spec, fast + "// another source, not a cache hit\n");
+  INFO(roomy.detail << roomy.error);
+  CHECK(roomy.compile.status == sb::CompileStatus::ok);
+  CHECK(roomy.status == sb::EvalStatus::no_gpu);  // the reference compiled too, or this would be an error
+}

@@ -134,6 +134,8 @@ struct EvaluatorConfig {
   std::optional<std::uint64_t> seed;  // base seed; empty = a fresh random seed per evaluation
   bool time = true;                   // time correct candidates (false: verdict only, much faster)
   std::optional<GpuStatus> gpu;       // skip the driver probe and use this (tests; a scheduler that knows)
+  // The CPU limit of each compile; a task whose compile_cpu_seconds is higher raises it for its own
+  // candidates and reference (task_library.hpp).
   std::chrono::milliseconds compile_timeout{10000};
 };
 
