@@ -521,13 +521,13 @@ class EvaluationRun {
     check(d_.synchronize(), "preparing the buffers");
   }
 
-  // Inputs drawn on the device from `seed`, outputs poisoned (timed runs and their checks).
+  // Inputs drawn on the device from `seed` at the timing sizes, outputs poisoned (timed runs and their checks).
   void prepare_on_device(Side& side, std::uint64_t seed) {
     std::vector<DevBuf>& set = side.buffers;
     for (std::size_t i = 0; i < task_.params.size(); ++i) {
       const Param& p = task_.params[i];
       if (is_input(p)) {
-        check(d_.generate_inputs(set[i].ptr, p.dtype, p.generator, trial_seed(seed, i),
+        check(d_.generate_inputs(set[i].ptr, p.dtype, generator_at(p, task_.sizes), trial_seed(seed, i),
                                  set[i].bytes / dtype_size(p.dtype)),
               "drawing inputs for '" + p.name + "'");
       } else if (is_output(p)) {
@@ -642,7 +642,7 @@ class EvaluationRun {
       if (!is_input(p)) continue;
       const std::size_t n = element_count(p, sizes);
       host[i].assign(n * dtype_size(p.dtype), 0);
-      generate(p.dtype, p.generator, trial_seed(seed, i), host[i].data(), n);
+      generate(p.dtype, generator_at(p, sizes), trial_seed(seed, i), host[i].data(), n);
       if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
     }
   }

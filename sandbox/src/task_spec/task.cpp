@@ -62,6 +62,23 @@ std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) n
 
 std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::float16 || dtype == DType::bfloat16 ? 2 : 4; }
 
+Generator generator_at(const Param& buffer, const Sizes& sizes) {
+  Generator g = buffer.generator;
+  auto resolve = [&](const std::string& expr, double& out, const char* which) {
+    if (expr.empty()) return;
+    try {
+      out = static_cast<double>(eval_size_expr(expr, sizes));
+    } catch (const std::invalid_argument& ex) {
+      throw TaskError(buffer.name + ": randint " + which + " \"" + expr + "\": " + ex.what());
+    }
+  };
+  resolve(g.low_expr, g.a, "low");
+  resolve(g.high_expr, g.b, "high");
+  g.low_expr.clear();
+  g.high_expr.clear();
+  return g;
+}
+
 std::size_t element_count(const Param& buffer, const Sizes& sizes) {
   std::int64_t n = 1;
   for (const std::string& e : buffer.shape) {

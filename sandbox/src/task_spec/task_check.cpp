@@ -134,10 +134,22 @@ void validate(const TaskSpec& t) {
       }
     }
     if (p.role != Role::out) {
+      for (const Sizes* s : all_sizes) {  // bounds that are size expressions, resolved at each size set
+        Generator g;
+        try {
+          g = generator_at(p, *s);
+        } catch (const TaskError& e) {
+          fail(n, f + ".generator", e.what());
+        }
+        if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
+        if ((g.kind == GeneratorKind::uniform && !(g.a < g.b)) || (g.kind == GeneratorKind::randint && !(g.a <= g.b)))
+          fail(n, f + ".generator",
+               "low must be below high" + (p.generator.low_expr.empty() && p.generator.high_expr.empty()
+                                               ? std::string()
+                                               : " (at sizes " + sizes_text(*s) + ": low " + std::to_string(g.a) +
+                                                     ", high " + std::to_string(g.b) + ")"));
+      }
       const Generator& g = p.generator;
-      if (!std::isfinite(g.a) || !std::isfinite(g.b)) fail(n, f + ".generator", "parameters must be finite");
-      if ((g.kind == GeneratorKind::uniform && !(g.a < g.b)) || (g.kind == GeneratorKind::randint && !(g.a <= g.b)))
-        fail(n, f + ".generator", "low must be below high");
       if (g.kind == GeneratorKind::normal && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
       // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
       // kernel could keep its answer from one run for the next.

@@ -46,9 +46,12 @@ std::string task_to_json(const TaskSpec& t, int indent) {
       if (p.role != Role::out) {
         const Generator& g = p.generator;
         json gj = {{"kind", to_string(g.kind)}};
-        if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint)
+        if (g.kind == GeneratorKind::randint) {
+          gj["low"] = g.low_expr.empty() ? json(g.a) : json(g.low_expr);
+          gj["high"] = g.high_expr.empty() ? json(g.b) : json(g.high_expr);
+        } else if (g.kind == GeneratorKind::uniform) {
           gj.update({{"low", g.a}, {"high", g.b}});
-        else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
+        } else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
         else if (g.kind == GeneratorKind::constant) gj["value"] = g.a;
         if (g.special) gj["special"] = true;
         q["generator"] = gj;

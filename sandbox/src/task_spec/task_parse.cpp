@@ -106,7 +106,14 @@ struct Reader {
     auto get = [&](const char* key, double& out) {
       if (v.contains(key)) out = number(v.at(key), field + "." + key);
     };
-    if (g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::randint) {
+    if (g.kind == GeneratorKind::randint) {  // a number, or a size expression over the task's sizes
+      auto bound = [&](const char* key, double& out, std::string& expr) {
+        if (v.contains(key) && v.at(key).is_string()) expr = string(v.at(key), field + "." + key);
+        else get(key, out);
+      };
+      bound("low", g.a, g.low_expr);
+      bound("high", g.b, g.high_expr);
+    } else if (g.kind == GeneratorKind::uniform) {
       get("low", g.a);
       get("high", g.b);
     } else if (g.kind == GeneratorKind::normal) {

@@ -57,7 +57,8 @@ Outputs run_variant(const BuiltinTask& task, const std::string& variant, const s
     const std::size_t n = sandbox::element_count(p, sizes);
     buffers[i].assign(n * sandbox::dtype_size(p.dtype), 0xFF);
     if (p.role != sandbox::Role::out)
-      sandbox::detail::generate_inputs_on_host(p.dtype, p.generator, 1000 + i, buffers[i].data(), n);
+      sandbox::detail::generate_inputs_on_host(p.dtype, sandbox::generator_at(p, sizes), 1000 + i, buffers[i].data(),
+                                               n);
     pointers[i] = buffers[i].data();
   }
   std::vector<std::vector<unsigned char>> scratch;

@@ -3,9 +3,12 @@
 #include <catch2/catch.hpp>
 #include <leap/sandbox/builtin_tasks.hpp>
 #include <leap/sandbox/compiler.hpp>
+#include "evaluation/correctness_inputs.hpp"
 #include "task_spec/size_expr.hpp"
 #include <leap/sandbox/task.hpp>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -189,3 +192,36 @@ TEST_CASE("built-in tasks: at least 8, each with reference, fast, wrong and brok
 
 // That every shipped kernel compiles with NVRTC exactly when it should is a check of `tasks verify`
 // (variant:NAME, compile:reference:nvrtc), which each task's tasks_verify:<task> CTest runs.
+
+TEST_CASE("randint bounds may be size expressions, resolved and checked at every size set", "[sandbox][task]") {
+  auto params_with = [](const std::string& generator) {
+    return R"J([{"name": "x", "dtype": "int32", "role": "in", "shape": ["n"], "generator": )J" + generator +
+           R"J(}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+                  {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J";
+  };
+  const sb::TaskSpec t =
+      sb::parse_task(minimal_spec("params", params_with(R"J({"kind": "randint", "low": 0, "high": "n - 1"})J")));
+  const sb::Generator& g = t.params[0].generator;
+  CHECK(g.low_expr.empty());
+  CHECK(g.high_expr == "n - 1");
+  CHECK(sb::parse_task(sb::task_to_json(t)).params[0].generator.high_expr == "n - 1");  // written back as written
+
+  // Resolved at a size set, every drawn index is in range, and the range is used.
+  const sb::Generator at = sb::generator_at(t.params[0], {{"n", 1000}});
+  CHECK(at.a == 0.0);
+  CHECK(at.b == 999.0);
+  CHECK(at.high_expr.empty());
+  std::vector<std::int32_t> drawn(20000);
+  sb::generate(sb::DType::int32, at, 7, drawn.data(), drawn.size());
+  CHECK(*std::min_element(drawn.begin(), drawn.end()) >= 0);
+  CHECK(*std::max_element(drawn.begin(), drawn.end()) == 999);
+
+  // A bound that leaves no value at some check size is refused, naming the size set.
+  const std::string empty_at_one =
+      minimal_spec("params", params_with(R"J({"kind": "randint", "low": 0, "high": "n - 2"})J"));
+  const std::string with_check = empty_at_one.substr(0, empty_at_one.size() - 1) + R"J(, "check_sizes": [{"n": 1}]})J";
+  CHECK_THAT(error_of(with_check), Catch::Contains("params[0].generator: low must be below high (at sizes {n=1}"));
+  // A name the sizes do not define is named too.
+  CHECK_THAT(error_of(minimal_spec("params", params_with(R"J({"kind": "randint", "low": 0, "high": "vocab - 1"})J"))),
+             Catch::Contains("randint high \"vocab - 1\""));
+}

@@ -41,11 +41,16 @@ std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) n
 
 // special: the task declares NaN, infinities, subnormals and -0 meaningful for this input (float
 // dtypes); the correctness trials then put some of each among the drawn values.
+// randint's bounds may be size expressions ("high": "classes - 1"), so indices stay in range at every
+// size set: low_expr and high_expr hold them (empty: a and b as written), and generator_at() resolves
+// them at one size set.
 struct Generator {
   GeneratorKind kind = GeneratorKind::uniform;
   double a = -1.0;
   double b = 1.0;
   bool special = false;
+  std::string low_expr;
+  std::string high_expr;
 };
 
 struct Param {
@@ -161,5 +166,8 @@ struct ResolvedLaunch {
 };
 std::size_t element_count(const Param& buffer, const Sizes& sizes);       // throws TaskError
 ResolvedLaunch resolve_launch(const TaskSpec& task, const Sizes& sizes);  // throws TaskError
+// The buffer's generator with randint bounds that are size expressions evaluated at `sizes` (the
+// generator as written when it has none); throws TaskError naming the bound.
+Generator generator_at(const Param& buffer, const Sizes& sizes);
 
 }  // namespace leap::sandbox
