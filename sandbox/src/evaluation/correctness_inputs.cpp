@@ -6,12 +6,21 @@
 #include <limits>
 
 #include "evaluation/element_values.hpp"
+#include "evaluation/input_generator.hpp"
 #include "evaluation/seed_streams.hpp"
 
 namespace leap::sandbox {
 
-void generate(DType dtype, const Generator& g, std::uint64_t seed, void* out, std::size_t n) {
+void generate(DType dtype, const Generator& unscaled, std::uint64_t seed, void* out, std::size_t n) {
+  Generator g = unscaled;
+  const double scale = detail::draw_scale(g, seed);
+  g.a *= scale;
+  g.b *= scale;
   detail::Rng rng(seed);
+  auto standard_normal = [&rng] {  // Box-Muller, one value per call
+    const double u1 = 1.0 - rng.unit(), u2 = rng.unit();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+  };
   if (g.kind == GeneratorKind::zeros || g.kind == GeneratorKind::constant) {
     const double v = g.kind == GeneratorKind::zeros ? 0.0 : g.a;
     for (std::size_t i = 0; i < n; ++i) store_element(dtype, out, i, v);
@@ -28,6 +37,18 @@ void generate(DType dtype, const Generator& g, std::uint64_t seed, void* out, st
       const double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * 3.14159265358979323846 * u2;
       store_element(dtype, out, i, g.a + g.b * r * std::cos(t));
       if (i + 1 < n) store_element(dtype, out, i + 1, g.a + g.b * r * std::sin(t));
+    }
+  } else if (g.kind == GeneratorKind::rademacher) {
+    for (std::size_t i = 0; i < n; ++i) store_element(dtype, out, i, g.a + ((rng.next() & 1) != 0 ? g.b : -g.b));
+  } else if (g.kind == GeneratorKind::student_t) {  // t with 3 degrees of freedom: z / sqrt(chi2_3 / 3)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double z = standard_normal();
+      double chi2 = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        const double y = standard_normal();
+        chi2 += y * y;
+      }
+      store_element(dtype, out, i, g.a + g.b * z / std::sqrt(std::max(chi2, 1e-300) / 3.0));
     }
   } else {  // uniform
     for (std::size_t i = 0; i < n; ++i) store_element(dtype, out, i, g.a + (g.b - g.a) * rng.unit());

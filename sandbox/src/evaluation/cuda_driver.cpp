@@ -286,7 +286,7 @@ class CudaDriver final : public GpuDriver {
   DeviceStatus generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
                                std::size_t n) override {
     if (n == 0) return CUDA_SUCCESS;
-    GeneratorArgs g = generator_args(dtype, generator);
+    GeneratorArgs g = generator_args(dtype, generator, seed);
     CUdeviceptr out = dst;
     unsigned long long count = n, seed_arg = seed;
     void* args[] = {&out, &count, &g.dtype, &g.kind, &g.a, &g.b, &g.lo, &g.span, &seed_arg};

@@ -11,7 +11,9 @@ namespace leap::sandbox::detail {
 namespace {
 
 bool random_kind(GeneratorKind k) {
-  return k == GeneratorKind::uniform || k == GeneratorKind::normal || k == GeneratorKind::randint;
+  // Not rademacher: two values, so only about half its elements change with the seed.
+  return k == GeneratorKind::uniform || k == GeneratorKind::normal || k == GeneratorKind::randint ||
+         k == GeneratorKind::student_t;
 }
 
 std::string case_text(const DrawCheckCase& c) {
@@ -34,7 +36,9 @@ std::vector<DrawCheckCase> draw_check_sample() {
       {GeneratorKind::uniform, -1.0, 1.0, false},     {GeneratorKind::uniform, -1e30, 1e30, false},
       {GeneratorKind::uniform, -1e-6, 1e-6, false},   {GeneratorKind::normal, 0.5, 2.0, false},
       {GeneratorKind::randint, -100.0, 100.0, false}, {GeneratorKind::zeros, 0.0, 0.0, false},
-      {GeneratorKind::constant, 1.75, 0.0, false},    {GeneratorKind::arange, 0.0, 0.0, false}};
+      {GeneratorKind::constant, 1.75, 0.0, false},    {GeneratorKind::arange, 0.0, 0.0, false},
+      {GeneratorKind::rademacher, 0.5, 2.0, false},   {GeneratorKind::student_t, 0.0, 1.5, false},
+      {GeneratorKind::normal, 1.0, 3.0, false, true}};  // random_scale: the scale is the host's choice
   std::vector<DrawCheckCase> out;
   for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32}) {
     for (const Generator& g : generators) {

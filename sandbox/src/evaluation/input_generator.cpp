@@ -10,7 +10,19 @@
 
 namespace leap::sandbox::detail {
 
-GeneratorArgs generator_args(DType dtype, const Generator& g) {
+double draw_scale(const Generator& g, std::uint64_t seed) noexcept {
+  const bool scalable = g.kind == GeneratorKind::uniform || g.kind == GeneratorKind::normal ||
+                        g.kind == GeneratorKind::rademacher || g.kind == GeneratorKind::student_t;
+  if (!g.random_scale || !scalable) return 1.0;
+  const int k = static_cast<int>(leap_gen_mix(seed ^ 0x5CA1E5CA1E5CA1E5ULL) % 7) - 3;
+  return std::ldexp(1.0, k);
+}
+
+GeneratorArgs generator_args(DType dtype, const Generator& unscaled, std::uint64_t seed) {
+  Generator g = unscaled;
+  const double scale = draw_scale(g, seed);
+  g.a *= scale;
+  g.b *= scale;
   GeneratorArgs args;
   args.dtype = static_cast<int>(dtype);
   if (g.kind == GeneratorKind::zeros) {
@@ -29,6 +41,10 @@ GeneratorArgs generator_args(DType dtype, const Generator& g) {
     args.kind = 4;
     args.a = static_cast<float>(g.a);
     args.b = static_cast<float>(g.b);
+  } else if (g.kind == GeneratorKind::rademacher || g.kind == GeneratorKind::student_t) {
+    args.kind = g.kind == GeneratorKind::rademacher ? 6 : 7;
+    args.a = static_cast<float>(g.a);
+    args.b = static_cast<float>(g.b);
   } else {
     args.kind = 5;
     args.a = static_cast<float>(g.a);
@@ -38,7 +54,7 @@ GeneratorArgs generator_args(DType dtype, const Generator& g) {
 }
 
 void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n) {
-  const GeneratorArgs g = generator_args(dtype, generator);
+  const GeneratorArgs g = generator_args(dtype, generator, seed);
   for (std::size_t i = 0; i < n; ++i) leap_gen_store(out, g.dtype, g.kind, g.a, g.b, g.lo, g.span, seed, i);
 }
 
@@ -47,7 +63,8 @@ std::string input_generator_source() {
              "#define LEAP_HD static __device__ __forceinline__\n"
              "#define LEAP_FBITS(x) __float_as_uint(x)\n"
              "#define LEAP_ADD(x, y) __fadd_rn((x), (y))\n"
-             "#define LEAP_MUL(x, y) __fmul_rn((x), (y))\n") +
+             "#define LEAP_MUL(x, y) __fmul_rn((x), (y))\n"
+             "#define LEAP_DIV(x, y) __fdiv_rn((x), (y))\n") +
          k_input_generator_code +
          "\nextern \"C\" __global__ void leap_generate_inputs(void* out, unsigned long long n, int dtype, int kind, "
          "float a,\n"

@@ -25,6 +25,7 @@ namespace leap::sandbox::detail {
 #define LEAP_FBITS(x) std::bit_cast<unsigned int>(x)
 #define LEAP_ADD(x, y) ((x) + (y))
 #define LEAP_MUL(x, y) ((x) * (y))
+#define LEAP_DIV(x, y) ((x) / (y))
 
 LEAP_SHARED_GENERATOR(
     LEAP_HD unsigned long long leap_gen_mix(unsigned long long z) {
@@ -81,6 +82,18 @@ LEAP_SHARED_GENERATOR(
       } else if (kind == 5) {
         v = LEAP_ADD(a, LEAP_MUL(b, leap_gen_unit(seed, i)));
         is_integer = false;
+      } else if (kind == 6) {  // rademacher: a - b or a + b
+        v = LEAP_ADD(a, (leap_gen_bits(seed, i) & 1ULL) != 0ULL ? b : -b);
+        is_integer = false;
+      } else if (kind == 7) {  // heavy tails without a transcendental: a near-normal over 2u + 1/8
+        float s = leap_gen_unit(seed, 5 * i);
+        s = LEAP_ADD(s, leap_gen_unit(seed, 5 * i + 1));
+        s = LEAP_ADD(s, leap_gen_unit(seed, 5 * i + 2));
+        s = LEAP_ADD(s, leap_gen_unit(seed, 5 * i + 3));
+        const float z = LEAP_MUL(LEAP_ADD(s, -2.0f), 1.7320508f);
+        const float w = LEAP_ADD(LEAP_MUL(2.0f, leap_gen_unit(seed, 5 * i + 4)), 0.125f);
+        v = LEAP_ADD(a, LEAP_MUL(b, LEAP_DIV(z, w)));
+        is_integer = false;
       }
       if (is_integer && dtype != 3) v = static_cast<float>(integer);
       if (dtype == 0) static_cast<unsigned int*>(out)[i] = LEAP_FBITS(v);
@@ -94,9 +107,11 @@ LEAP_SHARED_GENERATOR(
 #undef LEAP_FBITS
 #undef LEAP_ADD
 #undef LEAP_MUL
+#undef LEAP_DIV
 
 // A generator as the shared code takes it: kind 0 zeros, 1 constant(a), 2 arange, 3 randint(lo,
-// lo + span - 1), 4 normal(mean a, std b), 5 uniform(a, a + b).
+// lo + span - 1), 4 normal(mean a, std b), 5 uniform(a, a + b), 6 rademacher(a -+ b), 7 student_t's
+// stand-in (a + b z / (2u + 1/8): tails to about 28 b; the correctness trials draw the true t).
 struct GeneratorArgs {
   int dtype = 0;  // DType's value
   int kind = 0;
@@ -104,7 +119,12 @@ struct GeneratorArgs {
   long long lo = 0;
   unsigned long long span = 1;
 };
-GeneratorArgs generator_args(DType dtype, const Generator& generator);
+// `seed` is the draw's: a random_scale generator is scaled by draw_scale() of it first.
+GeneratorArgs generator_args(DType dtype, const Generator& generator, std::uint64_t seed);
+
+// The factor a random_scale generator's location and spread are multiplied by in the draw from
+// `seed`: 2^k, k in -3..3 (a power of two, so the values keep their precision); 1 otherwise.
+double draw_scale(const Generator& generator, std::uint64_t seed) noexcept;
 
 // The host twin of the device kernel (the CPU fake's generator).
 void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n);

@@ -49,6 +49,8 @@ std::string_view to_string(GeneratorKind kind) noexcept {
     case GeneratorKind::zeros: return "zeros";
     case GeneratorKind::constant: return "constant";
     case GeneratorKind::arange: return "arange";
+    case GeneratorKind::rademacher: return "rademacher";
+    case GeneratorKind::student_t: return "student_t";
   }
   return "unknown";
 }

@@ -150,14 +150,19 @@ void validate(const TaskSpec& t) {
                                                      ", high " + std::to_string(g.b) + ")"));
       }
       const Generator& g = p.generator;
-      if (g.kind == GeneratorKind::normal && !(g.b > 0)) fail(n, f + ".generator.std", "must be positive");
+      if ((g.kind == GeneratorKind::normal || g.kind == GeneratorKind::rademacher) && !(g.b > 0))
+        fail(n, f + ".generator.std", "must be positive");
+      if (g.kind == GeneratorKind::student_t && !(g.b > 0)) fail(n, f + ".generator.scale", "must be positive");
+      if (g.random_scale && (g.kind == GeneratorKind::randint || g.kind == GeneratorKind::zeros))
+        fail(n, f + ".generator.random_scale",
+             "scales a distribution's location and spread: uniform, normal, rademacher or student_t");
       // Every timed run draws its inputs afresh; these two would draw the same ones every time, and a
       // kernel could keep its answer from one run for the next.
       if (g.kind == GeneratorKind::constant || g.kind == GeneratorKind::arange) {
         fail(n, f + ".generator.kind",
              "\"" + std::string(to_string(g.kind)) +
                  "\" gives the same input on every timed run, so a kernel could reuse its "
-                 "last answer; draw it with uniform, normal or randint");
+                 "last answer; draw it with uniform, normal, randint, rademacher or student_t");
       }
       if (g.special && p.dtype == DType::int32)
         fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");

@@ -51,9 +51,15 @@ std::string task_to_json(const TaskSpec& t, int indent) {
           gj["high"] = g.high_expr.empty() ? json(g.b) : json(g.high_expr);
         } else if (g.kind == GeneratorKind::uniform) {
           gj.update({{"low", g.a}, {"high", g.b}});
-        } else if (g.kind == GeneratorKind::normal) gj.update({{"mean", g.a}, {"std", g.b}});
-        else if (g.kind == GeneratorKind::constant) gj["value"] = g.a;
+        } else if (g.kind == GeneratorKind::normal || g.kind == GeneratorKind::rademacher) {
+          gj.update({{"mean", g.a}, {"std", g.b}});
+        } else if (g.kind == GeneratorKind::student_t) {
+          gj.update({{"mean", g.a}, {"scale", g.b}});
+        } else if (g.kind == GeneratorKind::constant) {
+          gj["value"] = g.a;
+        }
         if (g.special) gj["special"] = true;
+        if (g.random_scale) gj["random_scale"] = true;
         q["generator"] = gj;
       }
     } else {

@@ -79,12 +79,14 @@ struct Reader {
   Generator generator_defaults(const std::string& kind, const std::string& field) const {
     const std::optional<GeneratorKind> known = generator_kind_from_string(kind);
     if (!known)
-      fail(task, field, "unknown generator \"" + kind + "\" (uniform, normal, randint, constant, zeros, arange)");
+      fail(task, field,
+           "unknown generator \"" + kind +
+               "\" (uniform, normal, randint, rademacher, student_t, constant, zeros, arange)");
     Generator g;
     g.kind = *known;
-    if (g.kind == GeneratorKind::normal) {
+    if (g.kind == GeneratorKind::normal || g.kind == GeneratorKind::rademacher || g.kind == GeneratorKind::student_t) {
       g.a = 0.0;  // mean
-      g.b = 1.0;  // std
+      g.b = 1.0;  // std (scale for student_t)
     } else if (g.kind == GeneratorKind::randint) {
       g.a = -100;
       g.b = 100;
@@ -96,12 +98,16 @@ struct Reader {
   Generator generator(const json& v, const std::string& field) const {
     if (v.is_string()) return generator_defaults(v.get<std::string>(), field + ".kind");
     object(v, field);
-    only_keys(v, field, {"kind", "low", "high", "mean", "std", "value", "special"});
+    only_keys(v, field, {"kind", "low", "high", "mean", "std", "scale", "value", "special", "random_scale"});
     if (!v.contains("kind")) fail(task, field + ".kind", "missing");
     Generator g = generator_defaults(string(v.at("kind"), field + ".kind"), field + ".kind");
     if (v.contains("special")) {
       if (!v.at("special").is_boolean()) fail(task, field + ".special", "must be true or false");
       g.special = v.at("special").get<bool>();
+    }
+    if (v.contains("random_scale")) {
+      if (!v.at("random_scale").is_boolean()) fail(task, field + ".random_scale", "must be true or false");
+      g.random_scale = v.at("random_scale").get<bool>();
     }
     auto get = [&](const char* key, double& out) {
       if (v.contains(key)) out = number(v.at(key), field + "." + key);
@@ -116,9 +122,12 @@ struct Reader {
     } else if (g.kind == GeneratorKind::uniform) {
       get("low", g.a);
       get("high", g.b);
-    } else if (g.kind == GeneratorKind::normal) {
+    } else if (g.kind == GeneratorKind::normal || g.kind == GeneratorKind::rademacher) {
       get("mean", g.a);
       get("std", g.b);
+    } else if (g.kind == GeneratorKind::student_t) {
+      get("mean", g.a);
+      get("scale", g.b);
     } else if (g.kind == GeneratorKind::constant) {
       get("value", g.a);
     }

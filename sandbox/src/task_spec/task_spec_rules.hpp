@@ -14,9 +14,9 @@
 namespace leap::sandbox::detail::task_spec {
 
 inline constexpr DType k_dtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32};
-inline constexpr GeneratorKind k_generator_kinds[] = {GeneratorKind::uniform, GeneratorKind::normal,
-                                                      GeneratorKind::randint, GeneratorKind::constant,
-                                                      GeneratorKind::zeros,   GeneratorKind::arange};
+inline constexpr GeneratorKind k_generator_kinds[] = {
+    GeneratorKind::uniform, GeneratorKind::normal, GeneratorKind::randint,    GeneratorKind::constant,
+    GeneratorKind::zeros,   GeneratorKind::arange, GeneratorKind::rademacher, GeneratorKind::student_t};
 
 // A task's own name, its entry, parameter and size names: short enough to stand in a table column
 // and in every message that quotes them.

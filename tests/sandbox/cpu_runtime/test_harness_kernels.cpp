@@ -62,7 +62,9 @@ TEST_CASE("the harness's input generator agrees bit for bit with its host twin",
       {GeneratorKind::uniform, -4.0, 4.0, false},     {GeneratorKind::normal, 0.5, 2.0, false},
       {GeneratorKind::randint, -100.0, 100.0, false}, {GeneratorKind::zeros, 0.0, 0.0, false},
       {GeneratorKind::constant, 1.75, 0.0, false},    {GeneratorKind::arange, 0.0, 0.0, false},
-      {GeneratorKind::uniform, -1e30, 1e30, false},   {GeneratorKind::uniform, -1e-6, 1e-6, false}};
+      {GeneratorKind::uniform, -1e30, 1e30, false},   {GeneratorKind::uniform, -1e-6, 1e-6, false},
+      {GeneratorKind::rademacher, 0.5, 2.0, false},   {GeneratorKind::student_t, 0.0, 1.5, false},
+      {GeneratorKind::normal, 1.0, 3.0, false, true}};
   const unsigned long long n = 5003;
   for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32}) {
     for (const Generator& g : generators) {
@@ -70,7 +72,7 @@ TEST_CASE("the harness's input generator agrees bit for bit with its host twin",
         const std::size_t bytes = n * sandbox::dtype_size(dtype);
         std::vector<unsigned char> host(bytes), device(bytes, 0xAB);
         sandbox::detail::generate_inputs_on_host(dtype, g, seed, host.data(), n);
-        const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(dtype, g);
+        const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(dtype, g, seed);
         void* out = device.data();
         // The GPU runner's launch (min(ceil(n / 256), 65535) blocks of 256) and a grid-stride one.
         for (const unsigned blocks : {static_cast<unsigned>((n + 255) / 256), 3u}) {
@@ -93,12 +95,12 @@ TEST_CASE("the GPU runner's draw check sample: the generator kernel agrees with 
           "[cpu_runtime][harness][draw_check]") {
   const Kernel& k = harness_module().kernel("leap_generate_inputs");
   const std::vector<sandbox::detail::DrawCheckCase> sample = sandbox::detail::draw_check_sample();
-  REQUIRE(sample.size() >= 4 * 6);  // every dtype, every generator kind
+  REQUIRE(sample.size() >= 4 * 8);  // every dtype, every generator kind
   for (const sandbox::detail::DrawCheckCase& c : sample) {
     const std::size_t bytes = c.n * sandbox::dtype_size(c.dtype);
     std::vector<unsigned char> host(bytes), device(bytes, 0xA5);
     sandbox::detail::generate_inputs_on_host(c.dtype, c.generator, c.seed, host.data(), c.n);
-    const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(c.dtype, c.generator);
+    const sandbox::detail::GeneratorArgs a = sandbox::detail::generator_args(c.dtype, c.generator, c.seed);
     void* out = device.data();
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((c.n + 255) / 256, 65535));
     run_ok(k, {blocks}, {256}, 0, Schedule::random(c.seed), out, static_cast<unsigned long long>(c.n), a.dtype, a.kind,

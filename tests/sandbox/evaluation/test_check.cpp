@@ -6,10 +6,14 @@
 #include <cstring>
 #include "evaluation/correctness_inputs.hpp"
 #include "evaluation/element_values.hpp"
+#include "evaluation/input_generator.hpp"
 #include "evaluation/output_comparison.hpp"
 #include "evaluation/output_poison.hpp"
 #include <limits>
 #include <random>
+#include <set>
+#include <vector>
+#include <algorithm>
 #include <vector>
 
 #include "evaluation/device_compare.hpp"
@@ -49,6 +53,52 @@ TEST_CASE("check: generators are deterministic per seed, in range, and differ ac
   CHECK(mean / 10000 == Approx(5.0).margin(0.1));
   CHECK(sb::trial_seed(1, 0) != sb::trial_seed(1, 1));
   CHECK(sb::trial_seed(1, 0) != sb::trial_seed(2, 0));
+}
+
+TEST_CASE("check: rademacher, student_t and random_scale draw what their names say", "[sandbox][check]") {
+  const std::size_t n = 200000;
+  std::vector<float> r(n);
+  sb::generate(sb::DType::float32, sb::Generator{sb::GeneratorKind::rademacher, 0.5, 2.0}, 11, r.data(), n);
+  std::size_t high = 0;
+  for (float v : r) {
+    CHECK((v == -1.5f || v == 2.5f));
+    high += v == 2.5f ? 1 : 0;
+  }
+  CHECK(static_cast<double>(high) / n == Approx(0.5).margin(0.01));
+
+  // Student's t with 3 degrees of freedom: centred, and far heavier-tailed than a normal of the same
+  // scale (P(|t| > 5) is about 1.5 %; a normal's is under 1e-6).
+  std::vector<float> t(n), z(n);
+  sb::generate(sb::DType::float32, sb::Generator{sb::GeneratorKind::student_t, 1.0, 1.0}, 12, t.data(), n);
+  sb::generate(sb::DType::float32, sb::Generator{sb::GeneratorKind::normal, 1.0, 1.0}, 12, z.data(), n);
+  auto beyond = [](const std::vector<float>& v, double x) {
+    std::size_t k = 0;
+    for (float e : v) k += std::abs(e - 1.0) > x ? 1 : 0;
+    return static_cast<double>(k) / static_cast<double>(v.size());
+  };
+  CHECK(beyond(t, 5.0) == Approx(0.0154).margin(0.003));
+  CHECK(beyond(z, 5.0) < 1e-5);
+  std::vector<float> sorted = t;
+  std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.end());
+  CHECK(sorted[n / 2] == Approx(1.0).margin(0.02));
+
+  // random_scale: each draw's location and spread are multiplied by 2^k, k in -3..3, chosen by the seed.
+  sb::Generator scaled{sb::GeneratorKind::normal, 4.0, 1.0};
+  scaled.random_scale = true;
+  std::set<double> factors;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    std::vector<float> v(4000);
+    sb::generate(sb::DType::float32, scaled, seed, v.data(), v.size());
+    double mean = 0;
+    for (float e : v) mean += e;
+    mean /= static_cast<double>(v.size());
+    const double factor = sb::detail::draw_scale(scaled, seed);
+    factors.insert(factor);
+    CHECK(mean == Approx(4.0 * factor).epsilon(0.05));
+  }
+  CHECK(factors == std::set<double>{0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0});
+  sb::Generator plain{sb::GeneratorKind::normal, 4.0, 1.0};
+  CHECK(sb::detail::draw_scale(plain, 5) == 1.0);
 }
 
 TEST_CASE("check: poison is NaN for float types and seed-dependent for int32", "[sandbox][check]") {

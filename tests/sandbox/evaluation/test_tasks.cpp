@@ -120,7 +120,7 @@ TEST_CASE("task specs: inputs that would repeat on every timed run are refused, 
     CHECK_THAT(error_of(minimal_spec("params", params)),
                Catch::Contains("params[0].generator.kind: \"" + std::string(kind) +
                                "\" gives the same input on every timed run") &&
-                   Catch::Contains("uniform, normal or randint"));
+                   Catch::Contains("uniform, normal, randint, rademacher or student_t"));
   }
   CHECK_THAT(
       error_of(minimal_spec(
@@ -224,4 +224,35 @@ TEST_CASE("randint bounds may be size expressions, resolved and checked at every
   // A name the sizes do not define is named too.
   CHECK_THAT(error_of(minimal_spec("params", params_with(R"J({"kind": "randint", "low": 0, "high": "vocab - 1"})J"))),
              Catch::Contains("randint high \"vocab - 1\""));
+}
+
+TEST_CASE("rademacher, student_t and random_scale are written, read back and checked", "[sandbox][task]") {
+  auto spec_with = [](const std::string& generator) {
+    return minimal_spec(
+        "params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"], "generator": )J" + generator +
+                      R"J(}, {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+                  {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J");
+  };
+  const sb::TaskSpec t =
+      sb::parse_task(spec_with(R"J({"kind": "student_t", "mean": 1, "scale": 0.5, "random_scale": true})J"));
+  const sb::Generator& g = t.params[0].generator;
+  CHECK(g.kind == sb::GeneratorKind::student_t);
+  CHECK(g.a == 1.0);
+  CHECK(g.b == 0.5);
+  CHECK(g.random_scale);
+  const sb::Generator back = sb::parse_task(sb::task_to_json(t)).params[0].generator;
+  CHECK(back.kind == g.kind);
+  CHECK(back.b == 0.5);
+  CHECK(back.random_scale);
+  const sb::Generator r = sb::parse_task(spec_with(R"J("rademacher")J")).params[0].generator;
+  CHECK(r.a == 0.0);
+  CHECK(r.b == 1.0);
+  CHECK_THAT(error_of(spec_with(R"J({"kind": "student_t", "scale": 0})J")),
+             Catch::Contains("params[0].generator.scale: must be positive"));
+  CHECK_THAT(error_of(spec_with(R"J({"kind": "rademacher", "std": -1})J")),
+             Catch::Contains("params[0].generator.std: must be positive"));
+  CHECK_THAT(error_of(spec_with(R"J({"kind": "randint", "random_scale": true})J")),
+             Catch::Contains("params[0].generator.random_scale: scales a distribution's location and spread"));
+  CHECK_THAT(error_of(spec_with(R"J({"kind": "normal", "random_scale": 1})J")),
+             Catch::Contains("params[0].generator.random_scale: must be true or false"));
 }

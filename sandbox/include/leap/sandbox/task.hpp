@@ -33,9 +33,11 @@ std::size_t dtype_size(DType dtype) noexcept;
 
 // How a buffer's initial contents are drawn, fresh for every trial and every timed run.
 //   uniform(low=a, high=b)   normal(mean=a, std=b)   randint(low=a, high=b, inclusive)   zeros
+//   rademacher(mean=a, std=b): a - b or a + b, each half the time
+//   student_t(mean=a, scale=b): a + b t, t Student's t with 3 degrees of freedom (heavy tails, finite variance)
 // constant(value=a) and arange (0, 1, 2, ...) are known kinds that validate() refuses for inputs:
 // they would give every timed run the same input.
-enum class GeneratorKind : std::uint8_t { uniform, normal, randint, zeros, constant, arange };
+enum class GeneratorKind : std::uint8_t { uniform, normal, randint, zeros, constant, arange, rademacher, student_t };
 std::string_view to_string(GeneratorKind kind) noexcept;  // "uniform", "normal", ..., as task.json spells it
 std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) noexcept;
 
@@ -49,6 +51,10 @@ struct Generator {
   double a = -1.0;
   double b = 1.0;
   bool special = false;
+  // random_scale: each draw (every trial, every timed run) multiplies the location and the spread by
+  // 2^k, k from the draw's seed in -3..3, so no answer can be predicted from the distribution alone
+  // (a mean or a loss over many elements); for uniform, normal, rademacher and student_t.
+  bool random_scale = false;
   std::string low_expr;
   std::string high_expr;
 };
