@@ -256,3 +256,38 @@ TEST_CASE("rademacher, student_t and random_scale are written, read back and che
   CHECK_THAT(error_of(spec_with(R"J({"kind": "normal", "random_scale": 1})J")),
              Catch::Contains("params[0].generator.random_scale: must be true or false"));
 }
+
+// A task's stem: its name without a dtype suffix (gelu_fp16 -> gelu, matmul_bf16_fp32acc -> matmul).
+static std::string task_stem(std::string name) {
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const char* suffix : {"_fp16", "_bf16", "_fp32acc"}) {
+      const std::string s(suffix);
+      if (name.size() > s.size() && name.ends_with(s)) {
+        name.resize(name.size() - s.size());
+        stripped = true;
+      }
+    }
+  }
+  return name;
+}
+
+TEST_CASE("built-in tasks: about a tenth held out, and no train task is a holdout task's twin", "[sandbox][task]") {
+  std::vector<const sb::BuiltinTask*> train, holdout;
+  for (const sb::BuiltinTask& t : sb::builtin_tasks())
+    (t.spec.library.split == "holdout" ? holdout : train).push_back(&t);
+  const double share = static_cast<double>(holdout.size()) / static_cast<double>(train.size() + holdout.size());
+  CHECK(share >= 0.07);
+  CHECK(share <= 0.15);
+  // A holdout task's dtype twins, or a train task whose name extends its stem, would leak it into training.
+  for (const sb::BuiltinTask* h : holdout) {
+    const std::string stem = task_stem(h->spec.name);
+    for (const sb::BuiltinTask* t : train) {
+      INFO("holdout " << h->spec.name << ", train " << t->spec.name);
+      CHECK(task_stem(t->spec.name) != stem);
+      CHECK_FALSE(t->spec.name.starts_with(stem + "_"));
+    }
+  }
+  CHECK(task_stem("matmul_bf16_fp32acc") == "matmul");
+  CHECK(task_stem("gelu_fp16") == "gelu");
+}
