@@ -11,10 +11,13 @@
 #include <chrono>
 #include <filesystem>
 #include <atomic>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,6 +58,31 @@ bool reaches_state(int pid, char state) {
   const auto stop = Clock::now() + std::chrono::seconds(10);
   while (state_of(pid) != state && Clock::now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   return state_of(pid) == state;
+}
+
+// The CPU time a process has used (utime + stime from /proc/<pid>/stat), in clock ticks; -1 when gone.
+long cpu_ticks_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15 (from 1) are utime and stime
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+// Whether `pid` is busy: it uses `ticks` more clock ticks of CPU within 10 s (a compile inside NVRTC).
+bool uses_cpu(int pid, long ticks) {
+  const long start = cpu_ticks_of(pid);
+  const auto stop = Clock::now() + std::chrono::seconds(10);
+  while (start >= 0 && cpu_ticks_of(pid) < start + ticks && Clock::now() < stop)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return start >= 0 && cpu_ticks_of(pid) >= start + ticks;
 }
 
 // A heavy header first (the PCH's prefix), a task header second, the candidate's own code after.
@@ -193,7 +221,9 @@ TEST_CASE(
   sb::CompileJob steady = heavy_job(k_steady_body);
   steady.options.timeout = std::chrono::seconds(120);
   auto pending = std::async(std::launch::async, [&] { return c.compile(steady); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // inside NVRTC by now
+  // Inside NVRTC: the first pooled compiler is using CPU (a fixed sleep raced a loaded machine, where
+  // the compile had not reached it yet and was then not "in flight" when the launcher stopped).
+  REQUIRE(uses_cpu(first[0], 5));
   REQUIRE(::kill(launcher, SIGSTOP) == 0);
   REQUIRE(reaches_state(launcher, 'T'));
   // The next compile needs a second pooled compiler: the launcher is found lost and replaced (which
