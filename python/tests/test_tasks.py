@@ -151,3 +151,12 @@ def test_the_reduced_timing_size_is_the_last_size_set_and_one_past_it_is_refused
     missing = subprocess.run([os.environ["LEAP_SANDBOX"], "tasks", "dump", "softmax", str(tmp_path / "y")],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "--size-set N is required" in missing.stderr
+
+
+def test_an_int8_dump_is_int8_and_numpy_dequantises_as_the_reference(tmp_path):
+    out, trial = dump(tmp_path, "dequantize_int8", 0)
+    q = np.load(out / "inputs" / "q.npy")
+    scale = np.load(out / "inputs" / "scale.npy")
+    assert q.dtype == np.int8 and q.min() >= -127 and q.max() <= 127
+    assert [b for b in trial["buffers"] if b["name"] == "q"][0]["input"]["numpy"] == "|i1"
+    assert np.allclose(np.load(out / "outputs" / "out.npy"), q.astype(np.float32) * scale[:, None], rtol=1e-6, atol=0)

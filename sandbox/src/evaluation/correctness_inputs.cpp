@@ -56,7 +56,7 @@ void generate(DType dtype, const Generator& unscaled, std::uint64_t seed, void* 
 }
 
 void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::size_t n) {
-  if (dtype == DType::int32 || n == 0) return;
+  if (dtype == DType::int32 || dtype == DType::int8 || n == 0) return;
   // The subnormals of each float type, as float32 values that convert to them exactly.
   const float smallest_subnormal = dtype == DType::float32 ? 0x1p-149f : dtype == DType::float16 ? 0x1p-24f : 0x1p-133f;
   const float largest_subnormal = dtype == DType::float32   ? 0x1.fffffcp-127f

@@ -53,12 +53,15 @@ LEAP_SHARED_COMPARE(
       if (dtype == 2)
         return static_cast<double>(
             LEAP_CMP_FLOAT(static_cast<unsigned int>(static_cast<const unsigned short*>(data)[i]) << 16));
+      if (dtype == 4) return static_cast<double>(static_cast<const signed char*>(data)[i]);
       return static_cast<double>(static_cast<const int*>(data)[i]);
     } LEAP_CMP_HD int leap_cmp_differs(const void* actual, const void* expected, int dtype, int exact, double atol,
                                        double rtol, unsigned long long i) {
       if (exact != 0) {
         if (dtype == 1 || dtype == 2)
           return static_cast<const unsigned short*>(actual)[i] != static_cast<const unsigned short*>(expected)[i];
+        if (dtype == 4)
+          return static_cast<const unsigned char*>(actual)[i] != static_cast<const unsigned char*>(expected)[i];
         return static_cast<const unsigned int*>(actual)[i] != static_cast<const unsigned int*>(expected)[i];
       }
       const double a = leap_cmp_value(actual, dtype, i), e = leap_cmp_value(expected, dtype, i);

@@ -40,7 +40,7 @@ std::vector<DrawCheckCase> draw_check_sample() {
       {GeneratorKind::rademacher, 0.5, 2.0, false},   {GeneratorKind::student_t, 0.0, 1.5, false},
       {GeneratorKind::normal, 1.0, 3.0, false, true}};  // random_scale: the scale is the host's choice
   std::vector<DrawCheckCase> out;
-  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32}) {
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32, DType::int8}) {
     for (const Generator& g : generators) {
       for (std::uint64_t seed : {std::uint64_t{0x1EA9}, std::uint64_t{0xDEADBEEFCAFEull}}) {
         out.push_back({dtype, g, seed, 4099});  // not a multiple of the generator's 256-thread blocks
@@ -87,8 +87,9 @@ DrawCheck check_device_draw(GpuDriver& driver) {
     }
     // The same case under the other seed: a random draw within the dtype's range (not one that
     // saturates to infinities, nor floats truncated to a few integers) must change in most elements.
-    const bool in_range = std::abs(c.generator.a) + std::abs(c.generator.b) < 6.0e4 &&
-                          (c.dtype != DType::int32 || c.generator.kind == GeneratorKind::randint);
+    const bool in_range =
+        std::abs(c.generator.a) + std::abs(c.generator.b) < 6.0e4 &&
+        ((c.dtype != DType::int32 && c.dtype != DType::int8) || c.generator.kind == GeneratorKind::randint);
     if (previous_case != nullptr && random_kind(c.generator.kind) && in_range && previous_case->dtype == c.dtype &&
         previous_case->generator.kind == c.generator.kind && previous_case->generator.a == c.generator.a &&
         previous_case->generator.b == c.generator.b && previous_case->n == c.n) {

@@ -2,6 +2,7 @@
 #include "evaluation/element_values.hpp"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace leap::sandbox {
@@ -53,6 +54,7 @@ double element_value(DType dtype, const void* data, std::size_t i) noexcept {
     case DType::float16: return half_to_float(static_cast<const std::uint16_t*>(data)[i]);
     case DType::bfloat16: return bfloat16_to_float(static_cast<const std::uint16_t*>(data)[i]);
     case DType::int32: return static_cast<const std::int32_t*>(data)[i];
+    case DType::int8: return static_cast<const std::int8_t*>(data)[i];
   }
   return 0.0;
 }
@@ -63,6 +65,12 @@ void store_element(DType dtype, void* out, std::size_t i, double v) noexcept {
     case DType::float16: static_cast<std::uint16_t*>(out)[i] = float_to_half(static_cast<float>(v)); break;
     case DType::bfloat16: static_cast<std::uint16_t*>(out)[i] = float_to_bfloat16(static_cast<float>(v)); break;
     case DType::int32: static_cast<std::int32_t*>(out)[i] = static_cast<std::int32_t>(v); break;
+    case DType::int8:  // saturating, as a quantizer clamps: out-of-range values are the range's ends
+      static_cast<std::int8_t*>(out)[i] = static_cast<std::int8_t>(v != v       ? 0.0
+                                                                   : v < -128.0 ? -128.0
+                                                                   : v > 127.0  ? 127.0
+                                                                                : std::trunc(v));
+      break;
   }
 }
 

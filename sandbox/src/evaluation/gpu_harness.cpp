@@ -491,19 +491,23 @@ class EvaluationRun {
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
       const DType dtype = cand_.resolved.scratch[i].dtype;
       const std::uint32_t pat = poison_pattern(dtype, trial_seed(seed, k_scratch_seed_offset + i));
-      const DevBuf& b = scratch_[i];
-      const DeviceStatus rc = dtype_size(dtype) == 2 ? d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2)
-                                                     : d_.fill32(b.ptr, pat, b.bytes / 4);
+      const DeviceStatus rc = fill_pattern(scratch_[i], dtype, pat);
       if (rc != k_device_ok && !candidate_where.empty()) candidate_failed(rc, candidate_where);
       check(rc, "poisoning scratch");
     }
   }
 
+  // A buffer filled with its dtype's poison pattern, element by element.
+  DeviceStatus fill_pattern(const DevBuf& b, DType dtype, std::uint32_t pat) {
+    switch (dtype_size(dtype)) {
+      case 1: return d_.fill8(b.ptr, static_cast<std::uint8_t>(pat), b.bytes);
+      case 2: return d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2);
+      default: return d_.fill32(b.ptr, pat, b.bytes / 4);
+    }
+  }
+
   void poison(const Param& p, const DevBuf& b, std::uint64_t seed) {
-    const std::uint32_t pat = poison_pattern(p.dtype, seed);
-    if (dtype_size(p.dtype) == 2)
-      check(d_.fill16(b.ptr, static_cast<std::uint16_t>(pat), b.bytes / 2), "poisoning '" + p.name + "'");
-    else check(d_.fill32(b.ptr, pat, b.bytes / 4), "poisoning '" + p.name + "'");
+    check(fill_pattern(b, p.dtype, poison_pattern(p.dtype, seed)), "poisoning '" + p.name + "'");
   }
 
   bool is_input(const Param& p) const { return p.kind == ParamKind::buffer && p.role != Role::out; }

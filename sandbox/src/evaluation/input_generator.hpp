@@ -95,11 +95,20 @@ LEAP_SHARED_GENERATOR(
         v = LEAP_ADD(a, LEAP_MUL(b, LEAP_DIV(z, w)));
         is_integer = false;
       }
-      if (is_integer && dtype != 3) v = static_cast<float>(integer);
+      if (is_integer && dtype != 3 && dtype != 4) v = static_cast<float>(integer);
       if (dtype == 0) static_cast<unsigned int*>(out)[i] = LEAP_FBITS(v);
       else if (dtype == 1) static_cast<unsigned short*>(out)[i] = leap_gen_half(v);
       else if (dtype == 2) static_cast<unsigned short*>(out)[i] = leap_gen_bfloat16(v);
-      else static_cast<int*>(out)[i] = is_integer ? static_cast<int>(integer) : static_cast<int>(v);
+      else if (dtype == 3) static_cast<int*>(out)[i] = is_integer ? static_cast<int>(integer) : static_cast<int>(v);
+      else {  // int8, saturating as store_element does
+        long long q = is_integer ? integer
+                                 : (v != v        ? 0
+                                    : v < -128.0f ? -128
+                                    : v > 127.0f  ? 127
+                                                  : static_cast<long long>(v));
+        q = q < -128 ? -128 : q > 127 ? 127 : q;
+        static_cast<signed char*>(out)[i] = static_cast<signed char>(q);
+      }
     })
 
 #undef LEAP_SHARED_GENERATOR

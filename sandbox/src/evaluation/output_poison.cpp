@@ -14,6 +14,10 @@ std::uint32_t poison_pattern(DType dtype, std::uint64_t seed) noexcept {
       std::uint64_t s = seed ^ detail::k_int_poison_stream;
       return static_cast<std::uint32_t>(detail::splitmix(s));
     }
+    case DType::int8: {  // one byte: an unwritten element passes one trial in 256, three in 2^24
+      std::uint64_t s = seed ^ detail::k_int_poison_stream;
+      return static_cast<std::uint32_t>(detail::splitmix(s) & 0xFFu);
+    }
   }
   return 0;
 }

@@ -10,7 +10,7 @@
 namespace leap::sandbox {
 
 // The 32-bit word (or 16-bit half-word, for 16-bit types) outputs are filled with before a run: a
-// quiet NaN for the float types, a seed-dependent value for int32 (no int is "impossible").
+// quiet NaN for the float types, a seed-dependent value for int32 and int8 (no int is "impossible").
 std::uint32_t poison_pattern(DType dtype, std::uint64_t seed) noexcept;
 
 }  // namespace leap::sandbox

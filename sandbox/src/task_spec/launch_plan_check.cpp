@@ -42,6 +42,7 @@ ArgumentShape argument_shape(const ResolvedArg& arg, const LaunchPlan& plan, con
       case DType::float16: return "__half";
       case DType::bfloat16: return "__nv_bfloat16";
       case DType::int32: return "int";
+      case DType::int8: return "signed char";
     }
     return "float";
   };

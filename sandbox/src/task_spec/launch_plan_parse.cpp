@@ -113,7 +113,7 @@ class DirectiveParser {
     if (!detail::is_identifier(name, k_max_plan_name_length))
       fail("scratch name " + shown_text(name) + " is not an identifier");
     const std::optional<DType> d = dtype_from_string(dtype);
-    if (!d) fail("unknown dtype " + shown_text(dtype) + " (float32, float16, bfloat16 or int32)");
+    if (!d) fail("unknown dtype " + shown_text(dtype) + " (float32, float16, bfloat16, int32 or int8)");
     expression_text(count, "COUNT");
     s.name = std::string(name);
     s.dtype = *d;

@@ -21,6 +21,7 @@ std::string_view to_string(DType dtype) noexcept {
     case DType::float16: return "float16";
     case DType::bfloat16: return "bfloat16";
     case DType::int32: return "int32";
+    case DType::int8: return "int8";
   }
   return "unknown";
 }
@@ -62,7 +63,10 @@ std::optional<GeneratorKind> generator_kind_from_string(std::string_view name) n
   return std::nullopt;
 }
 
-std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::float16 || dtype == DType::bfloat16 ? 2 : 4; }
+std::size_t dtype_size(DType dtype) noexcept {
+  if (dtype == DType::int8) return 1;
+  return dtype == DType::float16 || dtype == DType::bfloat16 ? 2 : 4;
+}
 
 Generator generator_at(const Param& buffer, const Sizes& sizes) {
   Generator g = buffer.generator;

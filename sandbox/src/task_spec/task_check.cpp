@@ -164,7 +164,7 @@ void validate(const TaskSpec& t) {
                  "\" gives the same input on every timed run, so a kernel could reuse its "
                  "last answer; draw it with uniform, normal, randint, rademacher or student_t");
       }
-      if (g.special && p.dtype == DType::int32)
+      if (g.special && (p.dtype == DType::int32 || p.dtype == DType::int8))
         fail(n, f + ".generator.special", "NaN, infinities, subnormals and -0 need a float dtype");
     }
   }

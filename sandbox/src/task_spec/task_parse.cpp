@@ -71,7 +71,7 @@ struct Reader {
   DType dtype(const json& v, const std::string& field) const {
     const std::string s = string(v, field);
     const std::optional<DType> d = dtype_from_string(s);
-    if (!d) fail(task, field, "unknown dtype " + shown(v) + " (float32, float16, bfloat16 or int32)");
+    if (!d) fail(task, field, "unknown dtype " + shown(v) + " (float32, float16, bfloat16, int32 or int8)");
     return *d;
   }
   // A kind's defaults are the same whether the generator is written as a bare string ("normal") or as

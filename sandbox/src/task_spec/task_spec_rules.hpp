@@ -13,7 +13,7 @@
 
 namespace leap::sandbox::detail::task_spec {
 
-inline constexpr DType k_dtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32};
+inline constexpr DType k_dtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32, DType::int8};
 inline constexpr GeneratorKind k_generator_kinds[] = {
     GeneratorKind::uniform, GeneratorKind::normal, GeneratorKind::randint,    GeneratorKind::constant,
     GeneratorKind::zeros,   GeneratorKind::arange, GeneratorKind::rademacher, GeneratorKind::student_t};

@@ -37,6 +37,7 @@ json write_buffer(const fs::path& dir, const std::string& file, const Param& p, 
     case DType::float32: descr = "<f4"; break;
     case DType::float16: descr = "<f2"; break;
     case DType::int32: descr = "<i4"; break;
+    case DType::int8: descr = "|i1"; break;
     case DType::bfloat16: descr = "<f4"; break;
   }
   if (p.dtype == DType::bfloat16) {

@@ -66,7 +66,7 @@ TEST_CASE("the harness's input generator agrees bit for bit with its host twin",
       {GeneratorKind::rademacher, 0.5, 2.0, false},   {GeneratorKind::student_t, 0.0, 1.5, false},
       {GeneratorKind::normal, 1.0, 3.0, false, true}};
   const unsigned long long n = 5003;
-  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32}) {
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32, DType::int8}) {
     for (const Generator& g : generators) {
       for (const std::uint64_t seed : {std::uint64_t{1}, std::uint64_t{0xDEADBEEFCAFEull}}) {
         const std::size_t bytes = n * sandbox::dtype_size(dtype);
@@ -95,7 +95,7 @@ TEST_CASE("the GPU runner's draw check sample: the generator kernel agrees with 
           "[cpu_runtime][harness][draw_check]") {
   const Kernel& k = harness_module().kernel("leap_generate_inputs");
   const std::vector<sandbox::detail::DrawCheckCase> sample = sandbox::detail::draw_check_sample();
-  REQUIRE(sample.size() >= 4 * 8);  // every dtype, every generator kind
+  REQUIRE(sample.size() >= 5 * 8);  // every dtype, every generator kind
   for (const sandbox::detail::DrawCheckCase& c : sample) {
     const std::size_t bytes = c.n * sandbox::dtype_size(c.dtype);
     std::vector<unsigned char> host(bytes), device(bytes, 0xA5);
@@ -139,6 +139,16 @@ std::vector<std::int32_t> with_differences(const std::vector<std::int32_t>& e, s
   std::vector<std::int32_t> a = e;
   std::uniform_int_distribution<std::size_t> at(0, e.size() - 1);
   for (int i = 0; i < 25; ++i) a[at(gen)] += 1;
+  return a;
+}
+template <>
+std::vector<std::int8_t> with_differences(const std::vector<std::int8_t>& e, std::mt19937& gen) {
+  std::vector<std::int8_t> a = e;  // values within +-100: a step of 1 or 3 stays in range
+  std::uniform_int_distribution<std::size_t> at(0, e.size() - 1);
+  for (int i = 0; i < 35; ++i) {
+    const std::size_t k = at(gen);
+    a[k] = static_cast<std::int8_t>(a[k] + (i < 25 ? 1 : -3));
+  }
   return a;
 }
 
@@ -188,6 +198,11 @@ TEST_CASE("the harness's output comparison agrees with its host twin on every dt
   std::vector<std::int32_t> ints(2500);
   for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<std::int32_t>(gen() % 2000) - 1000;
   check_compare(DType::int32, ints, {0.0, 0.0});
+  std::vector<std::int8_t> bytes(3333);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::int8_t>(static_cast<int>(gen() % 201) - 100);
+  check_compare(DType::int8, bytes, {0.0, 0.0});
+  check_compare(DType::int8, bytes, {1.0, 0.0});  // off by one allowed: only the +1s of more than one remain
 }
 
 TEST_CASE("the harness's L2 read keeps every load and writes only when the value it reads equals `never`",

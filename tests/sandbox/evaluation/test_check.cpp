@@ -244,3 +244,31 @@ TEST_CASE("check: the device comparison's rule is compare()'s, element for eleme
   leap::sandbox::detail::compare_on_host(&nz, &pz, sb::DType::float32, 1, {}, true, zeros);
   CHECK(zeros.mismatches == 1);
 }
+
+TEST_CASE("check: int8 is one byte, stored saturating, drawn in range, poisoned and compared like an integer",
+          "[sandbox][check]") {
+  CHECK(sb::dtype_size(sb::DType::int8) == 1);
+  CHECK(sb::to_string(sb::DType::int8) == "int8");
+  std::int8_t b[6] = {};
+  const double values[6] = {-1000.0, -128.0, -3.7, 3.7, 127.0, 1e9};
+  for (std::size_t i = 0; i < 6; ++i) sb::store_element(sb::DType::int8, b, i, values[i]);
+  CHECK(std::vector<int>(b, b + 6) == std::vector<int>{-128, -128, -3, 3, 127, 127});
+  CHECK(sb::element_value(sb::DType::int8, b, 0) == -128.0);
+  // randint over the whole range, and the device twin's saturation for a draw outside it.
+  std::vector<std::int8_t> q(20000);
+  sb::generate(sb::DType::int8, sb::Generator{sb::GeneratorKind::randint, -127, 127}, 3, q.data(), q.size());
+  CHECK(*std::min_element(q.begin(), q.end()) == -127);
+  CHECK(*std::max_element(q.begin(), q.end()) == 127);
+  std::vector<std::int8_t> wide(2000);
+  sb::detail::generate_inputs_on_host(sb::DType::int8, sb::Generator{sb::GeneratorKind::randint, -1000, 1000}, 4,
+                                      wide.data(), wide.size());
+  CHECK(std::count(wide.begin(), wide.end(), std::int8_t{127}) > 100);  // saturated, not wrapped
+  CHECK(std::count(wide.begin(), wide.end(), std::int8_t{-128}) > 100);
+  // The poison is one seed-dependent byte.
+  CHECK(sb::poison_pattern(sb::DType::int8, 1) <= 0xFFu);
+  CHECK(sb::poison_pattern(sb::DType::int8, 1) != sb::poison_pattern(sb::DType::int8, 2));
+  // Integers compare exactly unless the task allows more (quantize_int8 allows a rounding step).
+  const std::int8_t expected[3] = {1, -5, 100}, off_by_one[3] = {1, -4, 100};
+  CHECK_FALSE(sb::compare(sb::DType::int8, off_by_one, expected, 3, {0.0, 0.0}).ok);
+  CHECK(sb::compare(sb::DType::int8, off_by_one, expected, 3, {1.0, 0.0}).ok);
+}

@@ -103,7 +103,7 @@ TEST_CASE("launch plans: a malformed directive is an error with its line and wha
   CHECK_THAT(parse_error("// leap-lanch: k grid=1 block=1\n"),
              Catch::StartsWith("line 1: unknown directive \"leap-lanch\": write `// leap-launch:"));
   CHECK(parse_error("// leap-scratch: p float64 n\n// leap-launch: k grid=1 block=1\n") ==
-        "line 1: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
+        "line 1: unknown dtype \"float64\" (float32, float16, bfloat16, int32 or int8)");
   CHECK_THAT(parse_error("// leap-scratch: p float32\n"),
              Catch::StartsWith("line 1: expected `// leap-scratch: NAME DTYPE COUNT`"));
   // Bytes no size expression holds are named at once (a fuzzer's find: "block=,\0\0\0shared=...").

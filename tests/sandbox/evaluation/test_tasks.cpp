@@ -77,7 +77,7 @@ TEST_CASE("task specs: a minimal spec parses, round-trips through JSON and resol
 TEST_CASE("task specs: validation names the field and the value", "[sandbox][task]") {
   CHECK(error_of(R"J({"name": "softmax"})J") == "task 'softmax': entry: missing");
   CHECK(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float64", "shape": ["n"]}])J")) ==
-        "task 'copy': params[0].dtype: unknown dtype \"float64\" (float32, float16, bfloat16 or int32)");
+        "task 'copy': params[0].dtype: unknown dtype \"float64\" (float32, float16, bfloat16, int32 or int8)");
   CHECK_THAT(
       error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "out", "shape": ["m"]}])J")),
       Catch::Contains("params[0].shape") && Catch::Contains("unknown size 'm'"));
@@ -290,4 +290,28 @@ TEST_CASE("built-in tasks: about a tenth held out, and no train task is a holdou
   }
   CHECK(task_stem("matmul_bf16_fp32acc") == "matmul");
   CHECK(task_stem("gelu_fp16") == "gelu");
+}
+
+TEST_CASE("int8 buffers are accepted, written back, and refused as scalars or with special values", "[sandbox][task]") {
+  const std::string buffer = minimal_spec(
+      "params",
+      R"J([{"name": "x", "dtype": "int8", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "low": -127, "high": 127}},
+      {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J");
+  const sb::TaskSpec t = sb::parse_task(buffer);
+  CHECK(t.params[0].dtype == sb::DType::int8);
+  CHECK(sb::parse_task(sb::task_to_json(t)).params[0].dtype == sb::DType::int8);
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "float32", "role": "in", "shape": ["n"]},
+      {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+      {"name": "n", "kind": "scalar", "dtype": "int8", "value": "n"}])J")),
+             Catch::Contains("params[2].dtype: a scalar is float32 or int32, got \"int8\""));
+  CHECK_THAT(
+      error_of(minimal_spec(
+          "params",
+          R"J([{"name": "x", "dtype": "int8", "role": "in", "shape": ["n"], "generator": {"kind": "randint", "special": true}},
+      {"name": "y", "dtype": "float32", "role": "out", "shape": ["n"]},
+      {"name": "n", "kind": "scalar", "dtype": "int32", "value": "n"}])J")),
+      Catch::Contains("params[0].generator.special: NaN, infinities, subnormals and -0 need a float dtype"));
+  CHECK_THAT(error_of(minimal_spec("params", R"J([{"name": "x", "dtype": "int4", "role": "in", "shape": ["n"]}])J")),
+             Catch::Contains("(float32, float16, bfloat16, int32 or int8)"));
 }

@@ -22,11 +22,12 @@ namespace leap::sandbox {
 // size expressions over them ("ceil_div(n, 256)", "rows * cols"; see docs/task-json.md).
 using Sizes = std::map<std::string, std::int64_t, std::less<>>;
 
-enum class DType : std::uint8_t { float32, float16, bfloat16, int32 };
+// int8: signed 8-bit integers (quantized weights and activations); buffers only, never a scalar.
+enum class DType : std::uint8_t { float32, float16, bfloat16, int32, int8 };
 enum class Role : std::uint8_t { in, out, inout };
 enum class ParamKind : std::uint8_t { buffer, scalar };
 
-std::string_view to_string(DType dtype) noexcept;  // "float32", "float16", "bfloat16", "int32"
+std::string_view to_string(DType dtype) noexcept;  // "float32", "float16", "bfloat16", "int32", "int8"
 std::string_view to_string(Role role) noexcept;    // "in", "out", "inout"
 std::optional<DType> dtype_from_string(std::string_view name) noexcept;
 std::size_t dtype_size(DType dtype) noexcept;
@@ -121,8 +122,8 @@ struct TaskSpec {
   std::vector<Sizes> check_sizes;  // further size sets checked for correctness (e.g. ragged edges)
   LaunchConfig launch;             // the reference's launch, and the candidate's unless it declares a plan
   LaunchPolicy candidate_launch;
-  std::string reference_source;                                                     // CUDA source defining `entry`
-  Tolerance tolerance[4] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}};  // by DType
+  std::string reference_source;  // CUDA source defining `entry`
+  Tolerance tolerance[5] = {{1e-4, 1e-4}, {1e-2, 1e-2}, {2e-2, 2e-2}, {0.0, 0.0}, {0.0, 0.0}};  // by DType
   int trials = 3;  // correctness trials per size set, each with a fresh seed
   TimingSettings timing;
   int time_limit_ms = 10000;  // a whole evaluation in the GPU runner; past it the runner is killed

@@ -1,5 +1,5 @@
 // Reference: one element per thread, the integer times its row's scale.
-extern "C" __global__ void dequantize_int8(const int* q, const float* scale, float* out, int rows, int cols) {
+extern "C" __global__ void dequantize_int8(const signed char* q, const float* scale, float* out, int rows, int cols) {
   const int r = blockIdx.y;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows || c >= cols) return;

@@ -1,5 +1,5 @@
 // Does not compile: fmaxf is given three arguments in the clamp.
-extern "C" __global__ void quantize_int8(const float* x, int* q, float* scale, int rows, int cols) {
+extern "C" __global__ void quantize_int8(const float* x, signed char* q, float* scale, int rows, int cols) {
   __shared__ float absmax;
   const int row = blockIdx.x;
   if (row >= rows) return;
@@ -11,5 +11,5 @@ extern "C" __global__ void quantize_int8(const float* x, int* q, float* scale, i
   }
   __syncthreads();
   for (int c = threadIdx.x; c < cols; c += blockDim.x)
-    q[static_cast<long long>(row) * cols + c] = static_cast<int>(fmaxf(rintf(p[c] * 127.0f / absmax), -127.0f, 127.0f));
+    q[static_cast<long long>(row) * cols + c] = static_cast<signed char>(fmaxf(rintf(p[c] * 127.0f / absmax), -127.0f, 127.0f));
 }
