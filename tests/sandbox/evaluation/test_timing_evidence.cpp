@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizers.hpp"
+
 #include "evaluation/activity_match.hpp"
 #include "evaluation/gpu_harness.hpp"
 #include "evaluation/runner_reply.hpp"
@@ -219,17 +221,19 @@ TEST_CASE("timing: slow correctness trials do not starve the warm-up", "[sandbox
   // Each checked call sleeps 60 ms of host time: the four trials of each side take about 0.5 s of a
   // 2 s limit (1.6 s for the harness), past the quarter that used to cap the warm-up from the
   // evaluation's start and left each kernel 3 launches. Measured from the warm-up's own start, both
-  // get their 50 ms of GPU time.
+  // get their 50 ms of GPU time. Under a sanitizer each fake launch costs several times the host time,
+  // so the sleeps and the limit are stretched alike: the proportions, which the test is about, stay.
+  constexpr int stretch = leap_test::k_sanitizer ? 5 : 1;
   auto slow_when_checked = [](std::shared_ptr<int> calls, double ms) {
     return [calls, ms](FakeCall& c) {
       compute(c);
-      if (++*calls <= 4) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      if (++*calls <= 4) std::this_thread::sleep_for(std::chrono::milliseconds(60 * stretch));
       c.duration_ms = ms;
     };
   };
   FakeGpu gpu(k_exact);
   sb::TaskSpec t = task();
-  t.time_limit_ms = 2000;
+  t.time_limit_ms = 2000 * stretch;
   const sb::test::HarnessOutcome o = run(gpu, gpu, t, slow_when_checked(std::make_shared<int>(0), 0.01),
                                          slow_when_checked(std::make_shared<int>(0), 0.02));
   INFO(o.reply.dump());
