@@ -2,6 +2,7 @@
 // The subcommands of `leap-sandbox tasks` that live in files of their own (verify, dump).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "cli.hpp"
@@ -18,5 +19,9 @@ struct TasksSubcommand {
 // that say so (cmd_tasks_cpu_runtime_unavailable.cpp).
 extern const TasksSubcommand tasks_verify_subcommand;
 extern const TasksSubcommand tasks_dump_subcommand;
+
+// Where verify and dump keep their compiled modules without --cache-dir: $LEAP_VERIFY_CACHE_DIR, else
+// verify/ in the sandbox's cache directory, else /tmp/leap-verify-<uid> (cmd_tasks_verify.cpp).
+std::string default_verify_cache_dir();
 
 }  // namespace leap_cli

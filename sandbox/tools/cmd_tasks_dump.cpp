@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // leap-sandbox tasks dump: one trial of a task as .npy files (sandbox/src/verify/dump_trial.hpp), for
 // checking a task with numpy or torch, outside leap.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -40,11 +37,7 @@ DumpArgs parse_dump_args(const Arguments& args) {
   if (!d.size_set) usage_error("tasks dump: --size-set N is required (tasks verify --json names the size sets)");
   d.name = positional[0];
   d.dir = positional[1];
-  if (d.cache_dir.empty()) {
-    if (const char* env = std::getenv("LEAP_VERIFY_CACHE_DIR"); env != nullptr && *env != '\0') d.cache_dir = env;
-    else if (const std::string c = default_cache_dir(); !c.empty()) d.cache_dir = c + "/verify";
-    else d.cache_dir = "/tmp/leap-verify-" + std::to_string(getuid());
-  }
+  if (d.cache_dir.empty()) d.cache_dir = default_verify_cache_dir();
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -58,11 +59,7 @@ VerifyArgs parse_verify_args(const Arguments& args) {
     else if (!a.empty() && a[0] == '-') usage_error("tasks verify: unknown option '" + a + "'");
     else v.names.push_back(a);
   }
-  if (v.cache_dir.empty()) {
-    if (const char* env = std::getenv("LEAP_VERIFY_CACHE_DIR"); env != nullptr && *env != '\0') v.cache_dir = env;
-    else if (const std::string d = default_cache_dir(); !d.empty()) v.cache_dir = d + "/verify";
-    else v.cache_dir = "/tmp/leap-verify-" + std::to_string(getuid());
-  }
+  if (v.cache_dir.empty()) v.cache_dir = default_verify_cache_dir();
   return v;
 }
 
@@ -198,6 +195,12 @@ int run_tasks_verify(const Arguments& args) {
 }
 
 }  // namespace
+
+std::string default_verify_cache_dir() {
+  if (const char* env = std::getenv("LEAP_VERIFY_CACHE_DIR"); env != nullptr && *env != '\0') return env;
+  if (const std::string d = default_cache_dir(); !d.empty()) return d + "/verify";
+  return "/tmp/leap-verify-" + std::to_string(getuid());
+}
 
 const TasksSubcommand tasks_verify_subcommand{
     "verify",

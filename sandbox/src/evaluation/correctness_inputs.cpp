@@ -12,10 +12,7 @@
 namespace leap::sandbox {
 
 void generate(DType dtype, const Generator& unscaled, std::uint64_t seed, void* out, std::size_t n) {
-  Generator g = unscaled;
-  const double scale = detail::draw_scale(g, seed);
-  g.a *= scale;
-  g.b *= scale;
+  const Generator g = detail::scaled_for_draw(unscaled, seed);
   detail::Rng rng(seed);
   auto standard_normal = [&rng] {  // Box-Muller, one value per call
     const double u1 = 1.0 - rng.unit(), u2 = rng.unit();

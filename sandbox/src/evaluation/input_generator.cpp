@@ -18,11 +18,16 @@ double draw_scale(const Generator& g, std::uint64_t seed) noexcept {
   return std::ldexp(1.0, k);
 }
 
-GeneratorArgs generator_args(DType dtype, const Generator& unscaled, std::uint64_t seed) {
-  Generator g = unscaled;
+Generator scaled_for_draw(const Generator& generator, std::uint64_t seed) noexcept {
+  Generator g = generator;
   const double scale = draw_scale(g, seed);
   g.a *= scale;
   g.b *= scale;
+  return g;
+}
+
+GeneratorArgs generator_args(DType dtype, const Generator& unscaled, std::uint64_t seed) {
+  const Generator g = scaled_for_draw(unscaled, seed);
   GeneratorArgs args;
   args.dtype = static_cast<int>(dtype);
   if (g.kind == GeneratorKind::zeros) {

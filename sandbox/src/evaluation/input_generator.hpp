@@ -128,12 +128,15 @@ struct GeneratorArgs {
   long long lo = 0;
   unsigned long long span = 1;
 };
-// `seed` is the draw's: a random_scale generator is scaled by draw_scale() of it first.
+// `seed` is the draw's: a random_scale generator is scaled for it first (scaled_for_draw).
 GeneratorArgs generator_args(DType dtype, const Generator& generator, std::uint64_t seed);
 
 // The factor a random_scale generator's location and spread are multiplied by in the draw from
 // `seed`: 2^k, k in -3..3 (a power of two, so the values keep their precision); 1 otherwise.
 double draw_scale(const Generator& generator, std::uint64_t seed) noexcept;
+// The generator the draw from `seed` uses: a and b times draw_scale(); the host's correctness draw
+// and the device's timed draw both start here.
+Generator scaled_for_draw(const Generator& generator, std::uint64_t seed) noexcept;
 
 // The host twin of the device kernel (the CPU fake's generator).
 void generate_inputs_on_host(DType dtype, const Generator& generator, std::uint64_t seed, void* out, std::size_t n);
