@@ -52,6 +52,11 @@ void generate(DType dtype, const Generator& unscaled, std::uint64_t seed, void* 
   }
 }
 
+void draw_input(const Param& buffer, const Sizes& sizes, std::uint64_t seed, void* out, std::size_t n) {
+  generate(buffer.dtype, generator_at(buffer, sizes), seed, out, n);
+  if (buffer.generator.special) sprinkle_special_values(buffer.dtype, seed, out, n);
+}
+
 void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::size_t n) {
   if (dtype == DType::int32 || dtype == DType::int8 || n == 0) return;
   // The subnormals of each float type, as float32 values that convert to them exactly.

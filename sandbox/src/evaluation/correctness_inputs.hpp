@@ -20,6 +20,11 @@ void generate(DType dtype, const Generator& generator, std::uint64_t seed, void*
 // says `special`; int32 is left as it is.
 void sprinkle_special_values(DType dtype, std::uint64_t seed, void* out, std::size_t n);
 
+// A buffer parameter's input for one trial at `sizes`: its generator (randint bounds resolved at the
+// sizes) then, where the generator says `special`, the special values. The GPU runner's trials and
+// `tasks verify` both draw with this.
+void draw_input(const Param& buffer, const Sizes& sizes, std::uint64_t seed, void* out, std::size_t n);
+
 // A fresh seed for trial `trial` of an evaluation whose base seed is `base` (splitmix64).
 std::uint64_t trial_seed(std::uint64_t base, std::uint64_t trial) noexcept;
 

@@ -646,8 +646,7 @@ class EvaluationRun {
       if (!is_input(p)) continue;
       const std::size_t n = element_count(p, sizes);
       host[i].assign(n * dtype_size(p.dtype), 0);
-      generate(p.dtype, generator_at(p, sizes), trial_seed(seed, i), host[i].data(), n);
-      if (p.generator.special) sprinkle_special_values(p.dtype, trial_seed(seed, i), host[i].data(), n);
+      draw_input(p, sizes, trial_seed(seed, i), host[i].data(), n);
     }
   }
 

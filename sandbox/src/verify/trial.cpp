@@ -23,11 +23,6 @@ double scalar_value(const Param& p, const Sizes& sizes) {
   }
 }
 
-void fill(const Param& p, const Sizes& sizes, Bytes& buffer, std::size_t n, std::uint64_t seed) {
-  generate(p.dtype, generator_at(p, sizes), seed, buffer.data(), n);
-  if (p.generator.special) sprinkle_special_values(p.dtype, seed, buffer.data(), n);
-}
-
 }  // namespace
 
 Trial draw_trial(const TaskSpec& task, const Sizes& sizes, std::uint64_t seed) {
@@ -46,13 +41,14 @@ Trial draw_trial(const TaskSpec& task, const Sizes& sizes, std::uint64_t seed) {
     }
     t.counts[i] = element_count(p, sizes);
     t.buffers[i].assign(t.counts[i] * dtype_size(p.dtype), 0);
-    if (is_input(p)) fill(p, sizes, t.buffers[i], t.counts[i], trial_seed(seed, i));
+    if (is_input(p)) draw_input(p, sizes, trial_seed(seed, i), t.buffers[i].data(), t.counts[i]);
   }
   return t;
 }
 
 void redraw_buffer(const TaskSpec& task, Trial& trial, std::size_t param, std::uint64_t seed) {
-  fill(task.params[param], trial.sizes, trial.buffers[param], trial.counts[param], trial_seed(seed, param));
+  draw_input(task.params[param], trial.sizes, trial_seed(seed, param), trial.buffers[param].data(),
+             trial.counts[param]);
 }
 
 }  // namespace leap::sandbox::verify
