@@ -54,6 +54,8 @@ int run_tasks(const Arguments& args) {
     return tasks_verify_subcommand.run(Arguments(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == tasks_dump_subcommand.name)
     return tasks_dump_subcommand.run(Arguments(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == tasks_measure_subcommand.name)
+    return tasks_measure_subcommand.run(Arguments(args.begin() + 1, args.end()));
   bool as_json = false;
   TaskFilter filter;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -102,7 +104,8 @@ int run_tasks(const Arguments& args) {
 const Command tasks_command{
     "tasks",
     "tasks [--category C] [--tier N] [--split S] [--json] | tasks verify [NAME | SPEC.json ...] [options]\n"
-    "  leap-sandbox tasks dump NAME|SPEC.json --size-set N [--seed S] OUT_DIR",
+    "  leap-sandbox tasks dump NAME|SPEC.json --size-set N [--seed S] OUT_DIR\n"
+    "  leap-sandbox tasks measure [NAME | SPEC.json ...] [options]",
     R"(  Lists the built-in tasks with their category, tier and split, their launch policy (fixed, or the
   bounds of the launch plans a candidate may declare) and their variants (reference, fast, wrong, broken).
   --category C         only tasks of category C (activation, loss, gemm, convolution, attention, reduction,
@@ -126,6 +129,15 @@ const Command tasks_command{
   the number of check sizes is the reduced timing size. The default seed draws the trial that `tasks
   verify` checks. bfloat16 is written as float32 holding the same values. Exit 1 when the oracle
   disagrees (the files are still written) or the reference cannot run.
+
+  tasks measure [NAME | SPEC.json ...] [--json] [--json-file FILE] [--no-time] [--oracles-only] [-j N]
+                [--device N] [--arch A] [--seed S] [--max-seconds S] [--memory-gib G] [--cache-dir DIR]
+  On a GPU: each reference at its full timing sizes against its oracle (run on -j N host threads,
+  the costliest first, within --memory-gib of memory), then timed from flushed caches with CUDA events;
+  the outputs after the timed runs are checked again. --max-seconds: tasks whose oracle had not
+  started by then are reported as not measured. References and oracles are the project's own and run
+  unconfined in this process. --oracles-only: the oracles alone, no device, nothing checked (how long
+  a GPU run's host half takes). Exit 0 when every reference agrees, 1 otherwise, 3 without a GPU.
 )",
     run_tasks};
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace leap::sandbox::verify {
 
@@ -14,8 +15,14 @@ struct NvrtcOutcome {
   bool source_error = false;  // not compiled, and NVRTC's own verdict on the source (not a limit)
   std::string log;            // NVRTC's words (or why NVRTC could not be used)
   bool available = true;      // false: no usable NVRTC here
+  std::string cubin;          // the module, when compiled
 };
 
-NvrtcOutcome nvrtc_compile(const std::string& source, const std::filesystem::path& cache_dir);
+// arch: the target, e.g. "sm_90a" (device_compile_target); empty: the compiler's default.
+NvrtcOutcome nvrtc_compile(const std::string& source, const std::filesystem::path& cache_dir,
+                           const std::string& arch = {});
+// The same for many sources at once (several compiles at a time), in their order.
+std::vector<NvrtcOutcome> nvrtc_compile_all(const std::vector<std::string>& sources,
+                                            const std::filesystem::path& cache_dir, const std::string& arch = {});
 
 }  // namespace leap::sandbox::verify
