@@ -11,6 +11,7 @@ Subcommands (each prints plain lines the script reads):
                                           steps need at least, never below 5)
   variants TASKS_JSON TASKS_DIR           "task variant expect path" per shipped variant with a file
   verdict EVAL_JSON_FILE EXPECT           "PASS verdict ..." or "FAIL verdict ..." for one eval
+  measured REFERENCE_TIMES_JSON           the summary lines of `leap-sandbox tasks measure --json-file`
 """
 import glob
 import json
@@ -30,7 +31,7 @@ STEPS = [
     ("bench_events", 25, 15),
     ("bench_dirty", 35, 20),
     ("sandbox_loop", 45, 30),
-    ("tasks_verify", 40, 20),
+    ("tasks_measure", 150, 60),
 ]
 TOTAL_SECONDS = 540  # 9 minutes on an H200, the build included
 
@@ -196,6 +197,38 @@ def verdict_line(result_text, expect):
     return line
 
 
+# The reference times the timing sizes aim at (docs/tasks.md): long enough to time, short enough to run often.
+AIM_MS = (0.1, 5.0)
+
+
+def measured_lines(report, limit=12):
+    """The summary of `leap-sandbox tasks measure --json-file`: how many references agree with their
+    oracles at their timing sizes, each failure with its first failed check, and the measured times
+    against the 0.1-5 ms the timing sizes aim at (the tasks outside it, slowest or fastest first)."""
+    tasks = report.get("tasks", [])
+    failed = [t for t in tasks if not t.get("ok")]
+    lines = ["%d of %d references agree with their oracles at their timing sizes (%s, %s; %.0f s)"
+             % (len(tasks) - len(failed), len(tasks), report.get("device"), report.get("arch"),
+                report.get("seconds", 0))]
+    for t in failed[:limit]:
+        bad = next((c for c in t.get("checks", []) if not c.get("ok")), {})
+        lines.append("FAIL %s: %s: %s" % (t.get("task"), bad.get("name"), (bad.get("detail") or "")[:300]))
+    if len(failed) > limit:
+        lines.append("... and %d more failures (logs/reference_times.json)" % (len(failed) - limit))
+    timed = [t for t in tasks if t.get("time")]
+    if timed:
+        ms = sorted(t["time"]["median_ms"] for t in timed)
+        lines.append("timed %d: median %.3g ms, fastest %.3g ms, slowest %.3g ms" % (len(ms), ms[len(ms) // 2], ms[0], ms[-1]))
+        below = sorted((t for t in timed if t["time"]["median_ms"] < AIM_MS[0]), key=lambda t: t["time"]["median_ms"])
+        above = sorted((t for t in timed if t["time"]["median_ms"] > AIM_MS[1]), key=lambda t: -t["time"]["median_ms"])
+        for name, group in (("below %g ms" % AIM_MS[0], below), ("above %g ms" % AIM_MS[1], above)):
+            if group:
+                shown = ", ".join("%s %.3g" % (t["task"], t["time"]["median_ms"]) for t in group[:limit])
+                more = " and %d more" % (len(group) - limit) if len(group) > limit else ""
+                lines.append("%d %s: %s%s" % (len(group), name, shown, more))
+    return lines
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -223,6 +256,14 @@ def main(argv):
             print(" ".join(v))
     elif cmd == "verdict" and len(args) == 2:
         print(verdict_line(read(args[0]), args[1]))
+    elif cmd == "measured" and len(args) == 1:
+        try:
+            report = json.loads(read(args[0]))
+        except (OSError, ValueError) as e:
+            print("no report from tasks measure (%s)" % e)
+            return 0
+        for line in measured_lines(report):
+            print(line)
     else:
         print(__doc__, file=sys.stderr)
         return 2

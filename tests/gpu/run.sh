@@ -13,7 +13,8 @@
 #   5. the hostile suite (leap_sandbox_gpu_tests)
 #   6. bench_timing: CUPTI, then events (LEAP_SANDBOX_TIMER=events), then the dirty L2 flush
 #   7. examples/sandbox_loop --steps 1
-#   8. the task library's references against their oracles, where `leap-sandbox tasks verify` exists
+#   8. the task library's references at their full timing sizes against their oracles, and their times
+#      (`leap-sandbox tasks measure`; logs/reference_times.json)
 # Writes $OUT/summary.md (also printed) and every log under $OUT/logs/ (default OUT: ./gpu-out).
 # Without a GPU every device step says it was skipped and why, and the script exits 0 after its build.
 # Exit status: 0 when every step that ran passed (or none could run), 1 otherwise.
@@ -28,7 +29,7 @@ prebuilt=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) prebuilt=${2:?--build-dir needs a directory}; shift 2 ;;
-    -h|--help) sed -n '3,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -228,14 +229,18 @@ if device_step "7. sandbox_loop --steps 1" "$loop"; then
   say ""
 fi
 
-# ---- 8. the task library's references against their oracles -------------------------------------------------
-if device_step "8. task library: references against their oracles" "$cli"; then
-  # Any --help after a command prints that command's help, so ask the help itself whether it has verify.
-  if "$cli" tasks --help 2>/dev/null | grep -qw verify; then
-    run_capped tasks_verify "$LOGS/tasks_verify.txt" "$cli" tasks verify "${switches[@]}"
-    tail -n 20 "$LOGS/tasks_verify.txt" | sed 's/^/    /' | tee -a "$summary"
+# ---- 8. the task library's references at their timing sizes, against their oracles and timed ----------
+if device_step "8. task library: references at their timing sizes against their oracles" "$cli"; then
+  # Any --help after a command prints that command's help, so ask the help itself whether it has measure.
+  if "$cli" tasks --help 2>/dev/null | grep -qw measure; then
+    b=$(budget tasks_measure)
+    # Oracles that have not started 30 s before the end are reported as not measured: the device
+    # runs and timings of those in flight still fit.
+    run_capped tasks_measure "$LOGS/tasks_measure.txt" "$cli" tasks measure -j "$JOBS" \
+      --max-seconds $(( b > 60 ? b - 30 : (b > 2 ? b / 2 : 1) )) --json-file "$LOGS/reference_times.json"
+    "$PY" "$facts_py" measured "$LOGS/reference_times.json" | sed 's/^/- /' | tee -a "$summary"
   else
-    say "- skipped: this leap-sandbox has no \`tasks verify\` (the task library has not landed in this build)"
+    say "- skipped: this leap-sandbox has no \`tasks measure\` (built without the CPU runtime's Boost.Context?)"
   fi
   say ""
 fi

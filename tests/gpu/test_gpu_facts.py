@@ -124,10 +124,10 @@ class Budgets(unittest.TestCase):
         self.assertEqual(gpu_facts.budget("hostile", 100), 150)
 
     def test_a_late_step_gets_what_is_left_and_never_below_five(self):
-        self.assertEqual(gpu_facts.budget("tasks_verify", 500), 40)
-        self.assertEqual(gpu_facts.budget("tasks_verify", 520), 20)
-        self.assertEqual(gpu_facts.budget("tasks_verify", 600), 5)
-        self.assertEqual(gpu_facts.budget("hostile", 400), max(5, 540 - 400 - (30 + 15 + 20 + 30 + 20)))
+        self.assertEqual(gpu_facts.budget("tasks_measure", 300), 150)
+        self.assertEqual(gpu_facts.budget("tasks_measure", 500), 40)
+        self.assertEqual(gpu_facts.budget("tasks_measure", 600), 5)
+        self.assertEqual(gpu_facts.budget("hostile", 300), max(5, 540 - 300 - (30 + 15 + 20 + 30 + 60)))
 
     def test_an_unknown_step_is_an_error_that_names_the_known_ones(self):
         with self.assertRaisesRegex(ValueError, "unknown step 'bench'.*bench_cupti"):
@@ -171,6 +171,48 @@ class VariantsAndVerdicts(unittest.TestCase):
         self.assertTrue(gpu_facts.verdict_line('{"verdict": null, "status": "no_gpu"}', "correct")
                         .startswith("FAIL status no_gpu"))
         self.assertTrue(gpu_facts.verdict_line("Segmentation fault", "correct").startswith("FAIL no JSON result"))
+
+
+def measured_task(name, ok=True, median_ms=None, failed_check=None):
+    checks = [{"name": "compile:reference:device", "ok": True, "detail": "compiled"}]
+    if failed_check:
+        checks.append({"name": failed_check[0], "ok": False, "detail": failed_check[1]})
+    time = {"reps": 10, "median_ms": median_ms, "min_ms": median_ms, "max_ms": median_ms, "spread": 0.01,
+            "method": "events"} if median_ms is not None else None
+    return {"task": name, "ok": ok, "checks": checks, "time": time}
+
+
+class MeasuredReferences(unittest.TestCase):
+    def test_agreement_failures_and_times_outside_the_aim(self):
+        report = {"device": "NVIDIA H200", "arch": "sm_90a", "seconds": 61.2, "tasks": [
+            measured_task("matmul", median_ms=1.2),
+            measured_task("gelu", median_ms=0.05),
+            measured_task("relu", median_ms=0.08),
+            measured_task("conv3d", median_ms=9.5),
+            measured_task("cumsum", ok=False, failed_check=(
+                "reference_vs_oracle:timing", "task 'cumsum', timing {n=1}: out: 1 of 1 elements differ; first at [0]")),
+        ]}
+        lines = gpu_facts.measured_lines(report)
+        self.assertEqual(lines[0], "4 of 5 references agree with their oracles at their timing sizes "
+                                   "(NVIDIA H200, sm_90a; 61 s)")
+        self.assertEqual(lines[1], "FAIL cumsum: reference_vs_oracle:timing: task 'cumsum', timing {n=1}: out: 1 of 1 "
+                                   "elements differ; first at [0]")
+        self.assertEqual(lines[2], "timed 4: median 1.2 ms, fastest 0.05 ms, slowest 9.5 ms")
+        self.assertEqual(lines[3], "2 below 0.1 ms: gelu 0.05, relu 0.08")
+        self.assertEqual(lines[4], "1 above 5 ms: conv3d 9.5")
+        self.assertEqual(len(lines), 5)
+
+    def test_a_long_list_is_cut_and_says_how_many_more(self):
+        report = {"tasks": [measured_task("t%02d" % i, median_ms=0.01 * (i + 1)) for i in range(9)]}
+        lines = gpu_facts.measured_lines(report, limit=3)
+        self.assertEqual(lines[-1], "9 below 0.1 ms: t00 0.01, t01 0.02, t02 0.03 and 6 more")
+
+    def test_a_missing_report_is_said_not_raised(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = subprocess.run([sys.executable, gpu_facts.__file__, "measured", os.path.join(d, "none.json")],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0)
+            self.assertTrue(out.stdout.startswith("no report from tasks measure"))
 
 
 class CommandLine(unittest.TestCase):

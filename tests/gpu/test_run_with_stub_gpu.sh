@@ -3,7 +3,8 @@
 # tests/gpu/run.sh's device steps, on stand-in programs that act as a GPU machine with pageable host
 # access (HMM) would: the script must choose --allow-pageable-host-access from info's account, hand
 # it to every program, run the steps in order, feed each variant from sandbox/tasks to eval with its
-# expected verdict, skip tasks verify where the CLI has none, and exit 0 when every step passed.
+# expected verdict, run tasks measure with its budget and summarise its report, and exit 0 when every
+# step passed.
 # The real device run costs minutes of a lent GPU; this catches a script bug before one is spent.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +24,12 @@ case "\$1 \${2:-}" in
   "info --json") echo '{"gpu": {"available": true, "status": "available", "reason": "", "devices": [{"pageable_memory_access": true}]}, "confinement": {"in_force": true, "sufficient": true, "missing": ""}}' ;;
   "info "*) echo "GPU: available"; echo "  device 0: Stub H200, sm_90 (compiles for sm_90a)" ;;
   "tasks --json") echo '[{"name": "scale_add", "variants": [{"name": "fast", "expect": "correct"}, {"name": "wrong", "expect": "wrong_answer"}, {"name": "broken", "expect": "compile_error"}]}]' ;;
-  "tasks --help") echo "tasks [--json]" ;;
+  "tasks --help") echo "tasks [--json] | tasks measure [NAME ...] [options]" ;;
+  "tasks measure")
+    shift 2
+    while [ \$# -gt 0 ]; do [ "\$1" = --json-file ] && f=\$2; shift; done
+    echo '{"device": "Stub H200", "arch": "sm_90a", "seconds": 12, "tasks": [{"task": "scale_add", "ok": true, "checks": [], "time": {"reps": 10, "median_ms": 0.4, "min_ms": 0.39, "max_ms": 0.41, "spread": 0.01}}]}' >"\$f"
+    echo "1 of 1 references agree with their oracles at their timing sizes and were timed" ;;
   "eval "*)
     f=\${@: -1}
     case "\$(basename "\$f" .cu)" in fast|reference) v=correct ;; wrong) v=wrong_answer ;; *) v=compile_error ;; esac
@@ -57,8 +63,10 @@ check "bench_timing ran with CUPTI, events and the dirty flush" bash -c "
   grep -q '^bench_timing --allow-pageable-host-access --repeats 1 --expect-method events .*LEAP_SANDBOX_TIMER=events' '$calls' &&
   grep -q 'LEAP_SANDBOX_L2_FLUSH=dirty\$' '$calls'"
 check "sandbox_loop ran one step within its budget" grep -qE '^sandbox_loop --steps 1 -j 4 --max-seconds [0-9]+ --allow-pageable-host-access' "$calls"
-check "tasks verify, absent, is skipped with the reason" grep -q 'skipped: this leap-sandbox has no `tasks verify`' "$summary"
-check "the steps come in order" bash -c "grep '^## ' '$summary' | tr '\n' '|' | grep -q '^## 1. device facts|## 2. build|## 3. leap-sandbox info|## 4. built-in variants through leap-sandbox eval|## 5. hostile suite|## 6. bench_timing|## 7. sandbox_loop --steps 1|## 8. task library: references against their oracles|## total|\$'"
+check "tasks measure ran on every hardware thread within its budget" grep -qE '^leap-sandbox tasks measure -j [0-9]+ --max-seconds [0-9]+ --json-file .*/logs/reference_times.json$' "$calls"
+check "its report is summarised" grep -q '^- 1 of 1 references agree with their oracles at their timing sizes (Stub H200, sm_90a; 12 s)' "$summary"
+check "with its times" grep -q '^- timed 1: median 0.4 ms' "$summary"
+check "the steps come in order" bash -c "grep '^## ' '$summary' | tr '\n' '|' | grep -q '^## 1. device facts|## 2. build|## 3. leap-sandbox info|## 4. built-in variants through leap-sandbox eval|## 5. hostile suite|## 6. bench_timing|## 7. sandbox_loop --steps 1|## 8. task library: references at their timing sizes against their oracles|## total|\$'"
 if [ "$problems" -gt 0 ]; then
   echo "---- summary.md"; cat "$summary"; echo "---- calls"; cat "$calls"; echo "---- stdout"; cat "$work/stdout.txt"
   exit 1
