@@ -1,6 +1,7 @@
 // Oracle: C = tril(tril(A) @ tril(B)) in double: mask the inputs to their triangles, multiply in full,
 // then mask the product.
 #include <leap/oracle.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -16,10 +17,14 @@ LEAP_ORACLE(problem) {
       a[static_cast<std::size_t>(r * N + c)] = keep(r, c) ? A[r * N + c] : 0.0;
       b[static_cast<std::size_t>(r * N + c)] = keep(r, c) ? B[r * N + c] : 0.0;
     }
-  for (std::int64_t r = 0; r < N; ++r)
-    for (std::int64_t c = 0; c < N; ++c) {
-      double sum = 0.0;
-      for (std::int64_t k = 0; k < N; ++k) sum += a[static_cast<std::size_t>(r * N + k)] * b[static_cast<std::size_t>(k * N + c)];
-      C[r * N + c] = keep(r, c) ? sum : 0.0;
+  // Row r of the product summed over k in order, k outermost so b is read along its rows.
+  std::vector<double> row(static_cast<std::size_t>(N));
+  for (std::int64_t r = 0; r < N; ++r) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (std::int64_t k = 0; k < N; ++k) {
+      const double ark = a[static_cast<std::size_t>(r * N + k)];
+      for (std::int64_t c = 0; c < N; ++c) row[static_cast<std::size_t>(c)] += ark * b[static_cast<std::size_t>(k * N + c)];
     }
+    for (std::int64_t c = 0; c < N; ++c) C[r * N + c] = keep(r, c) ? row[static_cast<std::size_t>(c)] : 0.0;
+  }
 }
