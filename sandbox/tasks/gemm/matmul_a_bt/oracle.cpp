@@ -12,13 +12,19 @@ LEAP_ORACLE(problem) {
   auto a = [&](std::int64_t b, std::int64_t i, std::int64_t k) { return A[b * M * K + i * K + k]; };
   auto bb = [&](std::int64_t b, std::int64_t k, std::int64_t j) { return B[b * K * N + j * K + k]; };
   std::vector<double> row(static_cast<std::size_t>(N));
-  for (std::int64_t b = 0; b < batch; ++b)
+  // op(B) of the batch laid out k-major first, so the row loop reads it along its rows rather than
+  // down B's columns; the sums are the same, in the same order.
+  std::vector<double> opb(static_cast<std::size_t>(K * N));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t j = 0; j < N; ++j) opb[static_cast<std::size_t>(k * N + j)] = bb(b, k, j);
     for (std::int64_t i = 0; i < M; ++i) {
       for (auto& v : row) v = 0.0;
       for (std::int64_t k = 0; k < K; ++k) {
         const double aik = a(b, i, k);
-        for (std::int64_t j = 0; j < N; ++j) row[static_cast<std::size_t>(j)] += aik * bb(b, k, j);
+        for (std::int64_t j = 0; j < N; ++j) row[static_cast<std::size_t>(j)] += aik * opb[static_cast<std::size_t>(k * N + j)];
       }
       for (std::int64_t j = 0; j < N; ++j) C[(b * M + i) * N + j] = row[static_cast<std::size_t>(j)];
     }
+  }
 }
