@@ -57,6 +57,15 @@ const vf::CheckResult* check(const vf::MeasureReport& r, const std::string& name
   return nullptr;
 }
 
+// The detail of check `name`, which must be there and must have failed.
+std::string failed_detail(const vf::MeasureReport& r, const std::string& name) {
+  const vf::CheckResult* c = check(r, name);
+  REQUIRE(c != nullptr);
+  INFO(c->detail);
+  CHECK_FALSE(c->ok);
+  return c->detail;
+}
+
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
   const std::size_t at = s.find(from);
   REQUIRE(at != std::string::npos);
@@ -109,13 +118,10 @@ TEST_CASE("measure: a planted bug fails, naming the task, the timing sizes and t
     t.spec.reference_source = replaced(t.spec.reference_source, "c) * rows + r", "c) * (rows - 1) + r");
     CpuRuntimeGpu gpu(cache());
     const vf::MeasureReport r = measure(gpu, t);
-    const vf::CheckResult* c = check(r, "reference_vs_oracle:timing");
-    REQUIRE(c != nullptr);
-    INFO(c->detail);
-    CHECK_FALSE(c->ok);
-    CHECK(c->detail.find("task 'transpose'") != std::string::npos);
-    CHECK(c->detail.find("timing {") != std::string::npos);
-    CHECK(c->detail.find("first at [") != std::string::npos);
+    const std::string detail = failed_detail(r, "reference_vs_oracle:timing");
+    CHECK(detail.find("task 'transpose'") != std::string::npos);
+    CHECK(detail.find("timing {") != std::string::npos);
+    CHECK(detail.find("first at [") != std::string::npos);
     CHECK(r.times.reps == 0);  // a wrong reference is not timed
     CHECK(vf::to_text(r).rfind("FAIL transpose", 0) == 0);
   }
@@ -125,9 +131,7 @@ TEST_CASE("measure: a planted bug fails, naming the task, the timing sizes and t
     CpuRuntimeGpu gpu(cache());
     const vf::MeasureReport r = measure(gpu, t);
     CHECK_FALSE(r.ok());
-    const vf::CheckResult* c = check(r, "reference_vs_oracle:timing");
-    REQUIRE(c != nullptr);
-    CHECK(c->detail.find("task 'scale_add'") != std::string::npos);
+    CHECK(failed_detail(r, "reference_vs_oracle:timing").find("task 'scale_add'") != std::string::npos);
   }
 }
 
@@ -156,12 +160,9 @@ TEST_CASE("measure: a kernel's fault is the driver's error, and nothing is left 
   t.spec.reference_source = replaced(t.spec.reference_source, "< n", "< n) __trap();\n  if (i < n");
   CpuRuntimeGpu gpu(cache());
   const vf::MeasureReport r = measure(gpu, t);
-  const vf::CheckResult* c = check(r, "reference_vs_oracle:timing");
-  REQUIRE(c != nullptr);
-  INFO(c->detail);
-  CHECK_FALSE(c->ok);
-  CHECK(c->detail.find("running the plan: CUDA_ERROR_ILLEGAL_INSTRUCTION") != std::string::npos);
-  CHECK(c->detail.find("trap") != std::string::npos);  // the runtime's account, as the driver's sentence
+  const std::string detail = failed_detail(r, "reference_vs_oracle:timing");
+  CHECK(detail.find("running the plan: CUDA_ERROR_ILLEGAL_INSTRUCTION") != std::string::npos);
+  CHECK(detail.find("trap") != std::string::npos);  // the runtime's account, as the driver's sentence
   CHECK(gpu.live_allocations() == 0);
   CHECK(gpu.loaded_modules() == 0);
 }
@@ -177,10 +178,7 @@ TEST_CASE("measure: a reference that does not compile for the device fails its c
         return vf::DeviceImage{{}, "NVRTC refused it: error: expected a ';'"};
       },
       t, prepared, options);
-  const vf::CheckResult* c = check(r, "compile:reference:device");
-  REQUIRE(c != nullptr);
-  CHECK_FALSE(c->ok);
-  CHECK(c->detail.find("expected a ';'") != std::string::npos);
+  CHECK(failed_detail(r, "compile:reference:device").find("expected a ';'") != std::string::npos);
   CHECK(check(r, "reference_vs_oracle:timing") == nullptr);
 }
 
@@ -204,11 +202,7 @@ TEST_CASE("measure: a launch above 48 KiB of shared memory is opted in first, an
     CpuRuntimeGpu gpu(cache());
     gpu.shared_optin = 48 * 1024;
     const vf::MeasureReport r = measure(gpu, t, false);
-    const vf::CheckResult* c = check(r, "reference_vs_oracle:timing");
-    REQUIRE(c != nullptr);
-    INFO(c->detail);
-    CHECK_FALSE(c->ok);
-    CHECK(c->detail.find("launch plan refused") != std::string::npos);
+    CHECK(failed_detail(r, "reference_vs_oracle:timing").find("launch plan refused") != std::string::npos);
   }
 }
 
