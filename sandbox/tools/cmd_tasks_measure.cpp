@@ -271,43 +271,52 @@ Device open_device(const MeasureArgs& m) {
   return d;
 }
 
-void write_reports(const std::vector<vf::MeasureReport>& reports, const Device& device, const MeasureArgs& m,
-                   double seconds, std::ostream& out) {
+// The reports as one JSON object; `complete` is false while tasks are still to come.
+json reports_json(const std::vector<vf::MeasureReport>& reports, const Device& device, const MeasureArgs& m,
+                  double seconds, bool complete) {
   json tasks = json::array();
   for (const vf::MeasureReport& r : reports) tasks.push_back(vf::to_json(r));
-  json all = {{"device", device.name}, {"arch", device.arch},     {"seed", m.options.seed},
-              {"seconds", seconds},    {"timed", m.options.time}, {"tasks", tasks}};
-  out << all.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+  return {{"device", device.name},   {"arch", device.arch},  {"seed", m.options.seed}, {"seconds", seconds},
+          {"timed", m.options.time}, {"complete", complete}, {"tasks", tasks}};
 }
 
-int run_tasks_measure(const Arguments& args) {
-  const MeasureArgs m = parse_measure_args(args);
-  const auto start = Clock::now();
+// --json-file, rewritten after every task (under a temporary name, then renamed), so a run stopped
+// from outside (a hung reference, a step's time limit) still leaves what it measured.
+void save_json_file(const json& all, const std::string& path) {
+  if (path.empty()) return;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << all.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+    if (!f) {
+      std::cerr << "leap-sandbox: tasks measure: could not write " << tmp << "\n";
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::cerr << "leap-sandbox: tasks measure: could not rename " << tmp << " to " << path << "\n";
+}
+
+// The tasks that could not be loaded (a built-in one left out, an unknown name, a bad spec file), as
+// failed reports, and the jobs for the rest.
+std::vector<Job> load_jobs(const MeasureArgs& m, std::vector<vf::MeasureReport>& reports) {
   std::vector<std::string> names = m.names;
-  std::vector<vf::MeasureReport> reports;
   if (names.empty()) {
     for (const sb::BuiltinTask& t : sb::builtin_tasks()) names.push_back(t.spec.name);
     for (const sb::BuiltinTaskError& e : sb::builtin_task_errors())
       reports.push_back(unmeasured(e.task, "spec", e.message));
   }
-  Device device = m.oracles_only ? Device{nullptr, "", "none (--oracles-only)", ""} : open_device(m);
-  if (!device.gpu && !m.oracles_only) {
-    std::cerr << "leap-sandbox: tasks measure: " << device.error << "; it runs the references on a GPU "
-              << "(tasks verify checks them on the CPU)\n";
-    return 3;
-  }
-  if (!m.as_json)
-    std::cout << (m.oracles_only ? std::string("the oracles alone, no device")
-                                 : "measuring on " + device.name + " (" + device.arch + ")")
-              << ", " << m.jobs << " oracle threads\n"
-              << std::flush;
   std::vector<Job> jobs;
   for (const std::string& n : names) jobs.push_back(job_of(n));
   for (const Job& j : jobs)
     if (!j.target) reports.push_back(unmeasured(j.name, "spec", j.load_error));
-  for (const vf::MeasureReport& r : reports)
-    if (!m.as_json) std::cout << vf::to_text(r) << std::flush;
+  return jobs;
+}
 
+// Every job: its oracle on the queue's threads, then its reference on the device (or, with
+// --oracles-only, what the oracle did). Each report is printed and saved as it comes.
+void measure_all(std::vector<Job>& jobs, Device& device, const MeasureArgs& m, Clock::time_point start,
+                 std::vector<vf::MeasureReport>& reports) {
   OracleQueue queue(jobs, m);  // the oracles start now; the references compile meanwhile
   const std::map<std::string, vf::DeviceImage> images =
       m.oracles_only ? std::map<std::string, vf::DeviceImage>{} : compile_references(jobs, m, device.arch);
@@ -321,37 +330,60 @@ int run_tasks_measure(const Arguments& args) {
     queue.release(index);
     if (!m.as_json) std::cout << vf::to_text(r) << std::flush;
     reports.push_back(std::move(r));
+    save_json_file(reports_json(reports, device, m, std::chrono::duration<double>(Clock::now() - start).count(), false),
+                   m.json_file);
   }
-  std::sort(reports.begin(), reports.end(),
-            [](const vf::MeasureReport& a, const vf::MeasureReport& b) { return a.checks.task < b.checks.task; });
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string summary_line(const std::vector<vf::MeasureReport>& reports, const MeasureArgs& m, double seconds) {
   std::size_t failed = 0;
   double oracle_seconds = 0;
   for (const vf::MeasureReport& r : reports) {
     failed += r.ok() ? 0 : 1;
     oracle_seconds += r.oracle_seconds;
   }
-  if (!m.json_file.empty()) {
-    std::ofstream f(m.json_file);
-    write_reports(reports, device, m, seconds, f);
-    if (!f) std::cerr << "leap-sandbox: tasks measure: could not write " << m.json_file << "\n";
+  char line[200];
+  if (m.oracles_only)
+    std::snprintf(line, sizeof line,
+                  "%zu of %zu oracles ran at their timing sizes, nothing checked (%.0f s; oracles %.0f s)\n",
+                  reports.size() - failed, reports.size(), seconds, oracle_seconds);
+  else
+    std::snprintf(line, sizeof line,
+                  "%zu of %zu references agree with their oracles at their timing sizes%s (%.0f s; oracles %.0f s)\n",
+                  reports.size() - failed, reports.size(), m.options.time ? " and were timed" : "", seconds,
+                  oracle_seconds);
+  return line;
+}
+
+int run_tasks_measure(const Arguments& args) {
+  const MeasureArgs m = parse_measure_args(args);
+  const auto start = Clock::now();
+  Device device = m.oracles_only ? Device{nullptr, "", "none (--oracles-only)", ""} : open_device(m);
+  if (!device.gpu && !m.oracles_only) {
+    std::cerr << "leap-sandbox: tasks measure: " << device.error << "; it runs the references on a GPU "
+              << "(tasks verify checks them on the CPU)\n";
+    return 3;
   }
-  if (m.as_json) {
-    write_reports(reports, device, m, seconds, std::cout);
-  } else {
-    char line[200];
-    if (m.oracles_only)
-      std::snprintf(line, sizeof line,
-                    "%zu of %zu oracles ran at their timing sizes, nothing checked (%.0f s; oracles %.0f s)\n",
-                    reports.size() - failed, reports.size(), seconds, oracle_seconds);
-    else
-      std::snprintf(line, sizeof line,
-                    "%zu of %zu references agree with their oracles at their timing sizes%s (%.0f s; oracles %.0f s)\n",
-                    reports.size() - failed, reports.size(), m.options.time ? " and were timed" : "", seconds,
-                    oracle_seconds);
-    std::cout << line;
-  }
-  return failed == 0 ? 0 : 1;
+  if (!m.as_json)
+    std::cout << (m.oracles_only ? std::string("the oracles alone, no device")
+                                 : "measuring on " + device.name + " (" + device.arch + ")")
+              << ", " << m.jobs << " oracle threads\n"
+              << std::flush;
+  std::vector<vf::MeasureReport> reports;
+  std::vector<Job> jobs = load_jobs(m, reports);
+  for (const vf::MeasureReport& r : reports)
+    if (!m.as_json) std::cout << vf::to_text(r) << std::flush;
+  measure_all(jobs, device, m, start, reports);
+
+  std::sort(reports.begin(), reports.end(),
+            [](const vf::MeasureReport& a, const vf::MeasureReport& b) { return a.checks.task < b.checks.task; });
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const json all = reports_json(reports, device, m, seconds, true);
+  save_json_file(all, m.json_file);
+  if (m.as_json) std::cout << all.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+  else std::cout << summary_line(reports, m, seconds);
+  const bool all_ok = std::all_of(reports.begin(), reports.end(), [](const vf::MeasureReport& r) { return r.ok(); });
+  return all_ok ? 0 : 1;
 }
 
 }  // namespace

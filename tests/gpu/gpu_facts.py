@@ -210,6 +210,8 @@ def measured_lines(report, limit=12):
     lines = ["%d of %d references agree with their oracles at their timing sizes (%s, %s; %.0f s)"
              % (len(tasks) - len(failed), len(tasks), report.get("device"), report.get("arch"),
                 report.get("seconds", 0))]
+    if report.get("complete") is False:
+        lines.append("INCOMPLETE: tasks measure was stopped before its end; these are the tasks it had reported")
     for t in failed[:limit]:
         bad = next((c for c in t.get("checks", []) if not c.get("ok")), {})
         lines.append("FAIL %s: %s: %s" % (t.get("task"), bad.get("name"), (bad.get("detail") or "")[:300]))

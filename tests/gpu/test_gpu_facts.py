@@ -207,6 +207,12 @@ class MeasuredReferences(unittest.TestCase):
         lines = gpu_facts.measured_lines(report, limit=3)
         self.assertEqual(lines[-1], "9 below 0.1 ms: t00 0.01, t01 0.02, t02 0.03 and 6 more")
 
+    def test_a_report_cut_short_says_so(self):
+        lines = gpu_facts.measured_lines({"complete": False, "tasks": [measured_task("matmul", median_ms=1.0)]})
+        self.assertTrue(lines[1].startswith("INCOMPLETE: tasks measure was stopped before its end"))
+        self.assertFalse(any(line.startswith("INCOMPLETE") for line in gpu_facts.measured_lines(
+            {"complete": True, "tasks": [measured_task("matmul", median_ms=1.0)]})))
+
     def test_a_missing_report_is_said_not_raised(self):
         with tempfile.TemporaryDirectory() as d:
             out = subprocess.run([sys.executable, gpu_facts.__file__, "measured", os.path.join(d, "none.json")],
