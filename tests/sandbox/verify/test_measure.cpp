@@ -282,3 +282,28 @@ TEST_CASE("measure: timing stops at the task's spread, its repetitions or its bu
     CHECK(r.times.reps == 4);
   }
 }
+
+TEST_CASE("measure: every built-in reference runs through the device path and agrees with its oracle",
+          "[measure][library]") {
+  // Each task's signature (int and float scalars, int8 to float32 buffers, inouts, several outputs, shared
+  // memory) through the arguments, copies and poison of the device path, at the reduced timing sizes,
+  // with one timed run so the restored inouts are checked after it too.
+  std::vector<std::string> failures;
+  CpuRuntimeGpu gpu(cache());
+  for (const sb::BuiltinTask& builtin : sb::builtin_tasks()) {
+    vf::VerifyTarget t = small(builtin.spec.name);
+    t.spec.timing.warmup = 0;
+    t.spec.timing.min_reps = 1;
+    t.spec.timing.max_reps = 1;
+    const vf::MeasureReport r = measure(gpu, t);
+    if (!r.ok()) failures.push_back(vf::to_text(r));
+  }
+  INFO([&] {
+    std::string all;
+    for (const std::string& f : failures) all += f;
+    return all;
+  }());
+  CHECK(failures.empty());
+  CHECK(gpu.live_allocations() == 0);
+  CHECK(gpu.loaded_modules() == 0);
+}
