@@ -3,9 +3,14 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <stdexcept>
+
+#include "evaluation/device_compare.hpp"
+#include "evaluation/input_generator.hpp"
 
 namespace leap::sandbox::test {
 
@@ -200,12 +205,46 @@ DeviceStatus CpuRuntimeGpu::fill32(DevicePtr dst, std::uint32_t value, std::size
   return fill(dst, value, count);
 }
 
-DeviceStatus CpuRuntimeGpu::generate_inputs(DevicePtr, DType, const Generator&, std::uint64_t, std::size_t) {
-  return sticky_ != CUDA_SUCCESS ? sticky_ : CUDA_ERROR_NOT_SUPPORTED;
+const rt::Module& CpuRuntimeGpu::harness_module() {
+  if (harness_ == nullptr) {
+    const std::string source = detail::input_generator_source() + detail::output_compare_source();
+    const verify::BuiltModule built = cache_.kernel_module(source, "leap_input_generator.cu");
+    if (!built.ok) throw std::runtime_error("the harness's kernels do not compile for the CPU runtime:\n" + built.log);
+    harness_ = &cache_.load_kernels(built.path);
+  }
+  return *harness_;
 }
 
-DeviceStatus CpuRuntimeGpu::compare_on_device(DevicePtr, DevicePtr, DType, std::size_t, Tolerance, bool, DevicePtr) {
-  return sticky_ != CUDA_SUCCESS ? sticky_ : CUDA_ERROR_NOT_SUPPORTED;
+// As cuda_driver.cpp launches them: the same arguments, blocks of 256, grids capped as there.
+DeviceStatus CpuRuntimeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
+                                            std::size_t n) {
+  if (sticky_ != CUDA_SUCCESS) return sticky_;
+  if (n == 0) return CUDA_SUCCESS;
+  detail::GeneratorArgs g = detail::generator_args(dtype, generator, seed);
+  DevicePtr out = dst;
+  unsigned long long count = n, seed_arg = seed;
+  void* args[] = {&out, &count, &g.dtype, &g.kind, &g.a, &g.b, &g.lo, &g.span, &seed_arg};
+  detail::LaunchShape shape;
+  shape.grid[0] = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
+  shape.block[0] = 256;
+  ++harness_launches;
+  return run(harness_module().kernel("leap_generate_inputs"), shape, args, 9);
+}
+
+DeviceStatus CpuRuntimeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n,
+                                              Tolerance tol, bool exact, DevicePtr record) {
+  if (sticky_ != CUDA_SUCCESS) return sticky_;
+  if (n == 0) return CUDA_SUCCESS;
+  DevicePtr a = actual, e = expected, r = record;
+  unsigned long long count = n;
+  int dtype_arg = static_cast<int>(dtype), exact_arg = exact ? 1 : 0;
+  double atol = tol.atol, rtol = tol.rtol;
+  void* args[] = {&a, &e, &count, &dtype_arg, &exact_arg, &atol, &rtol, &r};
+  detail::LaunchShape shape;
+  shape.grid[0] = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
+  shape.block[0] = 256;
+  ++harness_launches;
+  return run(harness_module().kernel("leap_compare_outputs"), shape, args, 8);
 }
 
 DeviceStatus CpuRuntimeGpu::flush_caches() {
@@ -221,10 +260,15 @@ DeviceStatus CpuRuntimeGpu::launch(detail::FunctionHandle function, const detail
   if (!launch_shape_fits(shape)) return CUDA_ERROR_INVALID_VALUE;
   if (shape.shared_bytes > shared_optin) return CUDA_ERROR_INVALID_VALUE;
   if (shape.shared_bytes > k_default_shared && shape.shared_bytes > f.opted_in_shared) return CUDA_ERROR_INVALID_VALUE;
-  if (pending_ != CUDA_SUCCESS) return CUDA_SUCCESS;  // queued behind a faulted kernel: it never runs
   ++launches;
+  return run(*f.kernel, shape, args, arg_count);
+}
+
+DeviceStatus CpuRuntimeGpu::run(const rt::Kernel& kernel, const detail::LaunchShape& shape, void** args,
+                                std::size_t arg_count) {
+  if (pending_ != CUDA_SUCCESS) return CUDA_SUCCESS;  // queued behind a faulted kernel: it never runs
   try {
-    const rt::LaunchResult r = rt::launch(*f.kernel, {shape.grid[0], shape.grid[1], shape.grid[2]},
+    const rt::LaunchResult r = rt::launch(kernel, {shape.grid[0], shape.grid[1], shape.grid[2]},
                                           {shape.block[0], shape.block[1], shape.block[2]}, shape.shared_bytes,
                                           std::span<void* const>(args, arg_count), schedule_);
     if (!r.ok()) {

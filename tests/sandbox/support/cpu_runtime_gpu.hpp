@@ -16,8 +16,11 @@
 //   - launches are asynchronous: a kernel's fault is not the launch's result but the next
 //     synchronisation's, and from then on every call returns it (the context is lost);
 //   - an event pair reads CUDA_ERROR_INVALID_HANDLE until both were recorded.
-// The harness's own kernels (input generator, device comparison) are not here: calls for them
-// answer CUDA_ERROR_NOT_SUPPORTED.
+// The harness's own kernels (the input generator and the output comparison) are its real CUDA, the
+// text the GPU runner gives NVRTC, compiled for the CPU runtime and launched with the real driver's
+// arguments and shapes (cuda_driver.cpp), so the whole harness runs here on trusted sources. Only the
+// cache flush does nothing (there is no cache to evict), and there are no activity records (CUDA
+// events time everything, as where CUPTI is unavailable).
 #pragma once
 
 #include <chrono>
@@ -40,7 +43,8 @@ class CpuRuntimeGpu final : public detail::GpuDriver {
 
   double peak_bandwidth = 0.0;         // what peak_memory_bandwidth() reports (0: the device does not say)
   unsigned shared_optin = 227 * 1024;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-  int launches = 0;                    // kernels launched so far
+  int launches = 0;                    // kernels launched so far through launch()
+  int harness_launches = 0;            // the harness's own kernels: input draws and comparisons
   int opt_ins = 0;                     // allow_dynamic_shared calls that succeeded
   int flushes = 0;
   std::string last_fault;  // the CPU runtime's account of the kernel fault, if any
@@ -103,9 +107,14 @@ class CpuRuntimeGpu final : public detail::GpuDriver {
   unsigned char* inside(detail::DevicePtr p, std::size_t bytes) const;
   template <class T>
   detail::DeviceStatus fill(detail::DevicePtr dst, T value, std::size_t count);
+  // A kernel run as cuLaunchKernel runs it: asynchronously, a fault pending until the next synchronisation.
+  detail::DeviceStatus run(const cpu_runtime::Kernel& kernel, const detail::LaunchShape& shape, void** args,
+                           std::size_t arg_count);
+  const cpu_runtime::Module& harness_module();
 
   verify::ModuleCache& cache_;
   cpu_runtime::Schedule schedule_;
+  const cpu_runtime::Module* harness_ = nullptr;          // compiled at the first draw or comparison
   std::map<detail::DevicePtr, std::size_t> allocations_;  // start -> bytes
   std::map<LoadedModule*, std::unique_ptr<LoadedModule>> modules_;
   detail::DeviceStatus pending_ = 0;  // a kernel's fault, due at the next synchronisation
