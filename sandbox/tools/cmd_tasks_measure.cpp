@@ -87,8 +87,8 @@ MeasureArgs parse_measure_args(const Arguments& args) {
 struct Job {
   std::optional<vf::VerifyTarget> target;
   std::string name, load_error;
-  double host_bytes = 0;  // what its trial and oracle hold on the host, estimated from its buffers
-  double oracle_flops = 0;
+  double host_bytes = 0;   // what its trial and oracle hold on the host, estimated from its buffers
+  double oracle_cost = 0;  // flops + 16 x bytes: what a host thread's time for its trial and oracle follows
 };
 
 Job job_of(const std::string& name) {
@@ -107,9 +107,16 @@ Job job_of(const std::string& name) {
     const double each = static_cast<double>(sb::element_count(p, t.sizes)) * (sb::dtype_size(p.dtype) + 8.0);
     j.host_bytes += each * (p.role == sb::Role::in ? 1 : 2);
   }
-  try {
-    if (!t.library.flops.empty()) j.oracle_flops = static_cast<double>(sb::eval_size_expr(t.library.flops, t.sizes));
-  } catch (const std::exception&) {}
+  // Fitted to the oracles' times on the 2-core machine (docs/benchmarks.md): a double-precision flop
+  // of a plain loop, and drawing and converting a byte of the trial, cost about 1 : 16.
+  auto figure = [&](const std::string& expr) {
+    try {
+      return expr.empty() ? 0.0 : static_cast<double>(sb::eval_size_expr(expr, t.sizes));
+    } catch (const std::exception&) {
+      return 0.0;
+    }
+  };
+  j.oracle_cost = figure(t.library.flops) + 16.0 * figure(t.library.bytes);
   return j;
 }
 
@@ -142,7 +149,7 @@ class OracleQueue {
     for (std::size_t i = 0; i < jobs.size(); ++i)
       if (jobs[i].target) order_.push_back(i);
     std::stable_sort(order_.begin(), order_.end(),
-                     [&](std::size_t a, std::size_t b) { return jobs[a].oracle_flops > jobs[b].oracle_flops; });
+                     [&](std::size_t a, std::size_t b) { return jobs[a].oracle_cost > jobs[b].oracle_cost; });
     deadline_ =
         m.max_seconds > 0
             ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m.max_seconds))
