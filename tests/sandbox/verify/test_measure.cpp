@@ -12,10 +12,7 @@
 
 #include <string>
 
-#include "cpu_runtime_gpu.hpp"
-#include "leap/sandbox/builtin_tasks.hpp"
-#include "verify/measure_task.hpp"
-#include "verify/reduced_sizes.hpp"
+#include "device_test_support.hpp"
 
 namespace {
 
@@ -23,32 +20,10 @@ namespace sb = leap::sandbox;
 namespace vf = leap::sandbox::verify;
 using leap::sandbox::test::CpuRuntimeGpu;
 
-vf::ModuleCache& cache() {
-  static vf::ModuleCache c(LEAP_VERIFY_TEST_CACHE);
-  return c;
-}
-
-// A built-in task with its timing sizes reduced as `tasks verify` reduces them, and fewer timed runs:
-// the CPU runtime runs at host speed.
-vf::VerifyTarget small(const std::string& name) {
-  const sb::BuiltinTask* t = sb::find_builtin_task(name);
-  REQUIRE(t != nullptr);
-  vf::VerifyTarget target = vf::target_of(*t);
-  target.spec.sizes = vf::reduced_timing_sizes(target.spec);
-  target.spec.timing.warmup = 1;
-  target.spec.timing.min_reps = 3;
-  target.spec.timing.max_reps = 3;
-  return target;
-}
-
-// On this device an image is the source itself.
-vf::DeviceImage source_image(const std::string& source) { return {source, {}}; }
-
+vf::ModuleCache& cache() { return leap::sandbox::test::verify_cache(); }
+vf::VerifyTarget small(const std::string& name) { return leap::sandbox::test::small_task(name); }
 vf::MeasureReport measure(CpuRuntimeGpu& gpu, const vf::VerifyTarget& target, bool time = true) {
-  vf::MeasureOptions options;
-  options.time = time;
-  const vf::PreparedMeasure prepared = vf::prepare_measure(target, cache(), options);
-  return vf::measure_on_device(gpu, source_image, target, prepared, options);
+  return leap::sandbox::test::measure_on_cpu_device(gpu, target, time);
 }
 
 const vf::CheckResult* check(const vf::MeasureReport& r, const std::string& name) {
@@ -281,29 +256,4 @@ TEST_CASE("measure: timing stops at the task's spread, its repetitions or its bu
     REQUIRE(r.times.min_ms > 1);
     CHECK(r.times.reps == 4);
   }
-}
-
-TEST_CASE("measure: every built-in reference runs through the device path and agrees with its oracle",
-          "[measure][library]") {
-  // Each task's signature (int and float scalars, int8 to float32 buffers, inouts, several outputs, shared
-  // memory) through the arguments, copies and poison of the device path, at the reduced timing sizes,
-  // with one timed run so the restored inouts are checked after it too.
-  std::vector<std::string> failures;
-  CpuRuntimeGpu gpu(cache());
-  for (const sb::BuiltinTask& builtin : sb::builtin_tasks()) {
-    vf::VerifyTarget t = small(builtin.spec.name);
-    t.spec.timing.warmup = 0;
-    t.spec.timing.min_reps = 1;
-    t.spec.timing.max_reps = 1;
-    const vf::MeasureReport r = measure(gpu, t);
-    if (!r.ok()) failures.push_back(vf::to_text(r));
-  }
-  INFO([&] {
-    std::string all;
-    for (const std::string& f : failures) all += f;
-    return all;
-  }());
-  CHECK(failures.empty());
-  CHECK(gpu.live_allocations() == 0);
-  CHECK(gpu.loaded_modules() == 0);
 }
