@@ -13,6 +13,7 @@
 #include <string>
 
 #include "device_test_support.hpp"
+#include "verify/nvrtc_check.hpp"
 
 namespace {
 
@@ -256,4 +257,23 @@ TEST_CASE("measure: timing stops at the task's spread, its repetitions or its bu
     REQUIRE(r.times.min_ms > 1);
     CHECK(r.times.reps == 4);
   }
+}
+
+TEST_CASE("measure: the references compile for the device's target in one batch, each in its place", "[measure]") {
+  // What tasks measure does before the device runs anything: NVRTC on every reference, several at a time.
+  const std::vector<std::string> sources = {small("scale_add").spec.reference_source, "this is not CUDA",
+                                            small("row_sum").spec.reference_source};
+  const std::vector<vf::NvrtcOutcome> out = vf::nvrtc_compile_all(sources, cache().dir(), "sm_90a");
+  REQUIRE(out.size() == 3);
+  for (std::size_t i : {0u, 2u}) {
+    INFO(out[i].log);
+    CHECK(out[i].compiled);
+    CHECK(out[i].cubin.size() > 4);
+    CHECK(out[i].cubin.compare(0, 4,
+                               "\x7f"
+                               "ELF") == 0);
+  }
+  CHECK_FALSE(out[1].compiled);
+  CHECK(out[1].source_error);  // NVRTC's verdict on the source
+  CHECK(out[1].cubin.empty());
 }
