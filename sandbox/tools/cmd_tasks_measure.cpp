@@ -155,6 +155,7 @@ class OracleQueue {
             ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m.max_seconds))
             : Clock::time_point::max();
     budget_ = m.memory_gib * double(1 << 30);
+    charged_.assign(jobs.size(), 0.0);
     for (unsigned w = 0; w < m.jobs; ++w) workers_.emplace_back([this] { work(); });
   }
   ~OracleQueue() {
@@ -165,8 +166,6 @@ class OracleQueue {
     cv_.notify_all();
     for (std::thread& t : workers_) t.join();
   }
-  std::size_t count() const { return order_.size(); }
-
   // The next prepared job (its index); nullopt once every job was handed out or skipped.
   std::optional<std::pair<std::size_t, vf::PreparedMeasure>> next_ready() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -180,7 +179,8 @@ class OracleQueue {
   void release(std::size_t index) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      in_use_ -= jobs_[index].host_bytes;
+      in_use_ -= charged_[index];  // a job skipped for lateness was never charged
+      charged_[index] = 0;
     }
     cv_.notify_all();
   }
@@ -200,7 +200,10 @@ class OracleQueue {
         if (next_ >= order_.size()) return;
         index = order_[next_++];
         late = Clock::now() > deadline_;
-        if (!late) in_use_ += jobs_[index].host_bytes;
+        if (!late) {
+          charged_[index] = jobs_[index].host_bytes;
+          in_use_ += charged_[index];
+        }
       }
       vf::PreparedMeasure p;
       if (late) {
@@ -214,7 +217,6 @@ class OracleQueue {
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (late) ++late_;
         ready_.emplace(index, std::move(p));
         ++finished_;
       }
@@ -226,8 +228,9 @@ class OracleQueue {
   const MeasureArgs& m_;
   std::vector<std::size_t> order_;
   Clock::time_point deadline_;
-  double budget_ = 0, in_use_ = 0;
-  std::size_t next_ = 0, finished_ = 0, late_ = 0;
+  double budget_ = 0, in_use_ = 0;  // bytes: whole numbers, exact in a double
+  std::vector<double> charged_;     // by job: what it holds of the budget until the device is done with it
+  std::size_t next_ = 0, finished_ = 0;
   std::map<std::size_t, vf::PreparedMeasure> ready_;
   std::mutex mu_;
   std::condition_variable cv_;
