@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "evaluation/activity_match.hpp"
+#include "evaluation/device_compare.hpp"
 #include "evaluation/input_generator.hpp"
 #include "evaluation/l2_flush.hpp"
 #include "evaluation/timer_choice.hpp"
@@ -290,20 +291,17 @@ class CudaDriver final : public GpuDriver {
     CUdeviceptr out = dst;
     unsigned long long count = n, seed_arg = seed;
     void* args[] = {&out, &count, &g.dtype, &g.kind, &g.a, &g.b, &g.lo, &g.span, &seed_arg};
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
-    return cu_.cuLaunchKernel(generator_, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+    return cu_.cuLaunchKernel(generator_, generator_blocks(n), 1, 1, k_generator_threads, 1, 1, 0, nullptr, args,
+                              nullptr);
   }
 
   DeviceStatus compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n, Tolerance tol,
                                  bool exact, DevicePtr record) override {
     if (n == 0) return CUDA_SUCCESS;
-    CUdeviceptr a = actual, e = expected, r = record;
-    unsigned long long count = n;
-    int dtype_arg = static_cast<int>(dtype), exact_arg = exact ? 1 : 0;
-    double atol = tol.atol, rtol = tol.rtol;
-    void* args[] = {&a, &e, &count, &dtype_arg, &exact_arg, &atol, &rtol, &r};
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
-    return cu_.cuLaunchKernel(compare_, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+    static_assert(sizeof(CUdeviceptr) == sizeof(std::uint64_t), "device pointers travel as 64-bit values");
+    CompareArgs c = compare_args(actual, expected, dtype, n, tol, exact, record);
+    void* args[] = {&c.actual, &c.expected, &c.count, &c.dtype, &c.exact, &c.atol, &c.rtol, &c.record};
+    return cu_.cuLaunchKernel(compare_, compare_blocks(n), 1, 1, k_compare_threads, 1, 1, 0, nullptr, args, nullptr);
   }
 
   DeviceStatus flush_caches() override {

@@ -8,6 +8,7 @@
 // test holds it to compare() element for element. Internal.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -96,5 +97,24 @@ void compare_on_host(const void* actual, const void* expected, DType dtype, std:
 // NVRTC source of `leap_compare_outputs(const void* actual, const void* expected, unsigned long long n,
 // int dtype, int exact, double atol, double rtol, unsigned long long* record)`.
 std::string output_compare_source();
+
+// Its arguments, in its parameter order (device pointers as 64-bit values), and its launch for n
+// elements: blocks of 256 threads striding over them, at most 1024. The real driver and the tests'
+// CPU-runtime device both launch it so.
+struct CompareArgs {
+  std::uint64_t actual = 0, expected = 0;
+  unsigned long long count = 0;
+  int dtype = 0, exact = 0;
+  double atol = 0.0, rtol = 0.0;
+  std::uint64_t record = 0;
+};
+inline CompareArgs compare_args(std::uint64_t actual, std::uint64_t expected, DType dtype, std::size_t n, Tolerance tol,
+                                bool exact, std::uint64_t record) noexcept {
+  return {actual, expected, n, static_cast<int>(dtype), exact ? 1 : 0, tol.atol, tol.rtol, record};
+}
+constexpr unsigned k_compare_threads = 256;
+constexpr unsigned compare_blocks(std::size_t n) noexcept {
+  return static_cast<unsigned>(std::min<std::size_t>((n + k_compare_threads - 1) / k_compare_threads, 1024));
+}
 
 }  // namespace leap::sandbox::detail

@@ -7,6 +7,7 @@
 // Internal.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -130,6 +131,12 @@ struct GeneratorArgs {
 };
 // `seed` is the draw's: a random_scale generator is scaled for it first (scaled_for_draw).
 GeneratorArgs generator_args(DType dtype, const Generator& generator, std::uint64_t seed);
+// The generator kernel's launch for n elements: blocks of 256 threads striding over the buffer, at
+// most 65535 of them. The real driver and the tests' CPU-runtime device both launch it so.
+constexpr unsigned k_generator_threads = 256;
+constexpr unsigned generator_blocks(std::size_t n) noexcept {
+  return static_cast<unsigned>(std::min<std::size_t>((n + k_generator_threads - 1) / k_generator_threads, 65535));
+}
 
 // The factor a random_scale generator's location and spread are multiplied by in the draw from
 // `seed`: 2^k, k in -3..3 (a power of two, so the values keep their precision); 1 otherwise.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <span>
 #include <stdexcept>
 
@@ -215,7 +216,7 @@ const rt::Module& CpuRuntimeGpu::harness_module() {
   return *harness_;
 }
 
-// As cuda_driver.cpp launches them: the same arguments, blocks of 256, grids capped as there.
+// As cuda_driver.cpp launches them: the same arguments and launch (input_generator.hpp, device_compare.hpp).
 DeviceStatus CpuRuntimeGpu::generate_inputs(DevicePtr dst, DType dtype, const Generator& generator, std::uint64_t seed,
                                             std::size_t n) {
   if (sticky_ != CUDA_SUCCESS) return sticky_;
@@ -225,26 +226,23 @@ DeviceStatus CpuRuntimeGpu::generate_inputs(DevicePtr dst, DType dtype, const Ge
   unsigned long long count = n, seed_arg = seed;
   void* args[] = {&out, &count, &g.dtype, &g.kind, &g.a, &g.b, &g.lo, &g.span, &seed_arg};
   detail::LaunchShape shape;
-  shape.grid[0] = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
-  shape.block[0] = 256;
+  shape.grid[0] = detail::generator_blocks(n);
+  shape.block[0] = detail::k_generator_threads;
   ++harness_launches;
-  return run(harness_module().kernel("leap_generate_inputs"), shape, args, 9);
+  return run(harness_module().kernel("leap_generate_inputs"), shape, args, std::size(args));
 }
 
 DeviceStatus CpuRuntimeGpu::compare_on_device(DevicePtr actual, DevicePtr expected, DType dtype, std::size_t n,
                                               Tolerance tol, bool exact, DevicePtr record) {
   if (sticky_ != CUDA_SUCCESS) return sticky_;
   if (n == 0) return CUDA_SUCCESS;
-  DevicePtr a = actual, e = expected, r = record;
-  unsigned long long count = n;
-  int dtype_arg = static_cast<int>(dtype), exact_arg = exact ? 1 : 0;
-  double atol = tol.atol, rtol = tol.rtol;
-  void* args[] = {&a, &e, &count, &dtype_arg, &exact_arg, &atol, &rtol, &r};
+  detail::CompareArgs c = detail::compare_args(actual, expected, dtype, n, tol, exact, record);
+  void* args[] = {&c.actual, &c.expected, &c.count, &c.dtype, &c.exact, &c.atol, &c.rtol, &c.record};
   detail::LaunchShape shape;
-  shape.grid[0] = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
-  shape.block[0] = 256;
+  shape.grid[0] = detail::compare_blocks(n);
+  shape.block[0] = detail::k_compare_threads;
   ++harness_launches;
-  return run(harness_module().kernel("leap_compare_outputs"), shape, args, 8);
+  return run(harness_module().kernel("leap_compare_outputs"), shape, args, std::size(args));
 }
 
 DeviceStatus CpuRuntimeGpu::flush_caches() {
