@@ -2,10 +2,12 @@
 #include "verify/device_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 
 #include "evaluation/output_poison.hpp"
+#include "evaluation/timing_statistics.hpp"
 
 namespace leap::sandbox::verify {
 
@@ -26,7 +28,7 @@ struct DeviceFailure : std::runtime_error {
 // Everything one run holds on the device, released in the destructor whatever happened.
 class DeviceSession {
  public:
-  DeviceSession(dt::GpuDriver& gpu, const TaskSpec& task) : gpu_(gpu), task_(task) {}
+  explicit DeviceSession(dt::GpuDriver& gpu) : gpu_(gpu) {}
   DeviceSession(const DeviceSession&) = delete;
   DeviceSession& operator=(const DeviceSession&) = delete;
   ~DeviceSession() {
@@ -74,7 +76,6 @@ class DeviceSession {
 
  private:
   dt::GpuDriver& gpu_;
-  const TaskSpec& task_;
   dt::ModuleHandle module_ = nullptr;
   std::vector<dt::DevicePtr> allocations_;
 };
@@ -104,22 +105,16 @@ struct PreparedLaunch {
   std::vector<void*> args;
 };
 
-// The q-quantile of sorted values, linearly interpolated.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double at = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(at);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-DeviceTimes times_of(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
+// The harness's summary of timed runs; the spread is 0, not NaN, when the median is not positive, so a
+// run of zero-length events stops the timing and reads as a number in the report.
+DeviceTimes times_of(const std::vector<double>& ms) {
+  const dt::TimingStatistics s = dt::timing_statistics(ms);
   DeviceTimes t;
   t.reps = static_cast<int>(ms.size());
-  t.median_ms = quantile(ms, 0.5);
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
-  t.spread = t.median_ms > 0 ? (quantile(ms, 0.75) - quantile(ms, 0.25)) / t.median_ms : 0.0;
+  t.median_ms = s.median;
+  t.min_ms = s.min;
+  t.max_ms = *std::max_element(ms.begin(), ms.end());
+  t.spread = std::isnan(s.spread) ? 0.0 : s.spread;
   return t;
 }
 
@@ -128,7 +123,7 @@ class DeviceRunSteps {
  public:
   DeviceRunSteps(dt::GpuDriver& gpu, const SourcePlan& plan, const TaskSpec& task, const Trial& trial,
                  std::uint64_t poison_seed)
-      : gpu_(gpu), session_(gpu, task), plan_(plan), task_(task), trial_(trial), poison_seed_(poison_seed) {}
+      : gpu_(gpu), session_(gpu), plan_(plan), task_(task), trial_(trial), poison_seed_(poison_seed) {}
 
   void resolve() {
     resolved_ = resolve_launch_plan(plan_.plan, task_, trial_.sizes,
@@ -234,7 +229,7 @@ class DeviceRunSteps {
       if (reps >= t.max_reps) break;
       if (reps >= t.min_reps && (total >= t.budget_ms || times_of(ms).spread <= t.target_spread)) break;
     }
-    return times_of(std::move(ms));
+    return times_of(ms);
   }
 
  private:
