@@ -59,8 +59,8 @@ struct MeasureReport {
 MeasureReport measure_on_device(detail::GpuDriver& gpu, const ImageOf& image_of, const VerifyTarget& target,
                                 const PreparedMeasure& prepared, const MeasureOptions& options);
 
-// "PASS matmul  1.234 ms (median of 50; floor 0.012 ms, 9.8x)  oracle 12.1 s  timing {m=4096, ...}", then
-// the failed checks' lines.
+// "PASS matmul  1.234 ms (median of 50, min 1.201; floor 0.012 ms, 9.8x)  oracle 12.1 s", then the
+// failed checks' lines.
 std::string to_text(const MeasureReport& report);
 nlohmann::json to_json(const MeasureReport& report);
 
