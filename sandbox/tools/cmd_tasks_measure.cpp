@@ -26,7 +26,6 @@
 #include "cli.hpp"
 #include "cmd_tasks.hpp"
 #include "evaluation/cuda_driver.hpp"
-#include "task_spec/size_expr.hpp"
 #include "verify/measure_task.hpp"
 #include "verify/nvrtc_check.hpp"
 #include "verify/verify_task.hpp"
@@ -109,14 +108,8 @@ Job job_of(const std::string& name) {
   }
   // Fitted to the oracles' times on the 2-core machine (docs/benchmarks.md): a double-precision flop
   // of a plain loop, and drawing and converting a byte of the trial, cost about 1 : 16.
-  auto figure = [&](const std::string& expr) {
-    try {
-      return expr.empty() ? 0.0 : static_cast<double>(sb::eval_size_expr(expr, t.sizes));
-    } catch (const std::exception&) {
-      return 0.0;
-    }
-  };
-  j.oracle_cost = figure(t.library.flops) + 16.0 * figure(t.library.bytes);
+  j.oracle_cost = static_cast<double>(vf::library_figure(t.library.flops, t.sizes)) +
+                  16.0 * static_cast<double>(vf::library_figure(t.library.bytes, t.sizes));
   return j;
 }
 
@@ -408,10 +401,10 @@ const TasksSubcommand tasks_measure_subcommand{
     checked again. The oracles run on -j N host threads (default: every hardware thread), the costliest
     first, within --memory-gib of host memory (default half the machine's); the device runs each
     reference as soon as its oracle is done. --oracles-only runs the host half alone, without a
-    device (nothing is checked): how long a GPU run's oracles will take here. --max-seconds: tasks whose oracle had not started by
-    then are reported as not measured. No names: every built-in task. References and oracles are the
-    project's own and run unconfined in this process: never point this at a candidate. Exit 0 when
-    every reference agrees, 1 otherwise, 3 without a GPU.
+    device (nothing is checked): how long a GPU run's oracles will take here. --max-seconds: tasks
+    whose oracle had not started by then are reported as not measured. No names: every built-in
+    task. References and oracles are the project's own and run unconfined in this process: never
+    point this at a candidate. Exit 0 when every reference agrees, 1 otherwise, 3 without a GPU.
 )",
     run_tasks_measure};
 

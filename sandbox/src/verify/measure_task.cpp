@@ -17,7 +17,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A size expression of the task's library fields at its timing sizes; 0 when it has none.
+}  // namespace
+
 std::int64_t library_figure(const std::string& expr, const Sizes& sizes) {
   if (expr.empty()) return 0;
   try {
@@ -26,8 +27,6 @@ std::int64_t library_figure(const std::string& expr, const Sizes& sizes) {
     return 0;
   }
 }
-
-}  // namespace
 
 PreparedMeasure prepare_measure(const VerifyTarget& target, ModuleCache& cache, const MeasureOptions& options) {
   const TaskSpec& t = target.spec;

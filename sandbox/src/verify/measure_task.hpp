@@ -54,6 +54,10 @@ struct MeasureReport {
   bool ok() const noexcept { return checks.ok(); }
 };
 
+// One of a task's library figures (its bytes or flops size expression) at `sizes`; 0 when the task has
+// none, or when it overflows there (the expression was validated with the task).
+std::int64_t library_figure(const std::string& expr, const Sizes& sizes);
+
 // The GPU half: compiles the reference with `image_of`, runs it on `prepared`'s trial, compares it
 // with the oracle and, with options.time, times it.
 MeasureReport measure_on_device(detail::GpuDriver& gpu, const ImageOf& image_of, const VerifyTarget& target,
