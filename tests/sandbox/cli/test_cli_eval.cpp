@@ -160,10 +160,11 @@ TEST_CASE("cli eval: a declared launch plan is reported before no_gpu, an invali
   const std::string good = dir.write("two_pass.cu", two_pass).string();
   const Run text = run_cli("eval row_sum '" + good + "'", dir);
   CHECK(text.exit_code == 3);
-  CHECK_THAT(text.out,
-             Catch::Contains(
-                 "launch plan (declared), at sizes {cols=4096, rows=8192}: row_chunk_sums grid=(4, 8192) "
-                 "block=(256) shared=1024; row_chunk_total grid=(8192) block=(32); scratch partials: 32768 x float32"));
+  CHECK_THAT(
+      text.out,
+      Catch::Contains(
+          "launch plan (declared), at sizes {cols=4096, rows=16384}: row_chunk_sums grid=(4, 16384) "
+          "block=(256) shared=1024; row_chunk_total grid=(16384) block=(32); scratch partials: 65536 x float32"));
 
   // The kernels in a header (--header), the plan in the candidate's own source.
   const std::size_t kernels_at = two_pass.find("extern \"C\"");

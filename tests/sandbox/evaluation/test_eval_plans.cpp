@@ -165,8 +165,10 @@ TEST_CASE("launch plans: a built-in task's two-kernel variant compiles and its p
   INFO(sb::to_json(r));
   REQUIRE(r.status == sb::EvalStatus::no_gpu);
   CHECK(r.launch_plan->resolved->kernels.size() == 2);
-  CHECK(r.launch_plan->resolved->kernels[0].shape.grid[1] == 8192);
-  CHECK(r.launch_plan->resolved->scratch[0].count == 8192 * 4);
+  // Resolved at the task's timing sizes: a block row per matrix row, a partial per 1024 columns.
+  const auto rows = t->spec.sizes.at("rows"), cols = t->spec.sizes.at("cols");
+  CHECK(r.launch_plan->resolved->kernels[0].shape.grid[1] == rows);
+  CHECK(r.launch_plan->resolved->scratch[0].count == rows * ((cols + 1023) / 1024));
 }
 
 TEST_CASE("launch plans: serve's eval reports the plan, and takes headers like compile", "[sandbox][plan][serve]") {
