@@ -6,10 +6,8 @@
 //   timing) judging every shipped variant against its real reference: each gets the verdict it ships
 //   with, as step 4 of tests/gpu/run.sh expects on a GPU.
 // Trusted sources only (the project's references and variants); candidates never run on the CPU runtime.
-// A program of its own: each of these processes loads some 250 modules, and with that many, the leak
-// checker of GCC 12's AddressSanitizer misreads glibc's dynamic TLS at exit ("DTLS 83 at
-// 0xeb6-0x800001fb8") and crashes after every assertion passed; its CTests run without the leak check
-// (CMakeLists.txt), the memory checks stay.
+// A program of its own, kept out of leap_verify_tests' way: each of these processes loads some 250
+// modules (why AddressSanitizer runs them without dynamic TLS tracking: ../CMakeLists.txt).
 #include <catch2/catch.hpp>
 
 #include <string>
